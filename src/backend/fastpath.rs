@@ -1,0 +1,60 @@
+//! The GPU-direct backend (behaviour §C.2, §C.4): the runtime's file entry points move data
+//! between the `O_DIRECT` descriptor and device memory without a host copy.
+#![deny(unsafe_code)]
+
+use super::{Context, Refusal, Request};
+use crate::error::{Error, Result};
+use crate::runtime::{FastpathFault, MemoryType};
+
+/// The offset and size alignment the kernel path requires: the file system's direct-I/O
+/// alignment, but never less than 4 KiB (behaviour §J.2.8; the KFD path rejects anything
+/// finer with `EINVAL`, which would not be retried).
+pub fn offset_alignment(dio_offset_align: u32) -> u64 {
+    u64::from(dio_offset_align).max(4096)
+}
+
+/// Score 100 when every rule of behaviour §C.2 holds.
+pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
+    if !ctx.rt.has_fastpath() {
+        return Err(Refusal::NoFastpathEntryPoints);
+    }
+    if ctx.config.force_compat {
+        return Err(Refusal::CompatForced);
+    }
+    if req.file.unbuffered_fd().is_none() {
+        return Err(Refusal::NoODirect);
+    }
+    if req.buf.memory != MemoryType::Device {
+        return Err(Refusal::NotDeviceMemory);
+    }
+    let k = req.file.kind();
+    if !(k.block_device || (k.regular && (ctx.config.unsupported_fs || k.ext4_ordered || k.xfs))) {
+        return Err(Refusal::FileSystem);
+    }
+    if req.file.dio_offset_align() == 0 {
+        return Err(Refusal::NoODirect);
+    }
+    let align = offset_alignment(req.file.dio_offset_align());
+    if req.file_offset % align != 0 {
+        return Err(Refusal::UnalignedOffset);
+    }
+    if req.size as u64 % align != 0 {
+        return Err(Refusal::UnalignedSize);
+    }
+    let mem_align = req.file.dio_mem_align() as usize;
+    if mem_align == 0 || req.mem_addr() % mem_align != 0 {
+        return Err(Refusal::UnalignedMemory);
+    }
+    Ok(100)
+}
+
+/// Run the request through the runtime's GPU-direct entry point.
+pub fn io(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
+    let fd = req.file.unbuffered_fd().ok_or(Error::NoBackend("no O_DIRECT descriptor"))?;
+    let offset = i64::try_from(req.file_offset).map_err(|_| Error::InvalidValue("file offset too large"))?;
+    match ctx.rt.fastpath_io(req.dir, fd, req.mem_addr(), req.size as u64, offset) {
+        Ok(n) => Ok(n as usize),
+        Err(FastpathFault::Os(e)) => Err(Error::Os(e)),
+        Err(FastpathFault::Runtime(e)) => Err(Error::Runtime(e)),
+    }
+}

@@ -1,0 +1,184 @@
+//! Backends and their selection (behaviour §C.1–C.2, contract §4).
+//!
+//! Every backend scores a request: a negative score refuses it (with a [`Refusal`] saying
+//! why), the strictly highest non-negative score wins and ties keep the earlier backend in
+//! the order [Fallback, Fastpath, Host]. A fastpath failure with `ENODEV` or `EREMOTEIO` is
+//! retried on the fallback when the fallback accepts the request.
+#![deny(unsafe_code)]
+
+pub mod fallback;
+pub mod fastpath;
+pub mod host;
+
+use crate::driver::buffers::BufferView;
+use crate::driver::config::Config;
+use crate::driver::files::File;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::runtime::{Direction, Runtime};
+
+/// Largest transfer of one call: `INT_MAX & ~(page_size - 1)` (the kernel's `MAX_RW_COUNT`).
+pub const MAX_RW: usize = 0x7fff_f000;
+
+/// The backends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// GPU-direct storage (AMD `hipAmdFileRead/Write`).
+    Fastpath,
+    /// POSIX I/O through pinned bounce buffers (compat mode).
+    Fallback,
+    /// POSIX I/O straight into host memory.
+    Host,
+}
+
+impl BackendKind {
+    /// Name for logs and statistics.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Fastpath => "fastpath",
+            BackendKind::Fallback => "fallback",
+            BackendKind::Host => "host",
+        }
+    }
+}
+
+/// Why a backend refused a request (recorded so nobody has to guess why I/O was slow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// The runtime has no GPU-direct entry points.
+    NoFastpathEntryPoints,
+    /// `HIPFILE_FORCE_COMPAT_MODE` turned the fastpath off.
+    CompatForced,
+    /// The file has no `O_DIRECT` descriptor (its file system refused `O_DIRECT`).
+    NoODirect,
+    /// The file is neither a block device nor a regular file on ext4 `data=ordered` or xfs.
+    FileSystem,
+    /// The file offset is not aligned.
+    UnalignedOffset,
+    /// The size is not aligned.
+    UnalignedSize,
+    /// The memory address is not aligned.
+    UnalignedMemory,
+    /// The buffer is not device memory.
+    NotDeviceMemory,
+    /// The buffer is not host memory.
+    NotHostMemory,
+    /// Compat mode is not allowed.
+    CompatDisabled,
+    /// `HIPFILE_HOST=false`.
+    HostDisabled,
+}
+
+impl Refusal {
+    /// A short description.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Refusal::NoFastpathEntryPoints => "the GPU runtime has no GPU-direct file entry points",
+            Refusal::CompatForced => "compat mode is forced",
+            Refusal::NoODirect => "the file system does not support O_DIRECT",
+            Refusal::FileSystem => "the file is not on ext4 (data=ordered), xfs or a block device",
+            Refusal::UnalignedOffset => "the file offset is not aligned for direct I/O",
+            Refusal::UnalignedSize => "the size is not aligned for direct I/O",
+            Refusal::UnalignedMemory => "the memory address is not aligned for direct I/O",
+            Refusal::NotDeviceMemory => "the buffer is not device memory",
+            Refusal::NotHostMemory => "the buffer is not host memory",
+            Refusal::CompatDisabled => "compat mode is not allowed",
+            Refusal::HostDisabled => "host I/O is disabled (HIPFILE_HOST=false)",
+        }
+    }
+}
+
+/// A validated-enough request: offsets are non-negative, the size is clamped to [`MAX_RW`].
+#[derive(Clone, Copy)]
+pub struct Request<'a> {
+    /// Direction.
+    pub dir: Direction,
+    /// The file.
+    pub file: &'a File,
+    /// The buffer.
+    pub buf: &'a BufferView,
+    /// Bytes requested (clamped).
+    pub size: usize,
+    /// File offset.
+    pub file_offset: u64,
+    /// Offset into the buffer.
+    pub buffer_offset: usize,
+}
+
+impl Request<'_> {
+    /// Address of the first byte of memory.
+    pub fn mem_addr(&self) -> usize {
+        self.buf.base.wrapping_add(self.buffer_offset)
+    }
+
+    /// Bounds of behaviour §B.8 step 5: `buffer_offset < length` (strictly) and
+    /// `size <= length - buffer_offset`.
+    pub fn check_bounds(&self) -> Result<()> {
+        if self.buffer_offset >= self.buf.length || self.size > self.buf.length - self.buffer_offset {
+            return Err(Error::InvalidValue("the request does not fit in the buffer"));
+        }
+        Ok(())
+    }
+}
+
+/// What a backend needs besides the request.
+pub struct Context<'a> {
+    /// The GPU runtime.
+    pub rt: &'static dyn Runtime,
+    /// The configuration snapshot.
+    pub config: &'a Config,
+    /// The engine of this driver open.
+    pub engine: &'a Engine,
+}
+
+/// The score of `kind` for `req`.
+pub fn score(kind: BackendKind, ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
+    match kind {
+        BackendKind::Fastpath => fastpath::score(ctx, req),
+        BackendKind::Fallback => fallback::score(ctx, req),
+        BackendKind::Host => host::score(ctx, req),
+    }
+}
+
+/// Selection order; ties keep the earlier entry (behaviour §C.1).
+const ORDER: [BackendKind; 3] = [BackendKind::Fallback, BackendKind::Fastpath, BackendKind::Host];
+
+/// The winning backend, or the refusals of all of them.
+pub fn select(ctx: &Context<'_>, req: &Request<'_>) -> Result<BackendKind, Vec<(BackendKind, Refusal)>> {
+    let mut best: Option<(BackendKind, i32)> = None;
+    let mut refusals = Vec::new();
+    for kind in ORDER {
+        match score(kind, ctx, req) {
+            Ok(s) if best.is_none_or(|(_, b)| s > b) => best = Some((kind, s)),
+            Ok(_) => {}
+            Err(r) => refusals.push((kind, r)),
+        }
+    }
+    best.map(|(k, _)| k).ok_or(refusals)
+}
+
+/// Choose a backend and run the request on it, retrying fastpath failures on the fallback.
+pub fn run(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
+    let kind = match select(ctx, req) {
+        Ok(k) => k,
+        Err(refusals) => {
+            tracing::debug!(target: "hipfile", "no backend accepts the request: {refusals:?}");
+            return Err(Error::NoBackend("every backend refused the request"));
+        }
+    };
+    req.check_bounds()?;
+    match kind {
+        BackendKind::Fastpath => match fastpath::io(ctx, req) {
+            Err(Error::Os(e)) if e == libc::ENODEV || e == libc::EREMOTEIO => {
+                if fallback::score(ctx, req).is_err() {
+                    return Err(Error::Os(e));
+                }
+                tracing::debug!(target: "hipfile", "fastpath failed with errno {e}; retrying on the fallback");
+                fallback::io(ctx, req)
+            }
+            other => other,
+        },
+        BackendKind::Fallback => fallback::io(ctx, req),
+        BackendKind::Host => host::io(ctx, req),
+    }
+}

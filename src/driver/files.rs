@@ -1,0 +1,280 @@
+//! Registered files and their registry (behaviour §B.4–B.5, contract §3).
+//!
+//! A [`File`] holds what registration learned once (statx, open flags, file system, direct-I/O
+//! alignment) and the descriptors the backends use: the *buffered* one (page cache) and the
+//! *unbuffered* one (`O_DIRECT`), one of which is the client's own descriptor and the other
+//! opened by us through `/proc/self/fd`.
+//!
+//! Handles are generation-tagged slot keys turned into pointer-sized tokens: never NULL, never
+//! dereferenced, and a stale handle fails its lookup even after its slot is reused.
+#![deny(unsafe_code)]
+
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::sys::{self, mounts, statx};
+
+/// A descriptor a [`File`] uses: the client's own (never closed by us) or one we opened.
+#[derive(Debug)]
+pub enum Descriptor {
+    /// The application's descriptor; it stays open after deregistration.
+    Client(RawFd),
+    /// A descriptor we opened; closed when the last reference to the file goes away.
+    Owned(OwnedFd),
+}
+
+impl Descriptor {
+    /// The raw descriptor number.
+    pub fn raw(&self) -> RawFd {
+        match self {
+            Descriptor::Client(fd) => *fd,
+            Descriptor::Owned(fd) => fd.as_raw_fd(),
+        }
+    }
+}
+
+/// What the fastpath needs to know about where a file lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileKind {
+    /// A regular file.
+    pub regular: bool,
+    /// A block device.
+    pub block_device: bool,
+    /// On ext4 mounted `data=ordered` (explicitly or by default).
+    pub ext4_ordered: bool,
+    /// On xfs.
+    pub xfs: bool,
+}
+
+/// A registered file.
+#[derive(Debug)]
+pub struct File {
+    client_fd: RawFd,
+    buffered: Descriptor,
+    unbuffered: Option<Descriptor>,
+    kind: FileKind,
+    fstype: String,
+    dio_mem_align: u32,
+    dio_offset_align: u32,
+    readable: bool,
+    writable: bool,
+}
+
+impl File {
+    /// Inspect and prepare a client descriptor (behaviour §B.4 step 3; contract §3 adds the
+    /// `O_APPEND` refusal). Does not touch any registry.
+    pub fn inspect(fd: RawFd) -> Result<File> {
+        let facts = statx::statx_fd(fd).map_err(|_| Error::Internal("statx of the descriptor failed"))?;
+        let flags = sys::io::get_flags(fd).map_err(|_| Error::Internal("fcntl(F_GETFL) failed"))?;
+        if flags & libc::O_APPEND != 0 {
+            // Positional writes through an O_APPEND descriptor land at the end of the file.
+            return Err(Error::InvalidFileOpenFlag);
+        }
+        let table = mounts::read_table().map_err(|_| Error::Internal("reading the mount table failed"))?;
+        let mount = mounts::find(&table, facts.dev_major, facts.dev_minor);
+        let (ext4_ordered, xfs, fstype) = match mount.map(|m| (m.kind(), m.fstype.clone())) {
+            Some((mounts::FsKind::Ext4(mode), t)) => (mode == mounts::Ext4DataMode::Ordered, false, t),
+            Some((mounts::FsKind::Xfs, t)) => (false, true, t),
+            Some((mounts::FsKind::Other(_), t)) => (false, false, t),
+            None => (false, false, String::new()),
+        };
+        let (buffered, unbuffered, mem, off) = if flags & libc::O_DIRECT != 0 {
+            let b = sys::io::reopen(fd, flags & !libc::O_DIRECT)
+                .map_err(|_| Error::Internal("re-opening the descriptor without O_DIRECT failed"))?;
+            (Descriptor::Owned(b), Some(Descriptor::Client(fd)), facts.dio_mem_align, facts.dio_offset_align)
+        } else {
+            match sys::io::reopen(fd, flags | libc::O_DIRECT) {
+                Ok(u) => (Descriptor::Client(fd), Some(Descriptor::Owned(u)), facts.dio_mem_align, facts.dio_offset_align),
+                // The file system has no O_DIRECT (tmpfs...): register without the fastpath.
+                Err(libc::EINVAL) => (Descriptor::Client(fd), None, 0, 0),
+                Err(_) => return Err(Error::Internal("re-opening the descriptor with O_DIRECT failed")),
+            }
+        };
+        let acc = flags & libc::O_ACCMODE;
+        Ok(File {
+            client_fd: fd,
+            buffered,
+            unbuffered,
+            kind: FileKind { regular: facts.is_regular, block_device: facts.is_block_device, ext4_ordered, xfs },
+            fstype,
+            dio_mem_align: mem,
+            dio_offset_align: off,
+            readable: acc == libc::O_RDONLY || acc == libc::O_RDWR,
+            writable: acc == libc::O_WRONLY || acc == libc::O_RDWR,
+        })
+    }
+
+    /// The application's descriptor number (the registry key).
+    pub fn client_fd(&self) -> RawFd {
+        self.client_fd
+    }
+    /// Descriptor through the page cache.
+    pub fn buffered_fd(&self) -> RawFd {
+        self.buffered.raw()
+    }
+    /// `O_DIRECT` descriptor, if the file system supports it.
+    pub fn unbuffered_fd(&self) -> Option<RawFd> {
+        self.unbuffered.as_ref().map(Descriptor::raw)
+    }
+    /// File kind facts for scoring.
+    pub fn kind(&self) -> FileKind {
+        self.kind
+    }
+    /// File-system type name (empty when no mount entry matched).
+    pub fn fstype(&self) -> &str {
+        &self.fstype
+    }
+    /// Direct-I/O memory alignment (0 without `O_DIRECT`).
+    pub fn dio_mem_align(&self) -> u32 {
+        self.dio_mem_align
+    }
+    /// Direct-I/O offset alignment (0 without `O_DIRECT`).
+    pub fn dio_offset_align(&self) -> u32 {
+        self.dio_offset_align
+    }
+    /// Opened for reading.
+    pub fn readable(&self) -> bool {
+        self.readable
+    }
+    /// Opened for writing.
+    pub fn writable(&self) -> bool {
+        self.writable
+    }
+}
+
+/// An opaque file handle token: `(generation << 32) | (slot + 1)`; never 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FileToken(pub usize);
+
+struct Slot {
+    generation: u32,
+    file: Option<Arc<File>>,
+}
+
+/// Registered files by handle and by client descriptor.
+#[derive(Default)]
+pub struct FileRegistry {
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    by_fd: HashMap<RawFd, usize>,
+}
+
+impl FileRegistry {
+    fn decode(token: FileToken) -> Option<(usize, u32)> {
+        let t = token.0 as u64;
+        let index = (t & 0xffff_ffff).checked_sub(1)? as usize;
+        Some((index, (t >> 32) as u32))
+    }
+
+    /// Insert a file; `HandleAlreadyRegistered` when its client descriptor is registered.
+    pub fn insert(&mut self, file: File) -> Result<FileToken> {
+        if self.by_fd.contains_key(&file.client_fd) {
+            return Err(Error::HandleAlreadyRegistered);
+        }
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push(Slot { generation: 1, file: None });
+                self.slots.len() - 1
+            }
+        };
+        let slot = &mut self.slots[index];
+        self.by_fd.insert(file.client_fd, index);
+        slot.file = Some(Arc::new(file));
+        Ok(FileToken(((u64::from(slot.generation) << 32) | (index as u64 + 1)) as usize))
+    }
+
+    /// The file behind a token, if the token is current.
+    pub fn get(&self, token: FileToken) -> Option<&Arc<File>> {
+        let (index, gen) = Self::decode(token)?;
+        let slot = self.slots.get(index)?;
+        if slot.generation != gen {
+            return None;
+        }
+        slot.file.as_ref()
+    }
+
+    /// Remove a file unless I/O still holds it (behaviour §B.5: refused silently then).
+    /// Returns whether it was removed.
+    pub fn remove(&mut self, token: FileToken) -> bool {
+        let Some((index, gen)) = Self::decode(token) else { return false };
+        let Some(slot) = self.slots.get_mut(index) else { return false };
+        if slot.generation != gen {
+            return false;
+        }
+        let Some(file) = slot.file.as_ref() else { return false };
+        if Arc::strong_count(file) > 1 {
+            return false;
+        }
+        let file = slot.file.take().expect("checked above");
+        self.by_fd.remove(&file.client_fd);
+        slot.generation = slot.generation.wrapping_add(1).max(1);
+        self.free.push(index);
+        true
+    }
+
+    /// Drop every registration (driver closed to 0). Files in use stay alive through their
+    /// `Arc`s until their I/O ends.
+    pub fn clear(&mut self) {
+        for (index, slot) in self.slots.iter_mut().enumerate() {
+            if slot.file.take().is_some() {
+                slot.generation = slot.generation.wrapping_add(1).max(1);
+                self.free.push(index);
+            }
+        }
+        self.by_fd.clear();
+    }
+
+    /// Number of registered files.
+    pub fn len(&self) -> usize {
+        self.by_fd.len()
+    }
+
+    /// Whether no file is registered.
+    pub fn is_empty(&self) -> bool {
+        self.by_fd.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::IntoRawFd;
+
+    fn temp_fd() -> RawFd {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(std::env::temp_dir().join(format!("hipfile-files-{}-{:?}", std::process::id(), std::thread::current().id())))
+            .unwrap();
+        f.into_raw_fd()
+    }
+
+    #[test]
+    fn tokens_are_never_null_and_go_stale() {
+        let mut r = FileRegistry::default();
+        let fd = temp_fd();
+        let t1 = r.insert(File::inspect(fd).unwrap()).unwrap();
+        assert_ne!(t1.0, 0);
+        assert_eq!(r.insert(File::inspect(fd).unwrap()).unwrap_err(), Error::HandleAlreadyRegistered);
+        assert!(r.get(t1).is_some());
+        assert!(r.remove(t1));
+        assert!(r.get(t1).is_none());
+        assert!(!r.remove(t1));
+        let t2 = r.insert(File::inspect(fd).unwrap()).unwrap();
+        assert_ne!(t1, t2, "slot reused with a new generation");
+        assert!(r.get(t1).is_none());
+        assert!(r.get(FileToken(0)).is_none());
+        assert!(r.get(FileToken(usize::MAX)).is_none());
+        // A file held by in-flight I/O is not removed.
+        let held = r.get(t2).cloned().unwrap();
+        assert!(!r.remove(t2));
+        drop(held);
+        assert!(r.remove(t2));
+        assert!(r.is_empty());
+    }
+}

@@ -1,0 +1,255 @@
+//! The driver: the process singleton behind every API call (behaviour §B.0, contract §3).
+//!
+//! "Open" means a use count above zero. The first open (explicit, or implicit through
+//! registration) snapshots the configuration and creates the engine; the close that brings the
+//! count back to zero drops every file and buffer registration and the engine (work in flight
+//! keeps what it uses alive through `Arc`s).
+//!
+//! Lock order: `state` (one read/write lock over the count and both registries), then
+//! `overrides`. I/O takes the read lock only long enough to clone `Arc`s; no lock is held
+//! across I/O or a GPU runtime call.
+#![deny(unsafe_code)]
+
+pub mod buffers;
+pub mod config;
+pub mod files;
+pub mod streams;
+
+use std::os::fd::RawFd;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::backend::{self, Context, Request, MAX_RW};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::runtime::{self, Direction, Runtime};
+use buffers::{BufferRegistry, BufferView};
+use config::{Config, Overrides};
+use files::{File, FileRegistry, FileToken};
+
+/// What exists only while the driver is open.
+struct Session {
+    config: Arc<Config>,
+    engine: Engine,
+}
+
+struct State {
+    use_count: i64,
+    files: FileRegistry,
+    buffers: BufferRegistry,
+    session: Option<Session>,
+}
+
+/// The process-wide driver.
+pub struct Driver {
+    state: RwLock<State>,
+    overrides: Mutex<Overrides>,
+    streams: streams::StreamRegistry,
+}
+
+static DRIVER: OnceLock<Driver> = OnceLock::new();
+
+/// The driver singleton.
+pub fn driver() -> &'static Driver {
+    DRIVER.get_or_init(|| {
+        crate::log::init();
+        Driver {
+        state: RwLock::new(State {
+            use_count: 0,
+            files: FileRegistry::default(),
+            buffers: BufferRegistry::default(),
+            session: None,
+        }),
+        overrides: Mutex::new(Overrides::default()),
+        streams: streams::StreamRegistry::default(),
+        }
+    })
+}
+
+impl Driver {
+    /// The GPU runtime (loaded on first use).
+    pub fn rt(&self) -> &'static dyn Runtime {
+        runtime::runtime()
+    }
+
+    /// Start a session (count 0 → 1): configuration snapshot and engine.
+    fn activate(&self, st: &mut State) {
+        let config = Arc::new(Config::resolve(config::env(), &self.overrides.lock()));
+        let rt = self.rt();
+        tracing::debug!(target: "hipfile", "driver open: {config:?}");
+        let engine = Engine::new(rt, &config);
+        st.session = Some(Session { config, engine });
+    }
+
+    fn implicit_open(&self, st: &mut State) {
+        if st.use_count == 0 {
+            self.activate(st);
+            st.use_count = 1;
+        }
+    }
+
+    /// `hipFileDriverOpen`: increment the use count.
+    pub fn open(&self) {
+        // Load the runtime before taking the lock: it may take a while and logs.
+        self.rt();
+        let mut st = self.state.write();
+        if st.use_count == 0 {
+            self.activate(&mut st);
+        }
+        st.use_count += 1;
+    }
+
+    /// `hipFileDriverClose`: decrement; at zero drop every registration.
+    pub fn close(&self) -> Result<()> {
+        let session = {
+            let mut st = self.state.write();
+            if st.use_count == 0 {
+                return Err(Error::DriverNotInitialized);
+            }
+            st.use_count -= 1;
+            if st.use_count > 0 {
+                return Ok(());
+            }
+            st.files.clear();
+            st.buffers.clear();
+            *self.overrides.lock() = Overrides::default();
+            st.session.take()
+        };
+        // The engine (threads, pinned memory) goes away outside the lock.
+        drop(session);
+        Ok(())
+    }
+
+    /// `hipFileUseCount`.
+    pub fn use_count(&self) -> i64 {
+        self.state.read().use_count
+    }
+
+    /// The configuration in force (the open session's, or what an open would use now).
+    pub fn config(&self) -> Arc<Config> {
+        match &self.state.read().session {
+            Some(s) => s.config.clone(),
+            None => Arc::new(Config::resolve(config::env(), &self.overrides.lock())),
+        }
+    }
+
+    /// Staged parameter values (applied at the next open).
+    pub fn overrides(&self) -> &Mutex<Overrides> {
+        &self.overrides
+    }
+
+    /// Registered streams.
+    pub fn streams(&self) -> &streams::StreamRegistry {
+        &self.streams
+    }
+
+    /// Implicit open without anything else (behaviour §B.0: the async calls on a closed
+    /// driver). Returns whether the driver was closed.
+    pub fn open_if_closed(&self) -> bool {
+        self.rt();
+        let mut st = self.state.write();
+        let was_closed = st.use_count == 0;
+        self.implicit_open(&mut st);
+        was_closed
+    }
+
+    /// `hipFileHandleRegister` for a descriptor (behaviour §B.4 steps 3–5).
+    pub fn register_file(&self, fd: RawFd) -> Result<FileToken> {
+        let file = File::inspect(fd)?;
+        self.rt();
+        let mut st = self.state.write();
+        self.implicit_open(&mut st);
+        st.files.insert(file)
+    }
+
+    /// `hipFileHandleDeregister` (behaviour §B.5): silently nothing when closed, unknown or busy.
+    pub fn deregister_file(&self, token: FileToken) {
+        let mut st = self.state.write();
+        if st.use_count == 0 {
+            return;
+        }
+        if !st.files.remove(token) {
+            tracing::debug!(target: "hipfile", "deregistration of handle {:#x} ignored (unknown or in use)", token.0);
+        }
+    }
+
+    /// `hipFileBufRegister` (behaviour §B.6): opens the driver first, even when the buffer is
+    /// then refused.
+    pub fn register_buffer(&self, base: usize, length: usize, flags: i32) -> Result<()> {
+        let rt = self.rt();
+        let host_io = {
+            let mut st = self.state.write();
+            self.implicit_open(&mut st);
+            if st.buffers.contains(base) {
+                return Err(Error::MemoryAlreadyRegistered);
+            }
+            st.session.as_ref().expect("open").config.host_io
+        };
+        let buffer = buffers::validate(rt, base, length, flags, host_io)?;
+        let mut st = self.state.write();
+        if st.use_count == 0 {
+            // Closed while we validated: the registration would be dropped by that close.
+            return Err(Error::DriverClosing);
+        }
+        st.buffers.insert(buffer)
+    }
+
+    /// `hipFileBufDeregister` (behaviour §B.7).
+    pub fn deregister_buffer(&self, base: usize) -> Result<()> {
+        let mut st = self.state.write();
+        if st.use_count == 0 {
+            return Err(Error::DriverClosing);
+        }
+        st.buffers.remove(base)
+    }
+
+    /// Resolve a handle (for the async and batch paths).
+    pub fn file(&self, token: FileToken) -> Result<Arc<File>> {
+        let st = self.state.read();
+        if st.use_count == 0 {
+            return Err(Error::DriverNotInitialized);
+        }
+        st.files.get(token).cloned().ok_or(Error::HandleNotRegistered)
+    }
+
+    /// `hipFileRead` / `hipFileWrite` (behaviour §B.8, contract §3).
+    pub fn io(
+        &self,
+        dir: Direction,
+        token: FileToken,
+        base: usize,
+        size: usize,
+        file_offset: i64,
+        buffer_offset: i64,
+    ) -> Result<usize> {
+        let (file, registration, config, engine) = {
+            let st = self.state.read();
+            if st.use_count == 0 {
+                return Err(Error::DriverNotInitialized);
+            }
+            let file = st.files.get(token).cloned().ok_or(Error::HandleNotRegistered)?;
+            let session = st.session.as_ref().expect("open driver has a session");
+            (file, st.buffers.get(base).cloned(), session.config.clone(), session.engine.clone())
+        };
+        let rt = self.rt();
+        let buf = match &registration {
+            Some(b) => BufferView::registered(b),
+            None => buffers::resolve_unregistered(rt, base, config.host_io)?,
+        };
+        if file_offset < 0 || buffer_offset < 0 {
+            // hipFile 0.4.0: negative offsets are -1 with errno EINVAL.
+            return Err(Error::Os(libc::EINVAL));
+        }
+        let req = Request {
+            dir,
+            file: &file,
+            buf: &buf,
+            size: size.min(MAX_RW),
+            file_offset: file_offset as u64,
+            buffer_offset: usize::try_from(buffer_offset).map_err(|_| Error::InvalidValue("buffer offset too large"))?,
+        };
+        let ctx = Context { rt, config: &config, engine: &engine };
+        backend::run(&ctx, &req)
+    }
+}

@@ -1,0 +1,126 @@
+//! The pinned bounce-buffer pool: page-locked host buffers of one chunk each, allocated
+//! through the runtime on demand, never more than the budget, reused for the life of the
+//! driver open and freed when the pool is dropped. A caller that finds the pool exhausted
+//! waits for a buffer to come back, so memory stays bounded whatever the load (target T10).
+
+use std::ptr::NonNull;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::error::{Error, Result};
+use crate::runtime::Runtime;
+
+struct PoolState {
+    free: Vec<NonNull<u8>>,
+    allocated: usize,
+}
+
+// SAFETY: the pointers are exclusively owned pinned allocations, handed to one user at a time.
+unsafe impl Send for PoolState {}
+
+/// A bounded pool of pinned buffers of `chunk` bytes.
+pub struct BouncePool {
+    rt: &'static dyn Runtime,
+    chunk: usize,
+    max_buffers: usize,
+    state: Mutex<PoolState>,
+    returned: Condvar,
+}
+
+/// A buffer checked out of the pool; goes back on drop.
+pub struct Bounce<'a> {
+    pool: &'a BouncePool,
+    ptr: NonNull<u8>,
+}
+
+// SAFETY: a Bounce owns its buffer exclusively until dropped.
+unsafe impl Send for Bounce<'_> {}
+
+impl BouncePool {
+    /// A pool of buffers of `chunk` bytes within `budget` bytes (at least one buffer).
+    pub fn new(rt: &'static dyn Runtime, chunk: usize, budget: usize) -> Self {
+        BouncePool {
+            rt,
+            chunk,
+            max_buffers: (budget / chunk).max(1),
+            state: Mutex::new(PoolState { free: Vec::new(), allocated: 0 }),
+            returned: Condvar::new(),
+        }
+    }
+
+    /// Bytes per buffer.
+    pub fn chunk(&self) -> usize {
+        self.chunk
+    }
+
+    /// Maximum number of buffers.
+    pub fn max_buffers(&self) -> usize {
+        self.max_buffers
+    }
+
+    /// Bytes currently allocated (in use or free).
+    pub fn allocated_bytes(&self) -> usize {
+        self.state.lock().allocated * self.chunk
+    }
+
+    /// Check a buffer out, allocating one if under budget, else waiting for one.
+    pub fn get(&self) -> Result<Bounce<'_>> {
+        let mut st = self.state.lock();
+        loop {
+            if let Some(ptr) = st.free.pop() {
+                return Ok(Bounce { pool: self, ptr });
+            }
+            if st.allocated < self.max_buffers {
+                st.allocated += 1;
+                drop(st);
+                // Allocate without holding the lock: it is a GPU runtime call.
+                return match self.rt.host_alloc(self.chunk) {
+                    Ok(p) => match NonNull::new(p) {
+                        Some(ptr) => Ok(Bounce { pool: self, ptr }),
+                        None => {
+                            self.state.lock().allocated -= 1;
+                            Err(Error::Internal("pinned allocation returned NULL"))
+                        }
+                    },
+                    Err(e) => {
+                        self.state.lock().allocated -= 1;
+                        self.returned.notify_one();
+                        Err(Error::Runtime(e))
+                    }
+                };
+            }
+            self.returned.wait(&mut st);
+        }
+    }
+}
+
+impl Drop for BouncePool {
+    fn drop(&mut self) {
+        let st = self.state.get_mut();
+        debug_assert_eq!(st.free.len(), st.allocated, "every bounce buffer is back");
+        for p in st.free.drain(..) {
+            // SAFETY: each pointer came from host_alloc and no Bounce borrows the pool anymore.
+            unsafe { self.rt.host_free(p.as_ptr()) };
+        }
+    }
+}
+
+impl Bounce<'_> {
+    /// The whole buffer.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: the buffer is `chunk` bytes of host memory owned exclusively by this Bounce.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.pool.chunk) }
+    }
+
+    /// Raw pointer to the buffer (for stream-ordered copies).
+    pub fn as_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for Bounce<'_> {
+    fn drop(&mut self) {
+        self.pool.state.lock().free.push(self.ptr);
+        self.pool.returned.notify_one();
+    }
+}

@@ -1,0 +1,127 @@
+//! The engine that moves bytes for the fallback and host backends (contract §4).
+//!
+//! A request is cut into chunks. Small requests run on the calling thread with one bounce
+//! buffer; larger ones are shared between the calling thread and up to `io_threads` workers,
+//! each of which claims chunks one at a time from a shared counter. Device transfers go through
+//! pinned bounce buffers from a bounded pool; host-memory transfers read and write the
+//! application's memory directly. Writes are made durable with one `fdatasync` per request.
+//!
+//! Lock order: the bounce pool's mutex and the worker queue's mutex are leaves; no lock is held
+//! across file I/O or a GPU call.
+
+pub mod bounce;
+pub mod pipeline;
+pub mod pool;
+
+use std::os::fd::RawFd;
+use std::sync::{Arc, OnceLock};
+
+use crate::driver::config::Config;
+use crate::error::Result;
+use crate::runtime::{Direction, Runtime};
+
+use bounce::BouncePool;
+use pool::WorkerPool;
+
+/// Where the memory side of a transfer lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Device memory at `addr` on `device` (never dereferenced by the CPU).
+    Device {
+        /// Device address of the first byte.
+        addr: usize,
+        /// Owning device.
+        device: i32,
+    },
+    /// Host memory at `addr` that the application lent us for the call.
+    Host {
+        /// Address of the first byte.
+        addr: usize,
+    },
+}
+
+/// One request for the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    /// Read (file → memory) or write (memory → file).
+    pub dir: Direction,
+    /// Descriptor to use (buffered or `O_DIRECT`).
+    pub fd: RawFd,
+    /// Memory side.
+    pub target: Target,
+    /// Bytes to move.
+    pub size: usize,
+    /// File offset of the first byte.
+    pub offset: u64,
+    /// Make writes durable before returning (one `fdatasync`).
+    pub sync: bool,
+}
+
+/// Engine state shared with worker jobs.
+pub(crate) struct Inner {
+    pub(crate) rt: &'static dyn Runtime,
+    pub(crate) bounce: BouncePool,
+    workers: OnceLock<Option<WorkerPool>>,
+    pub(crate) threads: usize,
+    pub(crate) chunk: usize,
+    pub(crate) inline_threshold: usize,
+}
+
+/// The engine of one driver open.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+impl Engine {
+    /// An engine configured from `config`; threads and buffers are created on first use.
+    pub fn new(rt: &'static dyn Runtime, config: &Config) -> Engine {
+        Engine {
+            inner: Arc::new(Inner {
+                rt,
+                bounce: BouncePool::new(rt, config.chunk_size, config.bounce_budget),
+                workers: OnceLock::new(),
+                threads: config.io_threads,
+                chunk: config.chunk_size,
+                inline_threshold: config.inline_threshold,
+            }),
+        }
+    }
+
+    /// Move the bytes of `t`; returns the count moved (short at end of file).
+    pub fn run(&self, t: Transfer) -> Result<usize> {
+        pipeline::execute(&self.inner, t)
+    }
+
+    /// Bytes of pinned bounce memory allocated now.
+    pub fn bounce_bytes(&self) -> usize {
+        self.inner.bounce.allocated_bytes()
+    }
+
+    /// Upper bound of pinned bounce memory.
+    pub fn bounce_budget(&self) -> usize {
+        self.inner.bounce.max_buffers() * self.inner.bounce.chunk()
+    }
+}
+
+impl Inner {
+    /// The worker pool, started on first use; `None` if threads cannot be started (the
+    /// engine then works on the calling thread alone).
+    pub(crate) fn workers(&self) -> Option<&WorkerPool> {
+        self.workers
+            .get_or_init(|| {
+                let n = self.threads.saturating_sub(1);
+                if n == 0 {
+                    return None;
+                }
+                match WorkerPool::new(n) {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        tracing::warn!(target: "hipfile", "cannot start I/O workers ({e}); using the calling thread only");
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+}

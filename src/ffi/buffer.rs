@@ -1,0 +1,26 @@
+//! Buffer registration (behaviour §B.6–B.7).
+#![allow(non_snake_case)]
+
+use std::ffi::{c_int, c_void};
+
+use super::abi::*;
+use super::boundary_op;
+use crate::driver::driver;
+
+/// `hipFileBufRegister`: registers `length` bytes at `buffer_base` (device memory, or host
+/// memory while the host backend is on). Opens the driver implicitly, even when the buffer is
+/// then refused. Returns `hipFileMemoryAlreadyRegistered`, `hipFileInvalidValue` (NULL or
+/// unknown pointer), `hipFileHipMemoryTypeInvalid`, `hipFileHipPointerRangeError` or a runtime
+/// error as `hipFileHipDriverError`.
+#[no_mangle]
+pub extern "C" fn hipFileBufRegister(buffer_base: *const c_void, length: usize, flags: c_int) -> hipFileError_t {
+    boundary_op(|| driver().register_buffer(buffer_base as usize, length, flags))
+}
+
+/// `hipFileBufDeregister`: `hipFileDriverClosing` when the driver is closed,
+/// `hipFileMemoryNotRegistered` when `buffer_base` is not a registered base,
+/// `hipFileInternalError` while I/O uses the buffer.
+#[no_mangle]
+pub extern "C" fn hipFileBufDeregister(buffer_base: *const c_void) -> hipFileError_t {
+    boundary_op(|| driver().deregister_buffer(buffer_base as usize))
+}

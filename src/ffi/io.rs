@@ -1,0 +1,54 @@
+//! Synchronous reads and writes (behaviour §B.8, contract §3).
+#![allow(non_snake_case)]
+
+use std::ffi::c_void;
+
+use super::abi::*;
+use super::{boundary, error};
+use crate::driver::driver;
+use crate::driver::files::FileToken;
+use crate::runtime::Direction;
+
+fn read_write(dir: Direction, fh: hipFileHandle_t, base: usize, size: usize, file_offset: hoff_t, buffer_offset: hoff_t) -> isize {
+    boundary(-(hipFileInternalError as isize), || {
+        match driver().io(dir, FileToken(fh as usize), base, size, file_offset, buffer_offset) {
+            Ok(n) => n as isize,
+            Err(e) => error::ssize_error(e),
+        }
+    })
+}
+
+/// `hipFileRead`: reads up to `size` bytes (clamped to `0x7ffff000`) at `file_offset` into
+/// `buffer_base + buffer_offset`. Returns the byte count (short at end of file), `-1` with
+/// `errno` for an operating-system failure, a closed driver or a negative offset, or a negative
+/// `hipFileOpError_t` / `hipError_t` value (behaviour §B.1).
+///
+/// # Safety
+/// For host memory, `buffer_base + buffer_offset` must be valid for writes of `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn hipFileRead(
+    fh: hipFileHandle_t,
+    buffer_base: *mut c_void,
+    size: usize,
+    file_offset: hoff_t,
+    buffer_offset: hoff_t,
+) -> libc::ssize_t {
+    read_write(Direction::Read, fh, buffer_base as usize, size, file_offset, buffer_offset)
+}
+
+/// `hipFileWrite`: writes up to `size` bytes (clamped to `0x7ffff000`) from
+/// `buffer_base + buffer_offset` at `file_offset`, durable when it returns (one `fdatasync`;
+/// `HIPFILE_FALLBACK_SYNC_WRITES=false` turns that off). Results as [`hipFileRead`].
+///
+/// # Safety
+/// For host memory, `buffer_base + buffer_offset` must be valid for reads of `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn hipFileWrite(
+    fh: hipFileHandle_t,
+    buffer_base: *const c_void,
+    size: usize,
+    file_offset: hoff_t,
+    buffer_offset: hoff_t,
+) -> libc::ssize_t {
+    read_write(Direction::Write, fh, buffer_base as usize, size, file_offset, buffer_offset)
+}

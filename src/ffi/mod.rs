@@ -1,0 +1,75 @@
+//! The C ABI: the only home of `#[no_mangle]` (one file per API family, as the header groups
+//! them), the panic boundary, C argument checks and the mapping of errors to C codes.
+//!
+//! Every exported function is a boundary around an inner function: a panic never unwinds
+//! into C; it becomes the function's "internal error" value and one log line.
+
+pub mod abi;
+pub mod batch;
+pub mod buffer;
+pub mod driver;
+pub mod error;
+pub mod file;
+pub mod io;
+pub mod params;
+pub mod stats;
+pub mod stats_client;
+pub mod stream;
+
+pub use abi::*;
+pub use batch::*;
+pub use buffer::*;
+pub use driver::*;
+pub use file::*;
+pub use io::*;
+pub use params::*;
+pub use stats::*;
+pub use stats_client::*;
+pub use stream::*;
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Run `body`; if it panics, log the panic and return `on_panic` instead.
+pub(crate) fn boundary<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(v) => v,
+        Err(payload) => {
+            report_panic(payload.as_ref());
+            on_panic
+        }
+    }
+}
+
+/// Log a caught panic.
+fn report_panic(payload: &(dyn Any + Send)) {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(non-string panic payload)");
+    tracing::error!(target: "hipfile", "internal panic caught at the C boundary: {msg}");
+}
+
+/// The boundary for functions returning `hipFileError_t`: errors map through
+/// [`error::op_error`], a panic becomes `hipFileInternalError`.
+pub(crate) fn boundary_op(body: impl FnOnce() -> crate::Result<()>) -> hipFileError_t {
+    boundary(hipFileError_t::op(hipFileInternalError), || match body() {
+        Ok(()) => hipFileError_t::SUCCESS,
+        Err(e) => error::op_error(e),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panics_become_internal_errors() {
+        let r = boundary_op(|| panic!("deliberate"));
+        assert_eq!(r, hipFileError_t::op(hipFileInternalError));
+        let n: isize = boundary(-(hipFileInternalError as isize), || panic!("deliberate"));
+        assert_eq!(n, -5030);
+        assert_eq!(boundary_op(|| Ok(())), hipFileError_t::SUCCESS);
+    }
+}

@@ -1,0 +1,29 @@
+//! Logging through `tracing` (contract §8): to standard error, filtered by `HIPFILE_LOG`
+//! (default `warn`), or to the file named by `HIPFILE_LOG_FILE`. Installed once, on the first
+//! API call that needs it; if the application already installed a global subscriber, ours is
+//! not installed and our events go to theirs. The library never writes into the working
+//! directory.
+#![deny(unsafe_code)]
+
+use std::sync::Once;
+
+static INIT: Once = Once::new();
+
+/// Install the subscriber once per process.
+pub fn init() {
+    INIT.call_once(|| {
+        let filter = std::env::var("HIPFILE_LOG").unwrap_or_else(|_| "warn".to_string());
+        let filter = tracing_subscriber::EnvFilter::try_new(&filter)
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+        let result = match std::env::var_os("HIPFILE_LOG_FILE") {
+            Some(path) => match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+                Ok(file) => builder.with_writer(std::sync::Mutex::new(file)).with_ansi(false).try_init(),
+                Err(_) => builder.with_writer(std::io::stderr).try_init(),
+            },
+            None => builder.with_writer(std::io::stderr).try_init(),
+        };
+        // An application subscriber already in place is fine.
+        drop(result);
+    });
+}

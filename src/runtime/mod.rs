@@ -1,0 +1,275 @@
+//! The GPU runtime seam: everything the library needs from HIP, CUDA or no GPU at all.
+//!
+//! The core (driver, backends, engine) sees only the [`Runtime`] trait. Implementations load the
+//! vendor library at run time (never linked): [`hip`] over `libamdhip64`, [`cuda`] over the CUDA
+//! driver API in `libcuda.so.1`, and [`host`] when no GPU runtime is present. The simulated runtime
+//! (`crates/hipsim`) is loaded through the same HIP or CUDA code, so tests exercise the real loaders.
+//!
+//! Errors are reported in HIP's numbering ([`RtError`]) whatever the vendor, because that is what
+//! `hipFileError_t::hip_drv_err` and the negative `ssize_t` results carry.
+
+pub mod cuda;
+pub mod hip;
+pub mod host;
+pub mod loader;
+
+use std::ffi::c_void;
+use std::fmt;
+use std::os::fd::RawFd;
+
+pub use loader::{runtime, try_runtime};
+
+/// A runtime error, numbered as HIP numbers `hipError_t` (CUDA results are translated).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RtError(pub i32);
+
+impl RtError {
+    /// `hipErrorInvalidValue`.
+    pub const INVALID_VALUE: RtError = RtError(1);
+    /// `hipErrorOutOfMemory`.
+    pub const OUT_OF_MEMORY: RtError = RtError(2);
+    /// `hipErrorNotInitialized`.
+    pub const NOT_INITIALIZED: RtError = RtError(3);
+    /// `hipErrorNoDevice`.
+    pub const NO_DEVICE: RtError = RtError(100);
+    /// `hipErrorInvalidDevice`.
+    pub const INVALID_DEVICE: RtError = RtError(101);
+    /// `hipErrorInvalidContext`.
+    pub const INVALID_CONTEXT: RtError = RtError(201);
+    /// `hipErrorInvalidHandle`.
+    pub const INVALID_HANDLE: RtError = RtError(400);
+    /// `hipErrorNotFound`.
+    pub const NOT_FOUND: RtError = RtError(500);
+    /// `hipErrorNotReady`.
+    pub const NOT_READY: RtError = RtError(600);
+    /// `hipErrorHostMemoryAlreadyRegistered`.
+    pub const HOST_MEMORY_ALREADY_REGISTERED: RtError = RtError(712);
+    /// `hipErrorNotSupported`.
+    pub const NOT_SUPPORTED: RtError = RtError(801);
+    /// `hipErrorUnknown`.
+    pub const UNKNOWN: RtError = RtError(999);
+}
+
+impl fmt::Debug for RtError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "hipError({})", self.0)
+    }
+}
+
+impl fmt::Display for RtError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "GPU runtime error {}", self.0)
+    }
+}
+
+impl std::error::Error for RtError {}
+
+/// Result of a runtime call.
+pub type RtResult<T> = Result<T, RtError>;
+
+/// Which GPU platform the process runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Platform {
+    /// AMD, through the HIP runtime.
+    Amd,
+    /// NVIDIA, through the CUDA driver API.
+    Nvidia,
+    /// No GPU runtime: host memory only.
+    Host,
+}
+
+impl Platform {
+    /// Lower-case name as used by `HIPFILE_PLATFORM`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::Amd => "amd",
+            Platform::Nvidia => "nvidia",
+            Platform::Host => "host",
+        }
+    }
+}
+
+/// What kind of memory a pointer refers to, independent of each vendor's numbering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryType {
+    /// Host memory the GPU runtime does not know (ordinary pageable memory).
+    Unregistered,
+    /// Page-locked host memory allocated or registered through the runtime.
+    Host,
+    /// Device (GPU) memory.
+    Device,
+    /// Managed / unified-shared memory.
+    Managed,
+    /// Array (texture) memory.
+    Array,
+    /// Unified memory of older HIP numbering.
+    Unified,
+}
+
+impl MemoryType {
+    /// Whether the CPU can address this memory directly (the host path may use it).
+    pub fn is_host(self) -> bool {
+        matches!(self, MemoryType::Unregistered | MemoryType::Host)
+    }
+}
+
+/// The attributes of a pointer the library cares about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PointerInfo {
+    /// Memory kind.
+    pub memory_type: MemoryType,
+    /// Device ordinal owning the memory (`-1` when unknown or host memory).
+    pub device: i32,
+}
+
+/// An opaque stream as the application or the runtime knows it (`hipStream_t` / `CUstream`).
+/// Zero is the default (NULL) stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct StreamHandle(pub usize);
+
+/// An opaque event handle (`hipEvent_t` / `CUevent`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EventHandle(pub usize);
+
+/// Host callback type of `hipLaunchHostFunc` / `cuLaunchHostFunc`.
+pub type HostFn = unsafe extern "C" fn(*mut c_void);
+
+/// What [`Runtime::enter_device`] changed on the calling thread, for [`Runtime::leave_device`].
+#[derive(Debug, PartialEq, Eq)]
+#[must_use]
+pub struct DeviceRestore(pub Option<usize>);
+
+/// Direction of a GPU-direct transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// File → device.
+    Read,
+    /// Device → file.
+    Write,
+}
+
+/// How a GPU-direct (fastpath) call failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FastpathFault {
+    /// The kernel path reported an errno (`status != 0`).
+    Os(i32),
+    /// The runtime call itself failed.
+    Runtime(RtError),
+}
+
+/// The GPU runtime interface used by the core. Addresses of device memory are plain integers:
+/// the library never dereferences them.
+pub trait Runtime: Send + Sync + 'static {
+    /// Which platform this is.
+    fn platform(&self) -> Platform;
+    /// One line saying which library was loaded and its version, for logs and `hipfile check`.
+    fn describe(&self) -> String;
+    /// Runtime version as the vendor reports it (HIP: major·10⁷ + minor·10⁵ + patch; CUDA: 1000·major + 10·minor).
+    fn version(&self) -> i32;
+    /// True when the loaded library is the simulated runtime (`hipsim`).
+    fn is_simulated(&self) -> bool;
+    /// Number of visible devices (0 when none).
+    fn device_count(&self) -> i32;
+
+    /// Attributes of `ptr`. Pageable host memory is reported as [`MemoryType::Unregistered`]
+    /// (runtimes that answer `InvalidValue` for it are normalised by the implementation only
+    /// where the vendor documents that meaning).
+    fn pointer_info(&self, ptr: usize) -> RtResult<PointerInfo>;
+    /// Base and size of the allocation containing `ptr`.
+    fn address_range(&self, ptr: usize) -> RtResult<(usize, usize)>;
+
+    /// The calling thread's current device.
+    fn current_device(&self) -> RtResult<i32>;
+    /// Make `device` current on the calling thread.
+    fn set_device(&self, device: i32) -> RtResult<()>;
+    /// Make `device` current on the calling thread for a while (behaviour §C.5 [N]: the
+    /// fallback works with the buffer's device current); returns what to restore.
+    fn enter_device(&self, device: i32) -> RtResult<DeviceRestore>;
+    /// Undo [`Runtime::enter_device`]; failures are only logged.
+    fn leave_device(&self, restore: DeviceRestore);
+    /// Per-thread initialisation before the fastpath is used on a new thread.
+    fn thread_init(&self);
+
+    /// Synchronous copy from host memory to device address `dst`.
+    fn copy_to_device(&self, dst: usize, src: &[u8]) -> RtResult<()>;
+    /// Synchronous copy from device address `src` into host memory.
+    fn copy_from_device(&self, dst: &mut [u8], src: usize) -> RtResult<()>;
+
+    /// Stream-ordered copy host → device.
+    ///
+    /// # Safety
+    /// `src..src+len` must stay valid and unchanged until the copy completes on `stream`.
+    unsafe fn copy_to_device_async(
+        &self,
+        dst: usize,
+        src: *const u8,
+        len: usize,
+        stream: StreamHandle,
+    ) -> RtResult<()>;
+    /// Stream-ordered copy device → host.
+    ///
+    /// # Safety
+    /// `dst..dst+len` must stay valid, and not be accessed, until the copy completes on `stream`.
+    unsafe fn copy_from_device_async(
+        &self,
+        dst: *mut u8,
+        src: usize,
+        len: usize,
+        stream: StreamHandle,
+    ) -> RtResult<()>;
+
+    /// Create a stream on the current device.
+    fn stream_create(&self) -> RtResult<StreamHandle>;
+    /// Destroy a stream created by [`Runtime::stream_create`].
+    fn stream_destroy(&self, stream: StreamHandle);
+    /// Wait for all work on `stream`.
+    fn stream_synchronize(&self, stream: StreamHandle) -> RtResult<()>;
+    /// Device of `stream`.
+    fn stream_device(&self, stream: StreamHandle) -> RtResult<i32>;
+    /// Enqueue a host function on `stream`.
+    ///
+    /// # Safety
+    /// `f` must be safe to call with `data` once, from a runtime thread, and must not call the
+    /// GPU runtime.
+    unsafe fn launch_host_func(&self, stream: StreamHandle, f: HostFn, data: *mut c_void) -> RtResult<()>;
+
+    /// Create an event.
+    fn event_create(&self) -> RtResult<EventHandle>;
+    /// Record `event` on `stream`.
+    fn event_record(&self, event: EventHandle, stream: StreamHandle) -> RtResult<()>;
+    /// Wait for `event`.
+    fn event_synchronize(&self, event: EventHandle) -> RtResult<()>;
+    /// Destroy `event`.
+    fn event_destroy(&self, event: EventHandle);
+
+    /// Allocate `len` bytes of page-locked host memory (portable across devices).
+    fn host_alloc(&self, len: usize) -> RtResult<*mut u8>;
+    /// Free memory from [`Runtime::host_alloc`].
+    ///
+    /// # Safety
+    /// `ptr` must come from `host_alloc` of this runtime and not be used afterwards.
+    unsafe fn host_free(&self, ptr: *mut u8);
+    /// Page-lock existing host memory (`read_only` asks for a read-only registration where supported).
+    ///
+    /// # Safety
+    /// `ptr..ptr+len` must be valid host memory that outlives the registration.
+    unsafe fn host_register(&self, ptr: *mut u8, len: usize, read_only: bool) -> RtResult<()>;
+    /// Undo [`Runtime::host_register`].
+    ///
+    /// # Safety
+    /// `ptr` must have been registered with `host_register`.
+    unsafe fn host_unregister(&self, ptr: *mut u8) -> RtResult<()>;
+
+    /// Whether GPU-direct file I/O entry points are present (AMD `hipAmdFileRead/Write`).
+    fn has_fastpath(&self) -> bool;
+    /// GPU-direct transfer between the O_DIRECT descriptor `fd` and device address `dev`.
+    /// Returns the byte count moved (possibly short).
+    fn fastpath_io(
+        &self,
+        dir: Direction,
+        fd: RawFd,
+        dev: usize,
+        size: u64,
+        offset: i64,
+    ) -> Result<u64, FastpathFault>;
+}

@@ -1,0 +1,144 @@
+//! Positional file I/O, descriptor flags and re-opening through `/proc/self/fd`.
+//!
+//! Every call retries `EINTR` itself (behaviour §C.5), so callers only see real failures.
+
+use std::ffi::CString;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+
+/// `fcntl(fd, F_GETFL)`.
+pub fn get_flags(fd: RawFd) -> Result<i32, i32> {
+    // SAFETY: F_GETFL takes no pointer argument.
+    let r = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if r < 0 {
+        Err(super::errno())
+    } else {
+        Ok(r)
+    }
+}
+
+/// Open `/proc/self/fd/<fd>` with `flags` (a second, independent open file description of
+/// the same file; `O_CLOEXEC` is always added).
+pub fn reopen(fd: RawFd, flags: i32) -> Result<OwnedFd, i32> {
+    let path = CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL in a formatted path");
+    // O_CREAT/O_TRUNC/O_EXCL are creation flags that F_GETFL never reports; strip them anyway.
+    let flags = (flags | libc::O_CLOEXEC) & !(libc::O_CREAT | libc::O_TRUNC | libc::O_EXCL);
+    loop {
+        // SAFETY: path is NUL-terminated; no mode is needed without O_CREAT.
+        let r = unsafe { libc::open(path.as_ptr(), flags) };
+        if r >= 0 {
+            // SAFETY: `r` is a fresh descriptor we own.
+            return Ok(unsafe { OwnedFd::from_raw_fd(r) });
+        }
+        let e = super::errno();
+        if e != libc::EINTR {
+            return Err(e);
+        }
+    }
+}
+
+/// One `pread`, retried on `EINTR`.
+///
+/// # Safety
+/// `buf..buf+len` must be writable host memory.
+pub unsafe fn pread_raw(fd: RawFd, buf: *mut u8, len: usize, offset: u64) -> Result<usize, i32> {
+    loop {
+        // SAFETY: the caller guarantees the buffer.
+        let r = unsafe { libc::pread(fd, buf.cast(), len, offset as libc::off_t) };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = super::errno();
+        if e != libc::EINTR {
+            return Err(e);
+        }
+    }
+}
+
+/// One `pwrite`, retried on `EINTR`.
+///
+/// # Safety
+/// `buf..buf+len` must be readable host memory.
+pub unsafe fn pwrite_raw(fd: RawFd, buf: *const u8, len: usize, offset: u64) -> Result<usize, i32> {
+    loop {
+        // SAFETY: the caller guarantees the buffer.
+        let r = unsafe { libc::pwrite(fd, buf.cast(), len, offset as libc::off_t) };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = super::errno();
+        if e != libc::EINTR {
+            return Err(e);
+        }
+    }
+}
+
+/// Read into `buf` from `offset` until it is full or end of file; returns the count read.
+pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> {
+    // SAFETY: a mutable slice is writable memory.
+    unsafe { pread_full_raw(fd, buf.as_mut_ptr(), buf.len(), offset) }
+}
+
+/// [`pread_full`] on raw memory.
+///
+/// # Safety
+/// `buf..buf+len` must be writable host memory not accessed by others meanwhile.
+pub unsafe fn pread_full_raw(fd: RawFd, buf: *mut u8, len: usize, offset: u64) -> Result<usize, i32> {
+    let mut done = 0;
+    while done < len {
+        // SAFETY: done < len keeps the pointer inside the caller's buffer.
+        let n = unsafe { pread_raw(fd, buf.add(done), len - done, offset + done as u64)? };
+        if n == 0 {
+            break;
+        }
+        done += n;
+    }
+    Ok(done)
+}
+
+/// Write all of `buf` at `offset` (a zero-byte `pwrite` result stops early); returns the count.
+pub fn pwrite_full(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, i32> {
+    // SAFETY: a slice is readable memory.
+    unsafe { pwrite_full_raw(fd, buf.as_ptr(), buf.len(), offset) }
+}
+
+/// [`pwrite_full`] on raw memory.
+///
+/// # Safety
+/// `buf..buf+len` must be readable host memory.
+pub unsafe fn pwrite_full_raw(fd: RawFd, buf: *const u8, len: usize, offset: u64) -> Result<usize, i32> {
+    let mut done = 0;
+    while done < len {
+        // SAFETY: done < len keeps the pointer inside the caller's buffer.
+        let n = unsafe { pwrite_raw(fd, buf.add(done), len - done, offset + done as u64)? };
+        if n == 0 {
+            break;
+        }
+        done += n;
+    }
+    Ok(done)
+}
+
+/// `fdatasync`, retried on `EINTR`.
+pub fn fdatasync(fd: RawFd) -> Result<(), i32> {
+    loop {
+        // SAFETY: no pointers involved.
+        if unsafe { libc::fdatasync(fd) } == 0 {
+            return Ok(());
+        }
+        let e = super::errno();
+        if e != libc::EINTR {
+            return Err(e);
+        }
+    }
+}
+
+/// Whether the byte range `[offset, offset+len)` of `fd` is (probably) in the page cache, from
+/// a `mincore` of a short-lived read-only mapping is too costly per call; instead this asks the
+/// kernel with `preadv2(RWF_NOWAIT)` of one byte at `offset`: success means the page is cached.
+pub fn first_page_cached(fd: RawFd, offset: u64) -> bool {
+    let mut byte = 0u8;
+    let iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
+    // SAFETY: one valid iovec pointing at a local byte.
+    let r = unsafe { libc::preadv2(fd, &iov, 1, offset as libc::off_t, libc::RWF_NOWAIT) };
+    r >= 0
+}

@@ -1,0 +1,28 @@
+//! Raw operating-system calls, each behind a small safe function. Nothing else in the crate
+//! calls `libc` for files; errors come back as plain errno values.
+
+pub mod io;
+pub mod mounts;
+pub mod statx;
+
+/// The calling thread's `errno`.
+pub fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// Set the calling thread's `errno` (the C API reports `-1` + `errno`).
+pub fn set_errno(value: i32) {
+    // SAFETY: __errno_location returns the calling thread's errno slot, always valid.
+    unsafe { *libc::__errno_location() = value };
+}
+
+/// The system page size.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n <= 0 {
+        4096
+    } else {
+        n as usize
+    }
+}

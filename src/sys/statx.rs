@@ -1,0 +1,53 @@
+//! `statx` of an open descriptor: file type, device numbers and direct-I/O alignment.
+
+use std::os::fd::RawFd;
+
+/// What registration needs to know about a descriptor (behaviour §B.4 step 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FdFacts {
+    /// `S_ISREG` and the kernel reported the type.
+    pub is_regular: bool,
+    /// `S_ISBLK` and the kernel reported the type.
+    pub is_block_device: bool,
+    /// Major number of the device holding the file.
+    pub dev_major: u32,
+    /// Minor number of the device holding the file.
+    pub dev_minor: u32,
+    /// Direct-I/O memory alignment (4096 when the kernel does not report it).
+    pub dio_mem_align: u32,
+    /// Direct-I/O offset alignment (4096 when the kernel does not report it).
+    pub dio_offset_align: u32,
+    /// File size in bytes.
+    pub size: u64,
+}
+
+/// The alignment assumed when the kernel does not report `STATX_DIOALIGN`.
+pub const DEFAULT_DIO_ALIGN: u32 = 4096;
+
+/// `statx(fd, "", AT_EMPTY_PATH, STATX_TYPE|STATX_MODE|STATX_DIOALIGN|STATX_SIZE)`.
+pub fn statx_fd(fd: RawFd) -> Result<FdFacts, i32> {
+    // SAFETY: statx is plain old data; all-zero is a valid value.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    let mask = libc::STATX_TYPE | libc::STATX_MODE | libc::STATX_DIOALIGN | libc::STATX_SIZE;
+    // SAFETY: the path is a valid NUL-terminated empty string and `stx` a valid out-pointer.
+    let rc = unsafe { libc::statx(fd, c"".as_ptr(), libc::AT_EMPTY_PATH, mask, &mut stx) };
+    if rc != 0 {
+        return Err(super::errno());
+    }
+    let has_type = stx.stx_mask & libc::STATX_TYPE != 0;
+    let fmt = u32::from(stx.stx_mode) & libc::S_IFMT;
+    let (mem, off) = if stx.stx_mask & libc::STATX_DIOALIGN != 0 {
+        (stx.stx_dio_mem_align, stx.stx_dio_offset_align)
+    } else {
+        (DEFAULT_DIO_ALIGN, DEFAULT_DIO_ALIGN)
+    };
+    Ok(FdFacts {
+        is_regular: has_type && fmt == libc::S_IFREG,
+        is_block_device: has_type && fmt == libc::S_IFBLK,
+        dev_major: stx.stx_dev_major,
+        dev_minor: stx.stx_dev_minor,
+        dio_mem_align: mem,
+        dio_offset_align: off,
+        size: stx.stx_size,
+    })
+}
