@@ -14,6 +14,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
+pub mod api;
 pub mod backend;
 pub mod driver;
 pub mod engine;

@@ -147,6 +147,8 @@ struct CudaApi {
     event_record: unsafe extern "C" fn(*mut c_void, *mut c_void) -> CuResult,
     event_synchronize: unsafe extern "C" fn(*mut c_void) -> CuResult,
     event_destroy: unsafe extern "C" fn(*mut c_void) -> CuResult,
+    mem_alloc: unsafe extern "C" fn(*mut CuDevicePtr, usize) -> CuResult,
+    mem_free: unsafe extern "C" fn(CuDevicePtr) -> CuResult,
     mem_host_alloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> CuResult,
     mem_free_host: unsafe extern "C" fn(*mut c_void) -> CuResult,
     mem_host_register: unsafe extern "C" fn(*mut c_void, usize, c_uint) -> CuResult,
@@ -217,6 +219,8 @@ impl CudaRuntime {
             event_record: sym(&lib, "cuEventRecord")?,
             event_synchronize: sym(&lib, "cuEventSynchronize")?,
             event_destroy: sym(&lib, "cuEventDestroy_v2")?,
+            mem_alloc: sym(&lib, "cuMemAlloc_v2")?,
+            mem_free: sym(&lib, "cuMemFree_v2")?,
             mem_host_alloc: sym(&lib, "cuMemHostAlloc")?,
             mem_free_host: sym(&lib, "cuMemFreeHost")?,
             mem_host_register: sym(&lib, "cuMemHostRegister_v2")?,
@@ -477,6 +481,21 @@ impl Runtime for CudaRuntime {
     fn event_destroy(&self, event: EventHandle) {
         // SAFETY: the event came from event_create.
         unsafe { (self.api.event_destroy)(event.0 as *mut c_void) };
+    }
+
+    fn device_alloc(&self, len: usize) -> RtResult<usize> {
+        let _g = self.ctx()?;
+        let mut p: CuDevicePtr = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.mem_alloc)(&mut p, len) })?;
+        Ok(p as usize)
+    }
+
+    fn device_free(&self, addr: usize) {
+        if let Ok(_g) = self.ctx() {
+            // SAFETY: the address came from device_alloc.
+            unsafe { (self.api.mem_free)(addr as u64) };
+        }
     }
 
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {

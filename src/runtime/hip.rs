@@ -79,6 +79,8 @@ struct HipApi {
     event_record: unsafe extern "C" fn(*mut c_void, *mut c_void) -> HipError,
     event_synchronize: unsafe extern "C" fn(*mut c_void) -> HipError,
     event_destroy: unsafe extern "C" fn(*mut c_void) -> HipError,
+    malloc: unsafe extern "C" fn(*mut *mut c_void, usize) -> HipError,
+    free: unsafe extern "C" fn(*mut c_void) -> HipError,
     host_malloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError,
     host_free: unsafe extern "C" fn(*mut c_void) -> HipError,
     host_register: unsafe extern "C" fn(*mut c_void, usize, c_uint) -> HipError,
@@ -148,6 +150,8 @@ impl HipRuntime {
             event_record: sym(&lib, "hipEventRecord")?,
             event_synchronize: sym(&lib, "hipEventSynchronize")?,
             event_destroy: sym(&lib, "hipEventDestroy")?,
+            malloc: sym(&lib, "hipMalloc")?,
+            free: sym(&lib, "hipFree")?,
             host_malloc: sym(&lib, "hipHostMalloc")?,
             host_free: sym(&lib, "hipHostFree")?,
             host_register: sym(&lib, "hipHostRegister")?,
@@ -393,6 +397,18 @@ impl Runtime for HipRuntime {
     fn event_destroy(&self, event: EventHandle) {
         // SAFETY: the event came from event_create.
         unsafe { (self.api.event_destroy)(event.0 as *mut c_void) };
+    }
+
+    fn device_alloc(&self, len: usize) -> RtResult<usize> {
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.malloc)(&mut p, len) })?;
+        Ok(p as usize)
+    }
+
+    fn device_free(&self, addr: usize) {
+        // SAFETY: the address came from device_alloc.
+        unsafe { (self.api.free)(addr as *mut c_void) };
     }
 
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {

@@ -92,6 +92,10 @@ impl Runtime for HostRuntime {
         Err(RtError::NO_DEVICE)
     }
     fn event_destroy(&self, _: EventHandle) {}
+    fn device_alloc(&self, _len: usize) -> RtResult<usize> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn device_free(&self, _addr: usize) {}
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {
         // Page-aligned anonymous memory, so O_DIRECT transfers can use it too.
         // SAFETY: anonymous mapping, no file or address hint.

@@ -51,6 +51,19 @@ pub fn choice() -> &'static Choice {
     })
 }
 
+/// Use `runtime` as the process's GPU runtime instead of loading one (for Rust programs that
+/// bring their own runtime binding, and for tests that hand the library a fake). Must be called
+/// before the first API call that needs a runtime; returns the runtime back if one was already
+/// chosen.
+pub fn install(runtime: Box<dyn Runtime>, reason: &str) -> Result<(), Box<dyn Runtime>> {
+    let mut slot = Some(Choice { runtime, reason: reason.to_string(), attempts: Vec::new() });
+    CHOICE.get_or_init(|| slot.take().expect("taken once"));
+    match slot {
+        None => Ok(()),
+        Some(c) => Err(c.runtime),
+    }
+}
+
 /// The runtime if it has already been chosen (never loads anything).
 pub fn try_runtime() -> Option<&'static dyn Runtime> {
     CHOICE.get().map(|c| &*c.runtime)

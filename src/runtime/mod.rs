@@ -17,7 +17,7 @@ use std::ffi::c_void;
 use std::fmt;
 use std::os::fd::RawFd;
 
-pub use loader::{runtime, try_runtime};
+pub use loader::{install, runtime, try_runtime};
 
 /// A runtime error, numbered as HIP numbers `hipError_t` (CUDA results are translated).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -241,6 +241,11 @@ pub trait Runtime: Send + Sync + 'static {
     fn event_synchronize(&self, event: EventHandle) -> RtResult<()>;
     /// Destroy `event`.
     fn event_destroy(&self, event: EventHandle);
+
+    /// Allocate `len` bytes of device memory on the current device (tools and benchmarks).
+    fn device_alloc(&self, len: usize) -> RtResult<usize>;
+    /// Free memory from [`Runtime::device_alloc`].
+    fn device_free(&self, addr: usize);
 
     /// Allocate `len` bytes of page-locked host memory (portable across devices).
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8>;

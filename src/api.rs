@@ -1,0 +1,173 @@
+//! A small safe Rust API over the driver, used by the `hipfile` tool and by Rust programs:
+//! the same code paths as the C functions, with ownership instead of raw handles. The only
+//! `unsafe` here is the pinned-memory owner's.
+
+use std::os::fd::{AsRawFd, RawFd};
+
+use crate::driver::driver;
+use crate::driver::files::FileToken;
+use crate::error::{Error, Result};
+use crate::runtime::{self, Direction, Runtime};
+
+/// Keeps the driver open (one use-count reference) for its lifetime.
+pub struct DriverGuard(());
+
+impl DriverGuard {
+    /// `hipFileDriverOpen`.
+    pub fn open() -> DriverGuard {
+        driver().open();
+        DriverGuard(())
+    }
+}
+
+impl Drop for DriverGuard {
+    fn drop(&mut self) {
+        let _ = driver().close();
+    }
+}
+
+/// The GPU runtime this process uses.
+pub fn gpu_runtime() -> &'static dyn Runtime {
+    runtime::runtime()
+}
+
+/// A registered file; deregistered on drop. The descriptor stays owned by the caller.
+pub struct RegisteredFile {
+    token: FileToken,
+}
+
+impl RegisteredFile {
+    /// Register an open descriptor (`hipFileHandleRegister`).
+    pub fn register(fd: &impl AsRawFd) -> Result<RegisteredFile> {
+        Self::register_raw(fd.as_raw_fd())
+    }
+
+    /// Register a raw descriptor number.
+    pub fn register_raw(fd: RawFd) -> Result<RegisteredFile> {
+        Ok(RegisteredFile { token: driver().register_file(fd)? })
+    }
+
+    /// Read into device memory.
+    pub fn read_device(&self, mem: &DeviceMemory, size: usize, file_offset: u64, mem_offset: usize) -> Result<usize> {
+        self.io(Direction::Read, mem.addr, size, file_offset, mem_offset)
+    }
+
+    /// Write from device memory.
+    pub fn write_device(&self, mem: &DeviceMemory, size: usize, file_offset: u64, mem_offset: usize) -> Result<usize> {
+        self.io(Direction::Write, mem.addr, size, file_offset, mem_offset)
+    }
+
+    /// Read into host memory (the host backend).
+    pub fn read_host(&self, buf: &mut [u8], file_offset: u64) -> Result<usize> {
+        self.io(Direction::Read, buf.as_mut_ptr() as usize, buf.len(), file_offset, 0)
+    }
+
+    /// Write from host memory (the host backend).
+    pub fn write_host(&self, buf: &[u8], file_offset: u64) -> Result<usize> {
+        self.io(Direction::Write, buf.as_ptr() as usize, buf.len(), file_offset, 0)
+    }
+
+    fn io(&self, dir: Direction, base: usize, size: usize, file_offset: u64, mem_offset: usize) -> Result<usize> {
+        let off = i64::try_from(file_offset).map_err(|_| Error::InvalidValue("file offset too large"))?;
+        let moff = i64::try_from(mem_offset).map_err(|_| Error::InvalidValue("memory offset too large"))?;
+        driver().io(dir, self.token, base, size, off, moff)
+    }
+}
+
+impl Drop for RegisteredFile {
+    fn drop(&mut self) {
+        driver().deregister_file(self.token);
+    }
+}
+
+/// Device memory allocated through the runtime; freed on drop.
+pub struct DeviceMemory {
+    addr: usize,
+    len: usize,
+}
+
+impl DeviceMemory {
+    /// Allocate `len` bytes on the current device.
+    pub fn alloc(len: usize) -> Result<DeviceMemory> {
+        let addr = gpu_runtime().device_alloc(len.max(1))?;
+        Ok(DeviceMemory { addr, len })
+    }
+
+    /// Device address.
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the allocation is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copy `src` into the allocation at `offset`.
+    pub fn upload(&self, offset: usize, src: &[u8]) -> Result<()> {
+        if offset.checked_add(src.len()).is_none_or(|end| end > self.len) {
+            return Err(Error::InvalidValue("upload beyond the allocation"));
+        }
+        Ok(gpu_runtime().copy_to_device(self.addr + offset, src)?)
+    }
+
+    /// Copy from the allocation at `offset` into `dst`.
+    pub fn download(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        if offset.checked_add(dst.len()).is_none_or(|end| end > self.len) {
+            return Err(Error::InvalidValue("download beyond the allocation"));
+        }
+        Ok(gpu_runtime().copy_from_device(dst, self.addr + offset)?)
+    }
+}
+
+impl Drop for DeviceMemory {
+    fn drop(&mut self) {
+        gpu_runtime().device_free(self.addr);
+    }
+}
+
+/// Page-locked host memory allocated through the runtime; freed on drop.
+pub struct PinnedMemory {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the allocation is exclusively owned; access goes through &/&mut self.
+unsafe impl Send for PinnedMemory {}
+// SAFETY: shared access is read-only through &self.
+unsafe impl Sync for PinnedMemory {}
+
+impl PinnedMemory {
+    /// Allocate `len` bytes.
+    pub fn alloc(len: usize) -> Result<PinnedMemory> {
+        let ptr = gpu_runtime().host_alloc(len.max(1))?;
+        if ptr.is_null() {
+            return Err(Error::Internal("pinned allocation returned NULL"));
+        }
+        Ok(PinnedMemory { ptr, len })
+    }
+
+    /// The memory.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `len` bytes of host memory owned by self, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// The memory, read-only.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `len` bytes of host memory owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for PinnedMemory {
+    fn drop(&mut self) {
+        // SAFETY: allocated by host_alloc of the same runtime; no borrow outlives self.
+        unsafe { gpu_runtime().host_free(self.ptr) };
+    }
+}
