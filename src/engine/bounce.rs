@@ -63,6 +63,20 @@ impl BouncePool {
         self.state.lock().allocated * self.chunk
     }
 
+    /// Check a buffer out without waiting: `None` when the budget is in use.
+    pub fn try_get(&self) -> Option<Bounce<'_>> {
+        let mut st = self.state.lock();
+        if let Some(ptr) = st.free.pop() {
+            return Some(Bounce { pool: self, ptr });
+        }
+        if st.allocated >= self.max_buffers {
+            return None;
+        }
+        st.allocated += 1;
+        drop(st);
+        self.allocate_reserved().ok()
+    }
+
     /// Check a buffer out, allocating one if under budget, else waiting for one.
     pub fn get(&self) -> Result<Bounce<'_>> {
         let mut st = self.state.lock();
@@ -73,23 +87,27 @@ impl BouncePool {
             if st.allocated < self.max_buffers {
                 st.allocated += 1;
                 drop(st);
-                // Allocate without holding the lock: it is a GPU runtime call.
-                return match self.rt.host_alloc(self.chunk) {
-                    Ok(p) => match NonNull::new(p) {
-                        Some(ptr) => Ok(Bounce { pool: self, ptr }),
-                        None => {
-                            self.state.lock().allocated -= 1;
-                            Err(Error::Internal("pinned allocation returned NULL"))
-                        }
-                    },
-                    Err(e) => {
-                        self.state.lock().allocated -= 1;
-                        self.returned.notify_one();
-                        Err(Error::Runtime(e))
-                    }
-                };
+                return self.allocate_reserved();
             }
             self.returned.wait(&mut st);
+        }
+    }
+}
+
+impl BouncePool {
+    /// Allocate a buffer whose slot was already counted in `allocated`; the slot is given
+    /// back on failure. Runs without the lock: it is a GPU runtime call.
+    fn allocate_reserved(&self) -> Result<Bounce<'_>> {
+        let unreserve = |e: Error| {
+            self.state.lock().allocated -= 1;
+            self.returned.notify_one();
+            e
+        };
+        match self.rt.host_alloc(self.chunk) {
+            Ok(p) => NonNull::new(p)
+                .map(|ptr| Bounce { pool: self, ptr })
+                .ok_or_else(|| unreserve(Error::Internal("pinned allocation returned NULL"))),
+            Err(e) => Err(unreserve(Error::Runtime(e))),
         }
     }
 }

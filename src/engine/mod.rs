@@ -10,6 +10,7 @@
 //! across file I/O or a GPU call.
 
 pub mod bounce;
+pub mod lanes;
 pub mod pipeline;
 pub mod pool;
 
@@ -61,6 +62,7 @@ pub struct Transfer {
 pub(crate) struct Inner {
     pub(crate) rt: &'static dyn Runtime,
     pub(crate) bounce: BouncePool,
+    pub(crate) lanes: lanes::LanePool,
     workers: OnceLock<Option<WorkerPool>>,
     pub(crate) threads: usize,
     pub(crate) chunk: usize,
@@ -80,6 +82,7 @@ impl Engine {
             inner: Arc::new(Inner {
                 rt,
                 bounce: BouncePool::new(rt, config.chunk_size, config.bounce_budget),
+                lanes: lanes::LanePool::default(),
                 workers: OnceLock::new(),
                 threads: config.io_threads,
                 chunk: config.chunk_size,
@@ -101,6 +104,14 @@ impl Engine {
     /// Upper bound of pinned bounce memory.
     pub fn bounce_budget(&self) -> usize {
         self.inner.bounce.max_buffers() * self.inner.bounce.chunk()
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Workers first (they may hold lanes), then the lanes' streams and events.
+        drop(self.workers.take());
+        self.lanes.destroy_all(self.rt);
     }
 }
 

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
+use super::lanes::Lane;
 use super::{Inner, Target, Transfer};
 use crate::error::{Error, Result};
 use crate::runtime::Direction;
@@ -109,63 +110,206 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
     Ok(req.short_end.load(Ordering::Acquire).min(t.size))
 }
 
+/// Claim the next chunk still worth doing: `(offset, len)`, or `None` when the request is
+/// finished or failed.
+fn claim(req: &Request) -> Option<(usize, usize)> {
+    loop {
+        if req.failed.load(Ordering::Acquire) {
+            return None;
+        }
+        let i = req.next.fetch_add(1, Ordering::AcqRel);
+        if i >= req.chunks {
+            return None;
+        }
+        let (off, len) = req.chunk_range(i);
+        // Chunks wholly beyond a short chunk (end of file) have nothing to do.
+        if off < req.short_end.load(Ordering::Acquire) {
+            return Some((off, len));
+        }
+    }
+}
+
+/// Record the outcome of one chunk; false when the participant should stop.
+fn record(req: &Request, off: usize, len: usize, result: Result<usize>) -> bool {
+    match result {
+        Ok(n) => {
+            if n < len {
+                req.short_end.fetch_min(off + n, Ordering::AcqRel);
+            }
+            true
+        }
+        Err(e) => {
+            req.fail(e);
+            false
+        }
+    }
+}
+
 /// Claim and process chunks until none is left or the request failed.
 fn participate(inner: &Inner, req: &Request) {
     if req.chunks == 0 {
         return;
     }
-    let device = match req.t.target {
-        Target::Device { device, .. } => Some(device),
-        Target::Host { .. } => None,
-    };
-    let restore = match device.map(|d| inner.rt.enter_device(d)).transpose() {
-        Ok(r) => r,
-        Err(e) => return req.fail(Error::Runtime(e)),
-    };
-    let mut bounce = None;
-    loop {
-        if req.failed.load(Ordering::Acquire) {
-            break;
-        }
-        let i = req.next.fetch_add(1, Ordering::AcqRel);
-        if i >= req.chunks {
-            break;
-        }
-        let (off, len) = req.chunk_range(i);
-        // Chunks wholly beyond a short chunk (end of file) have nothing to do.
-        if off >= req.short_end.load(Ordering::Acquire) {
-            continue;
-        }
-        let result = match req.t.target {
-            Target::Device { addr, .. } => {
-                if bounce.is_none() {
-                    match inner.bounce.get() {
-                        Ok(b) => bounce = Some(b),
-                        Err(e) => {
-                            req.fail(e);
-                            break;
-                        }
-                    }
+    match req.t.target {
+        Target::Host { addr } => {
+            while let Some((off, len)) = claim(req) {
+                if !record(req, off, len, host_chunk(req.t, addr + off, len, off)) {
+                    break;
                 }
-                let buf = &mut bounce.as_mut().expect("set above").as_mut_slice()[..len];
-                device_chunk(inner, req.t, addr + off, buf, off)
             }
-            Target::Host { addr } => host_chunk(req.t, addr + off, len, off),
-        };
-        match result {
-            Ok(n) if n < len => {
-                req.short_end.fetch_min(off + n, Ordering::AcqRel);
+        }
+        Target::Device { addr, device } => {
+            let restore = match inner.rt.enter_device(device) {
+                Ok(r) => r,
+                Err(e) => return req.fail(Error::Runtime(e)),
+            };
+            // Requests of several chunks pipeline file I/O with stream-ordered copies on a
+            // lane; a single chunk gains nothing from that and is copied synchronously.
+            let lane = if req.chunks > 1 { inner.lanes.get(inner.rt, device) } else { None };
+            match lane {
+                Some(lane) => {
+                    match req.t.dir {
+                        Direction::Read => pipelined_read(inner, req, addr, &lane),
+                        Direction::Write => pipelined_write(inner, req, addr, &lane),
+                    }
+                    inner.lanes.put(lane);
+                }
+                None => synchronous_device(inner, req, addr),
             }
-            Ok(_) => {}
+            inner.rt.leave_device(restore);
+        }
+    }
+}
+
+/// Device chunks one at a time with synchronous copies through one bounce buffer.
+fn synchronous_device(inner: &Inner, req: &Request, addr: usize) {
+    let mut bounce = None;
+    while let Some((off, len)) = claim(req) {
+        if bounce.is_none() {
+            match inner.bounce.get() {
+                Ok(b) => bounce = Some(b),
+                Err(e) => return req.fail(e),
+            }
+        }
+        let buf = &mut bounce.as_mut().expect("set above").as_mut_slice()[..len];
+        if !record(req, off, len, device_chunk(inner, req.t, addr + off, buf, off)) {
+            break;
+        }
+    }
+}
+
+/// Reads: `pread` of chunk k+1 into one bounce buffer overlaps the stream-ordered copy of
+/// chunk k from the other; a buffer is reused only after its copy's event completed. Copy
+/// errors surface at the final stream synchronisation and fail the request.
+fn pipelined_read(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
+    let rt = inner.rt;
+    let mut bufs = match (inner.bounce.get(), inner.bounce.try_get()) {
+        (Ok(a), b) => [Some(a), b],
+        (Err(e), _) => return req.fail(e),
+    };
+    let slots = if bufs[1].is_some() { 2 } else { 1 };
+    let mut in_flight = [false; 2];
+    let mut k = 0usize;
+    while let Some((off, len)) = claim(req) {
+        let s = k % slots;
+        k += 1;
+        if in_flight[s] {
+            let waited = if slots == 2 { rt.event_synchronize(lane.events[s]) } else { rt.stream_synchronize(lane.stream) };
+            if let Err(e) = waited {
+                req.fail(Error::Runtime(e));
+                break;
+            }
+            in_flight[s] = false;
+        }
+        let buf = bufs[s].as_mut().expect("slot in use");
+        let file_off = req.t.offset + off as u64;
+        let n = match sys::io::pread_full(req.t.fd, &mut buf.as_mut_slice()[..len], file_off) {
+            Ok(n) => n,
             Err(e) => {
+                req.fail(Error::Os(e));
+                break;
+            }
+        };
+        if n > 0 {
+            // SAFETY: the buffer stays checked out, and is not written, until the copy's event
+            // (or the stream) has completed: below, or at the synchronisation after the loop.
+            let issued = unsafe { rt.copy_to_device_async(addr + off, buf.as_ptr(), n, lane.stream) }
+                .and_then(|()| rt.event_record(lane.events[s], lane.stream));
+            if let Err(e) = issued {
+                req.fail(Error::Runtime(e));
+                break;
+            }
+            in_flight[s] = true;
+        }
+        if !record(req, off, len, Ok(n)) {
+            break;
+        }
+    }
+    if let Err(e) = rt.stream_synchronize(lane.stream) {
+        req.fail(Error::Runtime(e));
+    }
+    drop(bufs);
+}
+
+/// Writes: the stream-ordered copy of chunk k+1 out of device memory overlaps the `pwrite`
+/// of chunk k. The stream is synchronised before each `pwrite`, so a failed copy is known
+/// before its bytes could reach the file.
+fn pipelined_write(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
+    let rt = inner.rt;
+    let (mut a, mut b) = match (inner.bounce.get(), inner.bounce.try_get()) {
+        (Ok(a), b) => (a, b),
+        (Err(e), _) => return req.fail(e),
+    };
+    let issue = |buf: &mut super::bounce::Bounce<'_>, off: usize, len: usize| -> Result<()> {
+        // SAFETY: the buffer stays checked out and untouched until the stream is synchronised
+        // before its pwrite (or after the loop).
+        unsafe { rt.copy_from_device_async(buf.as_ptr(), addr + off, len, lane.stream) }.map_err(Error::Runtime)
+    };
+    let mut current = claim(req);
+    if let Some((off, len)) = current {
+        if let Err(e) = issue(&mut a, off, len) {
+            req.fail(e);
+            current = None;
+        }
+    }
+    while let Some((off, len)) = current {
+        if let Err(e) = rt.stream_synchronize(lane.stream) {
+            req.fail(Error::Runtime(e));
+            break;
+        }
+        // Start the next chunk's copy into the other buffer before writing this one.
+        let next = claim(req);
+        let mut next_issued = false;
+        if let (Some((noff, nlen)), Some(other)) = (next, b.as_mut()) {
+            if let Err(e) = issue(other, noff, nlen) {
                 req.fail(e);
                 break;
             }
+            next_issued = true;
+        }
+        let file_off = req.t.offset + off as u64;
+        let n = sys::io::pwrite_full(req.t.fd, &a.as_mut_slice()[..len], file_off).map_err(Error::Os);
+        if !record(req, off, len, n) {
+            break;
+        }
+        match next {
+            Some((noff, nlen)) if next_issued => {
+                std::mem::swap(&mut a, b.as_mut().expect("issued into it"));
+                current = Some((noff, nlen));
+            }
+            Some((noff, nlen)) => {
+                // Single-buffered: copy the next chunk now that this one is written.
+                if let Err(e) = issue(&mut a, noff, nlen) {
+                    req.fail(e);
+                    break;
+                }
+                current = Some((noff, nlen));
+            }
+            None => current = None,
         }
     }
-    drop(bounce);
-    if let Some(r) = restore {
-        inner.rt.leave_device(r);
+    if let Err(e) = rt.stream_synchronize(lane.stream) {
+        req.fail(Error::Runtime(e));
     }
 }
 
