@@ -1,0 +1,746 @@
+//! The CUDA driver API face (`libcuda.so.1` subset), with the real C signatures. It shares the
+//! simulated machine (devices, memory, streams, events) with the HIP face.
+//!
+//! Rules: `cuInit` must come first (`CUDA_ERROR_NOT_INITIALIZED`). Each device has one primary
+//! context with a stable handle; the current context is per thread and a thread starts with
+//! none. Calls that allocate, free, copy, or create streams/events, and anything that uses the
+//! NULL stream, need a current context (`CUDA_ERROR_INVALID_CONTEXT`). Pointer queries do not.
+//! A stream belongs to the device of the context current at its creation.
+//!
+//! Every call is counted under its function name; a panic becomes `CUDA_ERROR_UNKNOWN`; NULL
+//! out-pointers are `CUDA_ERROR_INVALID_VALUE`. With zero devices `cuInit` still succeeds and
+//! `cuDeviceGetCount` reports 0.
+//!
+//! Safety contract of every `unsafe extern "C"` function in this module (the C contract of the
+//! real driver): each pointer argument is NULL or valid for the access the CUDA documentation
+//! describes, for the duration of the call (for async copies: until the copy has run).
+
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ptr;
+use std::sync::Arc;
+
+use crate::copy::{self, kind};
+use crate::device;
+use crate::errors::{self, SimError, SimResult};
+use crate::faults::{self, Fault};
+use crate::ffi::{cu_call, Out};
+use crate::hip_api::{enqueue_host_fn, free_device_like, free_pinned, HostFn};
+use crate::memory::{self, Kind, Region};
+use crate::stream::{self, Stream};
+
+/// `CUresult`.
+pub type CuResult = c_int;
+/// `CUdeviceptr`.
+pub type CuDevicePtr = u64;
+/// `CUcontext`.
+pub type CuContext = *mut c_void;
+/// `CUstream`.
+pub type CuStream = *mut c_void;
+/// `CUevent`.
+pub type CuEvent = *mut c_void;
+
+/// `CUpointer_attribute` values understood by the simulator.
+pub mod attr {
+    /// `CU_POINTER_ATTRIBUTE_CONTEXT` (`CUcontext`).
+    pub const CONTEXT: i32 = 1;
+    /// `CU_POINTER_ATTRIBUTE_MEMORY_TYPE` (`unsigned int`, `CUmemorytype`).
+    pub const MEMORY_TYPE: i32 = 2;
+    /// `CU_POINTER_ATTRIBUTE_DEVICE_POINTER` (`CUdeviceptr`).
+    pub const DEVICE_POINTER: i32 = 3;
+    /// `CU_POINTER_ATTRIBUTE_HOST_POINTER` (`void *`).
+    pub const HOST_POINTER: i32 = 4;
+    /// `CU_POINTER_ATTRIBUTE_IS_MANAGED` (4-byte boolean).
+    pub const IS_MANAGED: i32 = 8;
+    /// `CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL` (`int`).
+    pub const DEVICE_ORDINAL: i32 = 9;
+    /// `CU_POINTER_ATTRIBUTE_RANGE_START_ADDR` (`CUdeviceptr`).
+    pub const RANGE_START_ADDR: i32 = 11;
+    /// `CU_POINTER_ATTRIBUTE_RANGE_SIZE` (`size_t`).
+    pub const RANGE_SIZE: i32 = 12;
+    /// `CU_POINTER_ATTRIBUTE_MAPPED` (4-byte boolean).
+    pub const MAPPED: i32 = 13;
+}
+
+/// `CUmemorytype` values.
+pub mod memtype {
+    /// `CU_MEMORYTYPE_HOST`.
+    pub const HOST: u32 = 1;
+    /// `CU_MEMORYTYPE_DEVICE`.
+    pub const DEVICE: u32 = 2;
+}
+
+/// Device ordinal CUDA reports for memory it does not know.
+pub const UNKNOWN_MEMORY_ORDINAL: i32 = -2;
+
+fn ctx_device() -> SimResult<i32> {
+    device::cuda_current_device()
+}
+
+fn cu_stream(s: CuStream) -> SimResult<Arc<Stream>> {
+    device::cuda_require_init()?;
+    stream::resolve(s as usize, ctx_device)
+}
+
+fn sync_copy(dst: usize, src: usize, len: usize, memcpy_kind: c_int) -> SimResult<()> {
+    let dev = ctx_device()?;
+    let op = copy::plan(dst, src, len, memcpy_kind)?;
+    stream::wait_default_idle(dev);
+    copy::execute(&op)
+}
+
+fn async_copy(
+    dst: usize,
+    src: usize,
+    len: usize,
+    memcpy_kind: c_int,
+    s: CuStream,
+) -> SimResult<()> {
+    ctx_device()?;
+    let st = cu_stream(s)?;
+    let op = copy::plan(dst, src, len, memcpy_kind)?;
+    st.enqueue(Box::new(move || copy::execute(&op)));
+    Ok(())
+}
+
+fn check_host_alloc_fault() -> SimResult<()> {
+    if faults::get(Fault::FailHostAlloc) != 0 {
+        Err(SimError::OUT_OF_MEMORY)
+    } else {
+        Ok(())
+    }
+}
+
+fn device_ordinal(ordinal: c_int) -> SimResult<()> {
+    device::cuda_require_init()?;
+    device::check_ordinal(ordinal).map_err(|_| SimError::INVALID_DEVICE)
+}
+
+// ---- initialisation, devices, contexts ------------------------------------------------------
+
+/// `CUresult cuInit(unsigned int Flags)`: flags must be 0.
+#[no_mangle]
+pub unsafe extern "C" fn cuInit(flags: c_uint) -> CuResult {
+    cu_call("cuInit", || {
+        if flags != 0 {
+            return Err(SimError::INVALID_VALUE);
+        }
+        device::cuda_init();
+        Ok(())
+    })
+}
+
+/// `CUresult cuDriverGetVersion(int *driverVersion)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CuResult {
+    cu_call("cuDriverGetVersion", || {
+        // SAFETY: module contract.
+        unsafe { Out::new(version) }?.set(faults::cuda_driver_version());
+        Ok(())
+    })
+}
+
+/// `CUresult cuDeviceGetCount(int *count)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CuResult {
+    cu_call("cuDeviceGetCount", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(count) }?;
+        device::cuda_require_init()?;
+        out.set(device::count());
+        Ok(())
+    })
+}
+
+/// `CUresult cuDeviceGet(CUdevice *device, int ordinal)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGet(dev: *mut c_int, ordinal: c_int) -> CuResult {
+    cu_call("cuDeviceGet", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(dev) }?;
+        device_ordinal(ordinal)?;
+        out.set(ordinal);
+        Ok(())
+    })
+}
+
+/// `CUresult cuDeviceGetName(char *name, int len, CUdevice dev)`: "hipsim simulated GPU N",
+/// truncated to `len - 1` bytes and NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: c_int) -> CuResult {
+    cu_call("cuDeviceGetName", || {
+        let cap = usize::try_from(len)
+            .ok()
+            .filter(|&l| l > 0)
+            .ok_or(SimError::INVALID_VALUE)?;
+        if name.is_null() {
+            return Err(SimError::INVALID_VALUE);
+        }
+        device_ordinal(dev)?;
+        let text = format!("hipsim simulated GPU {dev}");
+        let n = text.len().min(cap - 1);
+        // SAFETY: module contract: `name` is writable for `len` bytes; n + 1 <= len.
+        unsafe {
+            ptr::copy_nonoverlapping(text.as_ptr(), name.cast::<u8>(), n);
+            name.add(n).write(0);
+        }
+        Ok(())
+    })
+}
+
+/// `CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CuContext, dev: c_int) -> CuResult {
+    cu_call("cuDevicePrimaryCtxRetain", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(pctx) }?;
+        out.set(device::retain_primary(dev)?);
+        Ok(())
+    })
+}
+
+/// `CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)`: the context stays usable.
+#[no_mangle]
+pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: c_int) -> CuResult {
+    cu_call("cuDevicePrimaryCtxRelease_v2", || {
+        device::release_primary(dev)
+    })
+}
+
+/// `CUresult cuCtxGetCurrent(CUcontext *pctx)`: NULL when the thread has none.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxGetCurrent(pctx: *mut CuContext) -> CuResult {
+    cu_call("cuCtxGetCurrent", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(pctx) }?;
+        device::cuda_require_init()?;
+        out.set(device::current_context() as CuContext);
+        Ok(())
+    })
+}
+
+/// `CUresult cuCtxSetCurrent(CUcontext ctx)`: replaces the top of the thread's context stack
+/// (NULL pops it).
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxSetCurrent(ctx: CuContext) -> CuResult {
+    cu_call("cuCtxSetCurrent", || {
+        device::cuda_require_init()?;
+        device::set_current_context(ctx as usize)
+    })
+}
+
+/// `CUresult cuCtxPushCurrent_v2(CUcontext ctx)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxPushCurrent_v2(ctx: CuContext) -> CuResult {
+    cu_call("cuCtxPushCurrent_v2", || {
+        device::cuda_require_init()?;
+        device::push_context(ctx as usize)
+    })
+}
+
+/// `CUresult cuCtxPopCurrent_v2(CUcontext *pctx)`: `pctx` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxPopCurrent_v2(pctx: *mut CuContext) -> CuResult {
+    cu_call("cuCtxPopCurrent_v2", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::optional(pctx) };
+        device::cuda_require_init()?;
+        let popped = device::pop_context()?;
+        if let Some(o) = out {
+            o.set(popped as CuContext);
+        }
+        Ok(())
+    })
+}
+
+/// `CUresult cuCtxGetDevice(CUdevice *device)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxGetDevice(dev: *mut c_int) -> CuResult {
+    cu_call("cuCtxGetDevice", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(dev) }?;
+        out.set(ctx_device()?);
+        Ok(())
+    })
+}
+
+/// `CUresult cuCtxSynchronize(void)`: waits for every stream of the context's device and
+/// returns the first failure of their queued work.
+#[no_mangle]
+pub unsafe extern "C" fn cuCtxSynchronize() -> CuResult {
+    cu_call("cuCtxSynchronize", || {
+        stream::synchronize_device(ctx_device()?)
+    })
+}
+
+// ---- memory ----------------------------------------------------------------------------------
+
+/// `CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)`: size 0 is invalid.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CuDevicePtr, size: usize) -> CuResult {
+    cu_call("cuMemAlloc_v2", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(dptr) }?;
+        let dev = ctx_device()?;
+        out.set(memory::alloc_device(size, dev)? as CuDevicePtr);
+        Ok(())
+    })
+}
+
+/// `CUresult cuMemFree_v2(CUdeviceptr dptr)`: device or managed memory; 0 is a no-op.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemFree_v2(dptr: CuDevicePtr) -> CuResult {
+    cu_call("cuMemFree_v2", || {
+        ctx_device()?;
+        free_device_like(dptr as usize)
+    })
+}
+
+/// `CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocManaged(
+    dptr: *mut CuDevicePtr,
+    size: usize,
+    flags: c_uint,
+) -> CuResult {
+    cu_call("cuMemAllocManaged", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(dptr) }?;
+        let dev = ctx_device()?;
+        out.set(memory::alloc_host(size, Kind::Managed, dev, flags)? as CuDevicePtr);
+        Ok(())
+    })
+}
+
+fn host_alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> SimResult<()> {
+    // SAFETY: module contract (the callers pass their C argument through).
+    let out = unsafe { Out::new(pp) }?;
+    let dev = ctx_device()?;
+    check_host_alloc_fault()?;
+    out.set(memory::alloc_host(size, Kind::PinnedHost, dev, flags)? as *mut c_void);
+    Ok(())
+}
+
+/// `CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, size: usize) -> CuResult {
+    cu_call("cuMemAllocHost_v2", || host_alloc(pp, size, 0))
+}
+
+/// `CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostAlloc(
+    pp: *mut *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> CuResult {
+    cu_call("cuMemHostAlloc", || host_alloc(pp, size, flags))
+}
+
+/// `CUresult cuMemFreeHost(void *p)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CuResult {
+    cu_call("cuMemFreeHost", || {
+        ctx_device()?;
+        free_pinned(p as usize)
+    })
+}
+
+/// `CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostRegister_v2(
+    p: *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> CuResult {
+    cu_call("cuMemHostRegister_v2", || {
+        let dev = ctx_device()?;
+        check_host_alloc_fault()?;
+        memory::register(p as usize, size, dev, flags)
+    })
+}
+
+/// `CUresult cuMemHostUnregister(void *p)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CuResult {
+    cu_call("cuMemHostUnregister", || {
+        ctx_device()?;
+        if p.is_null() {
+            return Err(SimError::INVALID_VALUE);
+        }
+        memory::unregister(p as usize)
+    })
+}
+
+/// `CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)`:
+/// pinned or registered memory; the device alias is the same address.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
+    pdptr: *mut CuDevicePtr,
+    p: *mut c_void,
+    _flags: c_uint,
+) -> CuResult {
+    cu_call("cuMemHostGetDevicePointer_v2", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(pdptr) }?;
+        ctx_device()?;
+        match memory::lookup(p as usize) {
+            Some(r) if matches!(r.kind, Kind::PinnedHost | Kind::Registered) => {
+                out.set(p as CuDevicePtr);
+                Ok(())
+            }
+            _ => Err(SimError::INVALID_VALUE),
+        }
+    })
+}
+
+/// `CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)`:
+/// either out-pointer may be NULL; device, pinned and managed allocations only
+/// (`CUDA_ERROR_NOT_FOUND` otherwise).
+#[no_mangle]
+pub unsafe extern "C" fn cuMemGetAddressRange_v2(
+    pbase: *mut CuDevicePtr,
+    psize: *mut usize,
+    dptr: CuDevicePtr,
+) -> CuResult {
+    cu_call("cuMemGetAddressRange_v2", || {
+        // SAFETY: module contract.
+        let (base, size) = unsafe { (Out::optional(pbase), Out::optional(psize)) };
+        ctx_device()?;
+        match memory::lookup(dptr as usize) {
+            Some(r) if r.kind != Kind::Registered => {
+                if let Some(b) = base {
+                    b.set(r.start as CuDevicePtr);
+                }
+                if let Some(s) = size {
+                    s.set(r.size);
+                }
+                Ok(())
+            }
+            _ => Err(SimError::NOT_FOUND),
+        }
+    })
+}
+
+// ---- pointer attributes ----------------------------------------------------------------------
+
+/// Writes one attribute of `p` (inside `region`, or unknown pageable memory when `None`) to
+/// `data`. `strict` is `cuPointerGetAttribute`'s behaviour: unknown memory and a host pointer
+/// of device memory are errors rather than zeros.
+///
+/// # Safety
+/// `data` must be NULL or valid for a write of the attribute's type.
+unsafe fn write_attribute(
+    attribute: c_int,
+    data: *mut c_void,
+    p: u64,
+    region: Option<Region>,
+    strict: bool,
+) -> SimResult<()> {
+    if data.is_null() {
+        return Err(SimError::INVALID_VALUE);
+    }
+    if strict && region.is_none() {
+        return Err(SimError::INVALID_VALUE);
+    }
+    // SAFETY (all writes below): the caller guarantees `data` is valid for the attribute's
+    // type; write_unaligned tolerates any alignment.
+    macro_rules! put {
+        ($t:ty, $v:expr) => {
+            unsafe { data.cast::<$t>().write_unaligned($v) }
+        };
+    }
+    match attribute {
+        attr::CONTEXT => put!(
+            CuContext,
+            region.map_or(ptr::null_mut(), |r| device::primary_handle(r.device))
+        ),
+        attr::MEMORY_TYPE => put!(
+            u32,
+            match region.map(|r| r.kind) {
+                None => 0,
+                Some(Kind::Device | Kind::Managed) => memtype::DEVICE,
+                Some(Kind::PinnedHost | Kind::Registered) => memtype::HOST,
+            }
+        ),
+        attr::DEVICE_POINTER => put!(CuDevicePtr, if region.is_some() { p } else { 0 }),
+        attr::HOST_POINTER => match region {
+            Some(r) if r.kind == Kind::Device && strict => return Err(SimError::INVALID_VALUE),
+            Some(r) if r.kind != Kind::Device => put!(*mut c_void, p as *mut c_void),
+            _ => put!(*mut c_void, ptr::null_mut()),
+        },
+        attr::IS_MANAGED => put!(
+            u32,
+            u32::from(region.is_some_and(|r| r.kind == Kind::Managed))
+        ),
+        attr::DEVICE_ORDINAL => put!(c_int, region.map_or(UNKNOWN_MEMORY_ORDINAL, |r| r.device)),
+        attr::RANGE_START_ADDR => put!(CuDevicePtr, region.map_or(0, |r| r.start as CuDevicePtr)),
+        attr::RANGE_SIZE => put!(usize, region.map_or(0, |r| r.size)),
+        attr::MAPPED => put!(u32, u32::from(region.is_some())),
+        _ => return Err(SimError::INVALID_VALUE),
+    }
+    Ok(())
+}
+
+/// `CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr
+/// ptr)`: unknown (pageable) memory is `CUDA_ERROR_INVALID_VALUE`.
+#[no_mangle]
+pub unsafe extern "C" fn cuPointerGetAttribute(
+    data: *mut c_void,
+    attribute: c_int,
+    p: CuDevicePtr,
+) -> CuResult {
+    cu_call("cuPointerGetAttribute", || {
+        device::cuda_require_init()?;
+        let region = memory::lookup(p as usize);
+        // SAFETY: module contract: `data` fits the attribute's type.
+        unsafe { write_attribute(attribute, data, p, region, true) }
+    })
+}
+
+/// `CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute
+/// *attributes, void **data, CUdeviceptr ptr)`: unknown (pageable) memory succeeds with memory
+/// type 0, device ordinal -2 and every other value zero.
+#[no_mangle]
+pub unsafe extern "C" fn cuPointerGetAttributes(
+    n: c_uint,
+    attributes: *mut c_int,
+    data: *mut *mut c_void,
+    p: CuDevicePtr,
+) -> CuResult {
+    cu_call("cuPointerGetAttributes", || {
+        device::cuda_require_init()?;
+        if n == 0 || attributes.is_null() || data.is_null() {
+            return Err(SimError::INVALID_VALUE);
+        }
+        let region = memory::lookup(p as usize);
+        for i in 0..n as usize {
+            // SAFETY: module contract: both arrays hold `n` elements.
+            let (a, d) = unsafe { (*attributes.add(i), *data.add(i)) };
+            // SAFETY: module contract: `d` fits attribute `a`'s type.
+            unsafe { write_attribute(a, d, p, region, false) }?;
+        }
+        Ok(())
+    })
+}
+
+// ---- copies ----------------------------------------------------------------------------------
+
+/// `CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyHtoD_v2(
+    dst: CuDevicePtr,
+    src: *const c_void,
+    size: usize,
+) -> CuResult {
+    cu_call("cuMemcpyHtoD_v2", || {
+        sync_copy(dst as usize, src as usize, size, kind::HOST_TO_DEVICE)
+    })
+}
+
+/// `CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyDtoH_v2(
+    dst: *mut c_void,
+    src: CuDevicePtr,
+    size: usize,
+) -> CuResult {
+    cu_call("cuMemcpyDtoH_v2", || {
+        sync_copy(dst as usize, src as usize, size, kind::DEVICE_TO_HOST)
+    })
+}
+
+/// `CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t
+/// ByteCount, CUstream hStream)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyHtoDAsync_v2(
+    dst: CuDevicePtr,
+    src: *const c_void,
+    size: usize,
+    s: CuStream,
+) -> CuResult {
+    cu_call("cuMemcpyHtoDAsync_v2", || {
+        async_copy(dst as usize, src as usize, size, kind::HOST_TO_DEVICE, s)
+    })
+}
+
+/// `CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+/// CUstream hStream)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(
+    dst: *mut c_void,
+    src: CuDevicePtr,
+    size: usize,
+    s: CuStream,
+) -> CuResult {
+    cu_call("cuMemcpyDtoHAsync_v2", || {
+        async_copy(dst as usize, src as usize, size, kind::DEVICE_TO_HOST, s)
+    })
+}
+
+/// `CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)`: unified
+/// addressing, the direction is inferred from the addresses.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy(dst: CuDevicePtr, src: CuDevicePtr, size: usize) -> CuResult {
+    cu_call("cuMemcpy", || {
+        sync_copy(dst as usize, src as usize, size, kind::DEFAULT)
+    })
+}
+
+/// `CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemsetD8_v2(dst: CuDevicePtr, value: u8, n: usize) -> CuResult {
+    cu_call("cuMemsetD8_v2", || {
+        let dev = ctx_device()?;
+        let op = copy::plan_memset(dst as usize, value, n)?;
+        stream::wait_default_idle(dev);
+        copy::execute_memset(&op);
+        Ok(())
+    })
+}
+
+// ---- streams ---------------------------------------------------------------------------------
+
+/// `CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)`: flags
+/// `CU_STREAM_DEFAULT` (0) or `CU_STREAM_NON_BLOCKING` (1).
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamCreate(ph_stream: *mut CuStream, flags: c_uint) -> CuResult {
+    cu_call("cuStreamCreate", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(ph_stream) }?;
+        if flags > 1 {
+            return Err(SimError::INVALID_VALUE);
+        }
+        out.set(stream::create(ctx_device()?)? as CuStream);
+        Ok(())
+    })
+}
+
+/// `CUresult cuStreamDestroy_v2(CUstream hStream)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamDestroy_v2(s: CuStream) -> CuResult {
+    cu_call("cuStreamDestroy_v2", || {
+        device::cuda_require_init()?;
+        if stream::is_default_handle(s as usize) {
+            return Err(SimError::INVALID_HANDLE);
+        }
+        stream::destroy(s as usize)
+    })
+}
+
+/// `CUresult cuStreamSynchronize(CUstream hStream)`: also returns the first failure of the
+/// stream's queued work since the last synchronisation.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamSynchronize(s: CuStream) -> CuResult {
+    cu_call("cuStreamSynchronize", || cu_stream(s)?.synchronize())
+}
+
+/// `CUresult cuStreamQuery(CUstream hStream)`: `CUDA_SUCCESS` or `CUDA_ERROR_NOT_READY`.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamQuery(s: CuStream) -> CuResult {
+    cu_call("cuStreamQuery", || {
+        if cu_stream(s)?.is_idle() {
+            Ok(())
+        } else {
+            Err(SimError::NOT_READY)
+        }
+    })
+}
+
+/// `CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)`: the primary context of the
+/// stream's device.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetCtx(s: CuStream, pctx: *mut CuContext) -> CuResult {
+    cu_call("cuStreamGetCtx", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(pctx) }?;
+        out.set(device::primary_handle(cu_stream(s)?.device()));
+        Ok(())
+    })
+}
+
+/// `CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchHostFunc(
+    s: CuStream,
+    f: HostFn,
+    user_data: *mut c_void,
+) -> CuResult {
+    cu_call("cuLaunchHostFunc", || {
+        enqueue_host_fn(&*cu_stream(s)?, f, user_data)
+    })
+}
+
+// ---- events ----------------------------------------------------------------------------------
+
+/// `CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)`: flags are accepted and
+/// ignored.
+#[no_mangle]
+pub unsafe extern "C" fn cuEventCreate(ph_event: *mut CuEvent, _flags: c_uint) -> CuResult {
+    cu_call("cuEventCreate", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(ph_event) }?;
+        ctx_device()?;
+        out.set(stream::event_create() as CuEvent);
+        Ok(())
+    })
+}
+
+/// `CUresult cuEventRecord(CUevent hEvent, CUstream hStream)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuEventRecord(event: CuEvent, s: CuStream) -> CuResult {
+    cu_call("cuEventRecord", || {
+        device::cuda_require_init()?;
+        let ev = stream::event_resolve(event as usize)?;
+        ev.record(&*cu_stream(s)?);
+        Ok(())
+    })
+}
+
+/// `CUresult cuEventSynchronize(CUevent hEvent)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuEventSynchronize(event: CuEvent) -> CuResult {
+    cu_call("cuEventSynchronize", || {
+        device::cuda_require_init()?;
+        stream::event_resolve(event as usize)?.synchronize();
+        Ok(())
+    })
+}
+
+/// `CUresult cuEventDestroy_v2(CUevent hEvent)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuEventDestroy_v2(event: CuEvent) -> CuResult {
+    cu_call("cuEventDestroy_v2", || {
+        device::cuda_require_init()?;
+        stream::event_destroy(event as usize)
+    })
+}
+
+// ---- errors ----------------------------------------------------------------------------------
+
+/// `CUresult cuGetErrorString(CUresult error, const char **pStr)`: unknown codes are
+/// `CUDA_ERROR_INVALID_VALUE` with `*pStr = NULL`.
+#[no_mangle]
+pub unsafe extern "C" fn cuGetErrorString(error: CuResult, p_str: *mut *const c_char) -> CuResult {
+    cu_call("cuGetErrorString", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(p_str) }?;
+        let text = errors::cuda_text(error);
+        out.set(text.map_or(ptr::null(), |t| t.as_ptr()));
+        text.map(|_| ()).ok_or(SimError::INVALID_VALUE)
+    })
+}
+
+/// `CUresult cuGetErrorName(CUresult error, const char **pStr)`: unknown codes are
+/// `CUDA_ERROR_INVALID_VALUE` with `*pStr = NULL`.
+#[no_mangle]
+pub unsafe extern "C" fn cuGetErrorName(error: CuResult, p_str: *mut *const c_char) -> CuResult {
+    cu_call("cuGetErrorName", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(p_str) }?;
+        let name = errors::cuda_name(error);
+        out.set(name.map_or(ptr::null(), |t| t.as_ptr()));
+        name.map(|_| ()).ok_or(SimError::INVALID_VALUE)
+    })
+}

@@ -1,0 +1,301 @@
+//! Fault injection and run-time settings.
+//!
+//! Each setting has a name (for `hipsimSetFault` / `hipsimGetFault`) and an environment
+//! variable that is read once, when the simulator is first used (in practice: at the first call
+//! after the library is loaded). A value of 0 clears a fault. Settings:
+//!
+//! | name | environment | meaning |
+//! | --- | --- | --- |
+//! | `fastpath_errno` | `HIPSIM_FASTPATH_ERRNO` | `hipAmdFileRead/Write` return hipSuccess, `*bytes = 0`, `*status = -errno`, without I/O |
+//! | `fastpath_hip_error` | `HIPSIM_FASTPATH_HIP_ERROR` | `hipAmdFileRead/Write` return this `hipError_t` |
+//! | `fail_copy` | `HIPSIM_FAIL_COPY` | every memcpy fails with this code (HIP numbering) |
+//! | `fail_copy_after` | `HIPSIM_FAIL_COPY_AFTER` | with `fail_copy`: the first N copies succeed |
+//! | `short_transfer` | `HIPSIM_SHORT_TRANSFER` | `hipAmdFileRead/Write` move at most this many bytes per call |
+//! | `no_fastpath` | `HIPSIM_NO_FASTPATH` | `hipGetProcAddress` refuses `hipAmdFileRead/Write` |
+//! | `device_count` | `HIPSIM_DEVICE_COUNT` | number of devices, 0..=16 (default 1; 0 means no device) |
+//! | `fail_host_alloc` | `HIPSIM_FAIL_HOST_ALLOC` | host allocation/registration fails with out-of-memory |
+//! | `copy_delay_us` | `HIPSIM_COPY_DELAY_US` | every copy sleeps this long first |
+//! | `runtime_version` | `HIPSIM_RUNTIME_VERSION` | reported HIP_VERSION (0 = default 70200000) |
+//! | `cuda_driver_version` | `HIPSIM_CUDA_DRIVER_VERSION` | reported CUDA driver version (0 = default 13000) |
+//!
+//! Errno values may be written in the environment as numbers or names (`EIO`, `ENODEV`, ...);
+//! HIP error values as numbers or names (`hipErrorUnknown`, ...). `device_count` is a setting,
+//! not a fault: 0 really means zero devices.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::LazyLock;
+
+use crate::errors::SimError;
+
+/// Every setting, in table order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// `fastpath_errno`.
+    FastpathErrno,
+    /// `fastpath_hip_error`.
+    FastpathHipError,
+    /// `fail_copy`.
+    FailCopy,
+    /// `fail_copy_after`.
+    FailCopyAfter,
+    /// `short_transfer`.
+    ShortTransfer,
+    /// `no_fastpath`.
+    NoFastpath,
+    /// `device_count`.
+    DeviceCount,
+    /// `fail_host_alloc`.
+    FailHostAlloc,
+    /// `copy_delay_us`.
+    CopyDelayUs,
+    /// `runtime_version`.
+    RuntimeVersion,
+    /// `cuda_driver_version`.
+    CudaDriverVersion,
+}
+
+#[derive(Clone, Copy)]
+enum Parse {
+    Int,
+    Errno,
+    HipError,
+}
+
+struct Spec {
+    fault: Fault,
+    name: &'static str,
+    env: &'static str,
+    parse: Parse,
+    default: i64,
+}
+
+const SPECS: [Spec; 11] = [
+    Spec {
+        fault: Fault::FastpathErrno,
+        name: "fastpath_errno",
+        env: "HIPSIM_FASTPATH_ERRNO",
+        parse: Parse::Errno,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::FastpathHipError,
+        name: "fastpath_hip_error",
+        env: "HIPSIM_FASTPATH_HIP_ERROR",
+        parse: Parse::HipError,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::FailCopy,
+        name: "fail_copy",
+        env: "HIPSIM_FAIL_COPY",
+        parse: Parse::HipError,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::FailCopyAfter,
+        name: "fail_copy_after",
+        env: "HIPSIM_FAIL_COPY_AFTER",
+        parse: Parse::Int,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::ShortTransfer,
+        name: "short_transfer",
+        env: "HIPSIM_SHORT_TRANSFER",
+        parse: Parse::Int,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::NoFastpath,
+        name: "no_fastpath",
+        env: "HIPSIM_NO_FASTPATH",
+        parse: Parse::Int,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::DeviceCount,
+        name: "device_count",
+        env: "HIPSIM_DEVICE_COUNT",
+        parse: Parse::Int,
+        default: 1,
+    },
+    Spec {
+        fault: Fault::FailHostAlloc,
+        name: "fail_host_alloc",
+        env: "HIPSIM_FAIL_HOST_ALLOC",
+        parse: Parse::Int,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::CopyDelayUs,
+        name: "copy_delay_us",
+        env: "HIPSIM_COPY_DELAY_US",
+        parse: Parse::Int,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::RuntimeVersion,
+        name: "runtime_version",
+        env: "HIPSIM_RUNTIME_VERSION",
+        parse: Parse::Int,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::CudaDriverVersion,
+        name: "cuda_driver_version",
+        env: "HIPSIM_CUDA_DRIVER_VERSION",
+        parse: Parse::Int,
+        default: 0,
+    },
+];
+
+/// Most devices the simulator can expose.
+pub const MAX_DEVICES: i64 = 16;
+/// HIP_VERSION reported by default (7.2.0).
+pub const DEFAULT_RUNTIME_VERSION: i32 = 70_200_000;
+/// CUDA driver version reported by default (13.0).
+pub const DEFAULT_CUDA_DRIVER_VERSION: i32 = 13_000;
+
+static VALUES: LazyLock<[AtomicI64; 11]> = LazyLock::new(|| {
+    let values = [const { AtomicI64::new(0) }; 11];
+    for spec in &SPECS {
+        let mut v = spec.default;
+        if let Ok(text) = std::env::var(spec.env) {
+            match parse_value(spec.parse, text.trim()) {
+                Some(parsed) => v = parsed,
+                None => eprintln!("hipsim: ignoring {}={text:?}: not a valid value", spec.env),
+            }
+        }
+        if spec.fault == Fault::DeviceCount {
+            v = v.clamp(0, MAX_DEVICES);
+        }
+        values[spec.fault as usize].store(v, Ordering::Relaxed);
+    }
+    values
+});
+
+/// Copies counted against `fail_copy_after` since the copy faults were last set.
+static COPIES_SINCE_SET: AtomicU64 = AtomicU64::new(0);
+
+fn parse_value(kind: Parse, text: &str) -> Option<i64> {
+    if let Ok(v) = text.parse::<i64>() {
+        return Some(match kind {
+            Parse::Errno => v.abs(),
+            _ => v,
+        });
+    }
+    match kind {
+        Parse::Int => match text.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" => Some(1),
+            "false" | "no" | "off" => Some(0),
+            _ => None,
+        },
+        Parse::Errno => errno_by_name(text).map(i64::from),
+        Parse::HipError => hip_error_by_name(text).map(i64::from),
+    }
+}
+
+fn errno_by_name(name: &str) -> Option<i32> {
+    Some(match name {
+        "EPERM" => libc::EPERM,
+        "ENOENT" => libc::ENOENT,
+        "EINTR" => libc::EINTR,
+        "EIO" => libc::EIO,
+        "ENXIO" => libc::ENXIO,
+        "EBADF" => libc::EBADF,
+        "EAGAIN" => libc::EAGAIN,
+        "ENOMEM" => libc::ENOMEM,
+        "EACCES" => libc::EACCES,
+        "EFAULT" => libc::EFAULT,
+        "EBUSY" => libc::EBUSY,
+        "EEXIST" => libc::EEXIST,
+        "ENODEV" => libc::ENODEV,
+        "EINVAL" => libc::EINVAL,
+        "EFBIG" => libc::EFBIG,
+        "ENOSPC" => libc::ENOSPC,
+        "ESPIPE" => libc::ESPIPE,
+        "EROFS" => libc::EROFS,
+        "ENOSYS" => libc::ENOSYS,
+        "EOPNOTSUPP" | "ENOTSUP" => libc::EOPNOTSUPP,
+        "ETIMEDOUT" => libc::ETIMEDOUT,
+        "EREMOTEIO" => libc::EREMOTEIO,
+        "ECANCELED" => libc::ECANCELED,
+        "EDQUOT" => libc::EDQUOT,
+        _ => return None,
+    })
+}
+
+fn hip_error_by_name(name: &str) -> Option<i32> {
+    crate::errors::code_by_name(name)
+}
+
+fn spec_by_name(name: &str) -> Option<&'static Spec> {
+    SPECS.iter().find(|s| s.name == name)
+}
+
+/// Current value of a setting.
+pub fn get(f: Fault) -> i64 {
+    VALUES[f as usize].load(Ordering::Relaxed)
+}
+
+/// Forces the environment to be read now (called on the first use of the simulator).
+pub fn init() {
+    LazyLock::force(&VALUES);
+}
+
+/// `hipsimSetFault`: sets a setting by name. Returns false for an unknown name or a
+/// `device_count` outside 0..=16.
+pub fn set_by_name(name: &str, value: i64) -> bool {
+    let Some(spec) = spec_by_name(name) else {
+        return false;
+    };
+    if spec.fault == Fault::DeviceCount && !(0..=MAX_DEVICES).contains(&value) {
+        return false;
+    }
+    VALUES[spec.fault as usize].store(value, Ordering::Relaxed);
+    if matches!(spec.fault, Fault::FailCopy | Fault::FailCopyAfter) {
+        COPIES_SINCE_SET.store(0, Ordering::Relaxed);
+    }
+    true
+}
+
+/// `hipsimGetFault`: a setting by name, `None` for an unknown name.
+pub fn get_by_name(name: &str) -> Option<i64> {
+    spec_by_name(name).map(|s| get(s.fault))
+}
+
+/// Number of simulated devices (0..=16).
+pub fn device_count() -> i32 {
+    get(Fault::DeviceCount).clamp(0, MAX_DEVICES) as i32
+}
+
+/// Reported HIP_VERSION.
+pub fn runtime_version() -> i32 {
+    match i32::try_from(get(Fault::RuntimeVersion)) {
+        Ok(v) if v > 0 => v,
+        _ => DEFAULT_RUNTIME_VERSION,
+    }
+}
+
+/// Reported CUDA driver version.
+pub fn cuda_driver_version() -> i32 {
+    match i32::try_from(get(Fault::CudaDriverVersion)) {
+        Ok(v) if v > 0 => v,
+        _ => DEFAULT_CUDA_DRIVER_VERSION,
+    }
+}
+
+/// Decides whether the copy being executed now fails (the `fail_copy` / `fail_copy_after`
+/// faults), counting it against `fail_copy_after`.
+pub fn copy_fault() -> Option<SimError> {
+    let code = get(Fault::FailCopy);
+    if code == 0 {
+        return None;
+    }
+    let seq = COPIES_SINCE_SET.fetch_add(1, Ordering::Relaxed);
+    let after = get(Fault::FailCopyAfter);
+    if after > 0 && seq < after as u64 {
+        return None;
+    }
+    Some(SimError(i32::try_from(code).unwrap_or(SimError::UNKNOWN.0)))
+}

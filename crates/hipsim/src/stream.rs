@@ -1,0 +1,338 @@
+//! Streams and events.
+//!
+//! Every stream owns a worker thread that runs the stream's queued work strictly in order
+//! (copies, memsets, host functions, event markers). A stream remembers the device current at
+//! its creation. The NULL stream (and the special handles 1 and 2: CUDA's legacy and
+//! per-thread default streams, HIP's `hipStreamPerThread`) is a per-device default stream,
+//! created lazily, with its own worker; it does not implicitly synchronise with other streams.
+//!
+//! A failure of queued work (e.g. an injected copy fault) is kept by the stream and returned by
+//! the next [`Stream::synchronize`]; only the first failure since the last synchronisation is
+//! kept.
+//!
+//! An event records a marker into a stream; synchronising the event waits until the marker of
+//! its latest record has run (an event that was never recorded is complete).
+
+use std::collections::{HashMap, VecDeque};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::thread::{JoinHandle, ThreadId};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::counters::{self, Gauge};
+use crate::device::MAX_DEVICES;
+use crate::errors::{SimError, SimResult};
+
+/// A unit of queued work; an error is reported by the next synchronisation.
+pub type Work = Box<dyn FnOnce() -> SimResult<()> + Send>;
+
+#[derive(Default)]
+struct Queue {
+    items: VecDeque<Work>,
+    enqueued: u64,
+    completed: u64,
+    shutdown: bool,
+    error: Option<SimError>,
+}
+
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<Queue>,
+    cv: Condvar,
+}
+
+/// A simulated stream.
+pub struct Stream {
+    device: i32,
+    shared: Arc<Shared>,
+    worker: Mutex<Option<JoinHandle<()>>>,
+    worker_id: ThreadId,
+}
+
+static NEXT_WORKER: AtomicU64 = AtomicU64::new(0);
+
+fn worker_loop(shared: &Shared) {
+    loop {
+        let work = {
+            let mut q = shared.queue.lock();
+            loop {
+                if let Some(w) = q.items.pop_front() {
+                    break w;
+                }
+                if q.shutdown {
+                    return;
+                }
+                shared.cv.wait(&mut q);
+            }
+        };
+        let result = panic::catch_unwind(AssertUnwindSafe(work)).unwrap_or(Err(SimError::UNKNOWN));
+        let mut q = shared.queue.lock();
+        q.completed += 1;
+        if let Err(e) = result {
+            q.error.get_or_insert(e);
+        }
+        shared.cv.notify_all();
+    }
+}
+
+impl Stream {
+    fn spawn(device: i32) -> SimResult<Arc<Stream>> {
+        let shared = Arc::new(Shared::default());
+        let for_worker = Arc::clone(&shared);
+        let n = NEXT_WORKER.fetch_add(1, Ordering::Relaxed);
+        let handle = std::thread::Builder::new()
+            .name(format!("hipsim-stream-{n}"))
+            .spawn(move || worker_loop(&for_worker))
+            .map_err(|_| SimError::OUT_OF_MEMORY)?;
+        let worker_id = handle.thread().id();
+        Ok(Arc::new(Stream {
+            device,
+            shared,
+            worker: Mutex::new(Some(handle)),
+            worker_id,
+        }))
+    }
+
+    /// The device current when the stream was created.
+    pub fn device(&self) -> i32 {
+        self.device
+    }
+
+    /// Queues `work` behind everything already queued.
+    pub fn enqueue(&self, work: Work) {
+        let mut q = self.shared.queue.lock();
+        q.items.push_back(work);
+        q.enqueued += 1;
+        self.shared.cv.notify_all();
+    }
+
+    fn on_worker(&self) -> bool {
+        std::thread::current().id() == self.worker_id
+    }
+
+    /// Waits until everything queued before this call has run. A no-op when called from the
+    /// stream's own worker (a host function), which would otherwise wait for itself.
+    pub fn wait_idle(&self) {
+        if self.on_worker() {
+            return;
+        }
+        let mut q = self.shared.queue.lock();
+        let target = q.enqueued;
+        while q.completed < target {
+            self.shared.cv.wait(&mut q);
+        }
+    }
+
+    /// Waits like [`Stream::wait_idle`] and returns (and clears) the first failure of queued
+    /// work since the last synchronisation.
+    pub fn synchronize(&self) -> SimResult<()> {
+        self.wait_idle();
+        match self.shared.queue.lock().error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether all queued work has run.
+    pub fn is_idle(&self) -> bool {
+        let q = self.shared.queue.lock();
+        q.completed == q.enqueued
+    }
+
+    fn shutdown(&self) {
+        self.wait_idle();
+        self.shared.queue.lock().shutdown = true;
+        self.shared.cv.notify_all();
+        let handle = self.worker.lock().take();
+        if let Some(h) = handle {
+            if !self.on_worker() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+static STREAMS: LazyLock<Mutex<HashMap<usize, Arc<Stream>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+static DEFAULT_STREAMS: Mutex<[Option<Arc<Stream>>; MAX_DEVICES]> =
+    Mutex::new([const { None }; MAX_DEVICES]);
+
+/// Creates a stream on `device`; returns its handle.
+pub fn create(device: i32) -> SimResult<usize> {
+    let s = Stream::spawn(device)?;
+    let handle = Arc::as_ptr(&s) as usize;
+    STREAMS.lock().insert(handle, s);
+    counters::gauge_add(Gauge::Streams, 1);
+    Ok(handle)
+}
+
+/// Whether `handle` names a device's default stream.
+pub fn is_default_handle(handle: usize) -> bool {
+    handle <= 2
+}
+
+/// The default stream of `device`, created on first use.
+pub fn default_stream(device: i32) -> SimResult<Arc<Stream>> {
+    let idx = usize::try_from(device)
+        .ok()
+        .filter(|&d| d < MAX_DEVICES)
+        .ok_or(SimError::INVALID_DEVICE)?;
+    let mut defaults = DEFAULT_STREAMS.lock();
+    if let Some(s) = &defaults[idx] {
+        return Ok(Arc::clone(s));
+    }
+    let s = Stream::spawn(device)?;
+    defaults[idx] = Some(Arc::clone(&s));
+    Ok(s)
+}
+
+/// The default stream of `device` if it was ever created.
+fn existing_default(device: i32) -> Option<Arc<Stream>> {
+    let idx = usize::try_from(device).ok().filter(|&d| d < MAX_DEVICES)?;
+    DEFAULT_STREAMS.lock()[idx].clone()
+}
+
+/// Resolves a stream handle; default-stream handles use `default_device()`'s default stream.
+/// Unknown handles are `hipErrorInvalidHandle`.
+pub fn resolve(
+    handle: usize,
+    default_device: impl FnOnce() -> SimResult<i32>,
+) -> SimResult<Arc<Stream>> {
+    if is_default_handle(handle) {
+        return default_stream(default_device()?);
+    }
+    STREAMS
+        .lock()
+        .get(&handle)
+        .cloned()
+        .ok_or(SimError::INVALID_HANDLE)
+}
+
+/// Destroys a created stream: drains its work, then stops and joins its worker.
+pub fn destroy(handle: usize) -> SimResult<()> {
+    let s = STREAMS
+        .lock()
+        .remove(&handle)
+        .ok_or(SimError::INVALID_HANDLE)?;
+    s.shutdown();
+    counters::gauge_sub(Gauge::Streams, 1);
+    Ok(())
+}
+
+fn streams_of(device: i32) -> Vec<Arc<Stream>> {
+    let mut v: Vec<Arc<Stream>> = STREAMS
+        .lock()
+        .values()
+        .filter(|s| s.device == device)
+        .cloned()
+        .collect();
+    v.extend(existing_default(device));
+    v
+}
+
+/// Waits for every stream of `device` and returns the first pending failure among them
+/// (clearing the failures it reports).
+pub fn synchronize_device(device: i32) -> SimResult<()> {
+    let mut first = Ok(());
+    for s in streams_of(device) {
+        let r = s.synchronize();
+        if first.is_ok() {
+            first = r;
+        }
+    }
+    first
+}
+
+/// Waits for every stream of `device` without consuming their pending failures.
+pub fn wait_device_idle(device: i32) {
+    for s in streams_of(device) {
+        s.wait_idle();
+    }
+}
+
+/// Waits for `device`'s default stream if it exists (synchronous copies are ordered after
+/// work queued on the NULL stream).
+pub fn wait_default_idle(device: i32) {
+    if let Some(s) = existing_default(device) {
+        s.wait_idle();
+    }
+}
+
+// ---- events ----------------------------------------------------------------------------------
+
+#[derive(Default)]
+struct EventState {
+    recorded: u64,
+    completed: u64,
+}
+
+/// A simulated event.
+#[derive(Default)]
+pub struct Event {
+    state: Mutex<EventState>,
+    cv: Condvar,
+}
+
+static EVENTS: LazyLock<Mutex<HashMap<usize, Arc<Event>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Creates an event; returns its handle.
+pub fn event_create() -> usize {
+    let e = Arc::new(Event::default());
+    let handle = Arc::as_ptr(&e) as usize;
+    EVENTS.lock().insert(handle, e);
+    handle
+}
+
+/// Resolves an event handle (`hipErrorInvalidHandle` if unknown).
+pub fn event_resolve(handle: usize) -> SimResult<Arc<Event>> {
+    EVENTS
+        .lock()
+        .get(&handle)
+        .cloned()
+        .ok_or(SimError::INVALID_HANDLE)
+}
+
+/// Destroys an event. A marker still queued keeps the event's state alive until it runs.
+pub fn event_destroy(handle: usize) -> SimResult<()> {
+    EVENTS
+        .lock()
+        .remove(&handle)
+        .map(|_| ())
+        .ok_or(SimError::INVALID_HANDLE)
+}
+
+impl Event {
+    /// Queues a marker for this event on `stream`.
+    pub fn record(self: &Arc<Self>, stream: &Stream) {
+        let seq = {
+            let mut st = self.state.lock();
+            st.recorded += 1;
+            st.recorded
+        };
+        let ev = Arc::clone(self);
+        stream.enqueue(Box::new(move || {
+            let mut st = ev.state.lock();
+            st.completed = st.completed.max(seq);
+            ev.cv.notify_all();
+            Ok(())
+        }));
+    }
+
+    /// Waits until the marker of the latest record has run.
+    pub fn synchronize(&self) {
+        let mut st = self.state.lock();
+        let target = st.recorded;
+        while st.completed < target {
+            self.cv.wait(&mut st);
+        }
+    }
+
+    /// Whether the marker of the latest record has run.
+    pub fn is_complete(&self) -> bool {
+        let st = self.state.lock();
+        st.completed >= st.recorded
+    }
+}

@@ -1,0 +1,292 @@
+//! HIP face: streams, async copies, host functions, events and async fault reporting.
+
+mod common;
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// Log shared with host functions: each call appends its tag.
+struct Log {
+    entries: Mutex<Vec<(u32, std::thread::ThreadId)>>,
+}
+
+struct Tagged {
+    log: *const Log,
+    tag: u32,
+}
+
+unsafe extern "C" fn record(user: *mut c_void) {
+    // SAFETY: `user` is a `Tagged` from `tagged`, passed to exactly one host function; its log
+    // outlives the stream work.
+    let t = unsafe { Box::from_raw(user.cast::<Tagged>()) };
+    // SAFETY: as above.
+    let log = unsafe { &*t.log };
+    log.entries
+        .lock()
+        .unwrap()
+        .push((t.tag, std::thread::current().id()));
+}
+
+fn tagged(log: &Log, tag: u32) -> *mut c_void {
+    Box::into_raw(Box::new(Tagged { log, tag })).cast()
+}
+
+fn new_stream(s: &Sim) -> Stream {
+    let mut st = ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { (s.hipStreamCreate)(&mut st) }, 0);
+    assert!(!st.is_null());
+    st
+}
+
+#[test]
+fn async_copies_and_host_functions_run_in_order() {
+    let (s, _g) = sim();
+    let live0 = counter(s, "streams_live");
+    let st = new_stream(s);
+    assert_eq!(counter(s, "streams_live"), live0 + 1);
+    let len = 1 << 20;
+    let d = dmalloc(s, len);
+    let src = pattern(len, 11);
+    let mut dst = vec![0u8; len];
+    let log = Log {
+        entries: Mutex::new(Vec::new()),
+    };
+    set_fault(s, "copy_delay_us", 100_000);
+    let t = Instant::now();
+    // SAFETY: `src`, `dst` and `log` outlive the stream work (synchronised below).
+    unsafe {
+        assert_eq!((s.hipLaunchHostFunc)(st, Some(record), tagged(&log, 1)), 0);
+        assert_eq!(
+            (s.hipMemcpyHtoDAsync)(d, src.as_ptr().cast_mut().cast(), len, st),
+            0
+        );
+        assert_eq!((s.hipLaunchHostFunc)(st, Some(record), tagged(&log, 2)), 0);
+        assert_eq!(
+            (s.hipMemcpyDtoHAsync)(dst.as_mut_ptr().cast(), d, len, st),
+            0
+        );
+        assert_eq!((s.hipLaunchHostFunc)(st, Some(record), tagged(&log, 3)), 0);
+        assert!(
+            t.elapsed() < Duration::from_millis(100),
+            "async calls return before the copies ran"
+        );
+        assert_eq!((s.hipStreamQuery)(st), 600);
+        assert_eq!((s.hipGetLastError)(), 0, "not-ready is not an error");
+        assert_eq!((s.hipStreamSynchronize)(st), 0);
+        assert!(t.elapsed() >= Duration::from_millis(200));
+        assert_eq!((s.hipStreamQuery)(st), 0);
+    }
+    assert_eq!(dst, src);
+    let entries = log.entries.lock().unwrap().clone();
+    assert_eq!(
+        entries.iter().map(|e| e.0).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    assert!(
+        entries.iter().all(|e| e.1 != std::thread::current().id()),
+        "host functions run on the worker"
+    );
+    assert!(entries.iter().all(|e| e.1 == entries[0].1));
+    // SAFETY: plain calls.
+    unsafe {
+        assert_eq!((s.hipLaunchHostFunc)(st, None, ptr::null_mut()), 1);
+        assert_eq!((s.hipStreamDestroy)(st), 0);
+        assert_eq!((s.hipStreamDestroy)(st), 400);
+        assert_eq!((s.hipStreamSynchronize)(st), 400);
+        assert_eq!((s.hipStreamDestroy)(ptr::null_mut()), 400);
+        assert_eq!((s.hipFree)(d), 0);
+    }
+    assert_eq!(counter(s, "streams_live"), live0);
+}
+
+#[test]
+fn generic_async_copy_and_null_stream() {
+    let (s, _g) = sim();
+    let d = dmalloc(s, 8192);
+    let src = pattern(8192, 5);
+    let mut dst = vec![0u8; 8192];
+    // SAFETY: buffers outlive the synchronisation.
+    unsafe {
+        assert_eq!(
+            (s.hipMemcpyAsync)(d, src.as_ptr().cast(), 8192, 1, ptr::null_mut()),
+            0
+        );
+        assert_eq!(
+            (s.hipMemcpyAsync)(dst.as_mut_ptr().cast(), d, 8192, 2, ptr::null_mut()),
+            0
+        );
+        assert_eq!((s.hipStreamSynchronize)(ptr::null_mut()), 0);
+        let mut dev = -1;
+        assert_eq!((s.hipStreamGetDevice)(ptr::null_mut(), &mut dev), 0);
+        assert_eq!(dev, 0);
+        // Bad operands are reported by the enqueueing call.
+        assert_eq!(
+            (s.hipMemcpyAsync)(d, src.as_ptr().cast(), 8193, 1, ptr::null_mut()),
+            1
+        );
+        assert_eq!(
+            (s.hipMemcpyHtoDAsync)(dst.as_mut_ptr().cast(), d, 10, ptr::null_mut()),
+            1
+        );
+        assert_eq!(
+            (s.hipMemcpyAsync)(d, src.as_ptr().cast(), 10, 1, 0x1234_5678 as Stream),
+            400
+        );
+        assert_eq!((s.hipFree)(d), 0);
+    }
+    assert_eq!(dst, src);
+    assert!(counter(s, "hipMemcpyAsync") >= 4);
+    assert!(counter(s, "hipMemcpyHtoDAsync") >= 1);
+}
+
+#[test]
+fn async_copy_failure_is_reported_by_the_next_synchronize() {
+    let (s, _g) = sim();
+    let st = new_stream(s);
+    let d = dmalloc(s, 4096);
+    let src = [7u8; 4096];
+    set_fault(s, "fail_copy", 999);
+    // SAFETY: buffers outlive the synchronisation.
+    unsafe {
+        assert_eq!(
+            (s.hipMemcpyHtoDAsync)(d, src.as_ptr().cast_mut().cast(), 4096, st),
+            0
+        );
+        assert_eq!((s.hipGetLastError)(), 0);
+        assert_eq!((s.hipStreamSynchronize)(st), 999);
+        assert_eq!((s.hipGetLastError)(), 999);
+        assert_eq!((s.hipStreamSynchronize)(st), 0, "reported once");
+        // Fail "a chunk in the middle".
+        set_fault(s, "fail_copy_after", 1);
+        assert_eq!(
+            (s.hipMemcpyHtoDAsync)(d, src.as_ptr().cast_mut().cast(), 4096, st),
+            0
+        );
+        assert_eq!(
+            (s.hipMemcpyHtoDAsync)(d, src.as_ptr().cast_mut().cast(), 4096, st),
+            0
+        );
+        assert_eq!((s.hipStreamSynchronize)(st), 999);
+        set_fault(s, "fail_copy", 0);
+        set_fault(s, "fail_copy_after", 0);
+        assert_eq!((s.hipStreamDestroy)(st), 0);
+        assert_eq!((s.hipFree)(d), 0);
+    }
+}
+
+#[test]
+fn events_mark_stream_progress() {
+    let (s, _g) = sim();
+    let st = new_stream(s);
+    let d = dmalloc(s, 4096);
+    let src = [1u8; 4096];
+    let mut ev = ptr::null_mut();
+    let mut ev2 = ptr::null_mut();
+    // SAFETY: valid handles and buffers.
+    unsafe {
+        assert_eq!((s.hipEventCreate)(&mut ev), 0);
+        assert_eq!((s.hipEventCreateWithFlags)(&mut ev2, 2), 0);
+        assert_eq!((s.hipEventSynchronize)(ev), 0, "never recorded: complete");
+        assert_eq!((s.hipEventQuery)(ev), 0);
+        set_fault(s, "copy_delay_us", 100_000);
+        let t = Instant::now();
+        assert_eq!(
+            (s.hipMemcpyHtoDAsync)(d, src.as_ptr().cast_mut().cast(), 4096, st),
+            0
+        );
+        assert_eq!((s.hipEventRecord)(ev, st), 0);
+        assert_eq!((s.hipEventQuery)(ev), 600);
+        assert_eq!((s.hipEventSynchronize)(ev), 0);
+        assert!(t.elapsed() >= Duration::from_millis(100));
+        assert_eq!((s.hipEventQuery)(ev), 0);
+        set_fault(s, "copy_delay_us", 0);
+        assert_eq!((s.hipEventRecord)(ev2, ptr::null_mut()), 0);
+        assert_eq!((s.hipEventSynchronize)(ev2), 0);
+        assert_eq!((s.hipEventRecord)(ev, 0x999 as Stream), 400);
+        assert_eq!((s.hipEventDestroy)(ev), 0);
+        assert_eq!((s.hipEventDestroy)(ev), 400);
+        assert_eq!((s.hipEventSynchronize)(ev), 400);
+        assert_eq!((s.hipEventDestroy)(ev2), 0);
+        assert_eq!((s.hipEventCreate)(ptr::null_mut()), 1);
+        assert_eq!((s.hipStreamDestroy)(st), 0);
+        assert_eq!((s.hipFree)(d), 0);
+    }
+}
+
+#[test]
+fn streams_remember_their_device_and_device_synchronize_waits() {
+    let (s, _g) = sim();
+    set_fault(s, "device_count", 2);
+    // SAFETY: valid handles and buffers.
+    unsafe {
+        assert_eq!((s.hipSetDevice)(1), 0);
+        let mut st = ptr::null_mut();
+        assert_eq!((s.hipStreamCreateWithFlags)(&mut st, 1), 0);
+        assert_eq!((s.hipStreamCreateWithFlags)(&mut st, 7), 1);
+        let st1 = st;
+        let d = dmalloc(s, 4096);
+        assert_eq!((s.hipSetDevice)(0), 0);
+        let mut dev = -1;
+        assert_eq!((s.hipStreamGetDevice)(st1, &mut dev), 0);
+        assert_eq!(dev, 1);
+        assert_eq!((s.hipStreamGetDevice)(ptr::null_mut(), &mut dev), 0);
+        assert_eq!(dev, 0);
+
+        let src = [3u8; 4096];
+        set_fault(s, "copy_delay_us", 30_000);
+        let t = Instant::now();
+        assert_eq!(
+            (s.hipMemcpyHtoDAsync)(d, src.as_ptr().cast_mut().cast(), 4096, st1),
+            0
+        );
+        assert_eq!((s.hipSetDevice)(1), 0);
+        assert_eq!((s.hipDeviceSynchronize)(), 0);
+        assert!(t.elapsed() >= Duration::from_millis(30));
+        assert_eq!((s.hipStreamQuery)(st1), 0);
+        set_fault(s, "copy_delay_us", 0);
+        assert_eq!((s.hipStreamDestroy)(st1), 0);
+        assert_eq!((s.hipFree)(d), 0);
+        assert_eq!((s.hipSetDevice)(0), 0);
+    }
+}
+
+#[test]
+fn many_streams_in_parallel() {
+    let (s, _g) = sim();
+    let threads: Vec<_> = (0..6u8)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let st = new_stream(s);
+                let len = 64 * 1024;
+                let d = dmalloc(s, len);
+                for i in 0..20u8 {
+                    let src = pattern(len, t ^ i);
+                    let mut dst = vec![0u8; len];
+                    // SAFETY: buffers outlive the synchronisation.
+                    unsafe {
+                        assert_eq!((s.hipMemcpyAsync)(d, src.as_ptr().cast(), len, 1, st), 0);
+                        assert_eq!(
+                            (s.hipMemcpyAsync)(dst.as_mut_ptr().cast(), d, len, 2, st),
+                            0
+                        );
+                        assert_eq!((s.hipStreamSynchronize)(st), 0);
+                    }
+                    assert_eq!(dst, src);
+                }
+                // SAFETY: plain calls.
+                unsafe {
+                    assert_eq!((s.hipStreamDestroy)(st), 0);
+                    assert_eq!((s.hipFree)(d), 0);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}

@@ -1,0 +1,304 @@
+//! Shared support for the integration tests, which drive the library through its exported C
+//! functions against the simulated GPU runtime (`libhipsim.so`).
+//!
+//! The driver and the environment are process-wide, so every test that needs a fresh driver
+//! or its own environment runs in a child process: [`child_test!`] re-executes the test binary
+//! for exactly that test with the given environment, and the body runs only in the child.
+//! This works the same under `cargo test` (threads) and `cargo nextest` (processes).
+#![allow(dead_code)]
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+pub use hipfile::ffi::*;
+
+/// Directory of the test executable (`target/<profile>/deps`), where cargo also puts the
+/// `libhipsim.so` and `libhipfile.so` built for the tests.
+pub fn deps_dir() -> PathBuf {
+    std::env::current_exe().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// Path of the simulated runtime.
+pub fn hipsim_path() -> PathBuf {
+    let p = deps_dir().join("libhipsim.so");
+    assert!(p.exists(), "{} is missing: hipsim is a dev-dependency and should be built with the tests", p.display());
+    p
+}
+
+/// Path of our shared library as built for the tests.
+pub fn libhipfile_path() -> PathBuf {
+    let p = deps_dir().join("libhipfile.so");
+    assert!(p.exists(), "{} is missing", p.display());
+    p
+}
+
+/// A scratch directory for this test binary (inside `target/`, on the repository's file system).
+pub fn scratch_dir() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hipfile-tests");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A unique scratch file path.
+pub fn scratch_file(tag: &str) -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    scratch_dir().join(format!("{tag}-{}-{n}", std::process::id()))
+}
+
+/// Whether this process is a test child.
+pub fn in_child() -> bool {
+    std::env::var_os("HIPFILE_TEST_CHILD").is_some()
+}
+
+/// Run test `name` (as given by `module_path!()` + function name) in a child process with
+/// `env` added to a clean hipfile environment pointing at hipsim. Panics if the child fails.
+pub fn run_in_child(module_path: &str, name: &str, env: &[(&str, &str)]) {
+    let path_in_binary = match module_path.split_once("::") {
+        Some((_, rest)) => format!("{rest}::{name}"),
+        None => name.to_string(),
+    };
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([path_in_binary.as_str(), "--exact", "--nocapture", "--test-threads=1"]);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
+            cmd.env_remove(&k);
+        }
+    }
+    cmd.env("HIPFILE_TEST_CHILD", "1");
+    cmd.env("HIPFILE_HIP_LIBRARY", hipsim_path());
+    cmd.env("HIPFILE_CUDA_LIBRARY", hipsim_path());
+    cmd.env("HIPFILE_LOG", "warn");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("spawn the test child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "child test {path_in_binary} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+}
+
+/// A test whose body runs in its own process with the given environment:
+/// `child_test!(name, [("HIPFILE_X", "y")], { body });`
+#[macro_export]
+macro_rules! child_test {
+    ($name:ident, [$(($k:expr, $v:expr)),* $(,)?], $body:block) => {
+        #[test]
+        fn $name() {
+            if !$crate::common::in_child() {
+                $crate::common::run_in_child(module_path!(), stringify!($name), &[$(($k, $v)),*]);
+                return;
+            }
+            $body
+        }
+    };
+    ($name:ident, $body:block) => {
+        $crate::child_test!($name, [], $body);
+    };
+}
+
+/// hipError_t / CUresult.
+pub type HipError = c_int;
+
+/// `hipPointerAttribute_t`.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HipPointerAttribute {
+    pub memory_type: c_int,
+    pub device: c_int,
+    pub device_pointer: usize,
+    pub host_pointer: usize,
+    pub is_managed: c_int,
+    pub allocation_flags: c_uint,
+}
+
+/// The simulated runtime, opened at the same path as the library opens it (so both see the
+/// same state): HIP calls for setting up memory, plus hipsim's counters and faults.
+pub struct Sim {
+    _lib: libloading::Library,
+    pub malloc: unsafe extern "C" fn(*mut *mut c_void, usize) -> HipError,
+    pub free: unsafe extern "C" fn(*mut c_void) -> HipError,
+    pub malloc_managed: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError,
+    pub host_malloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError,
+    pub host_free: unsafe extern "C" fn(*mut c_void) -> HipError,
+    pub memcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> HipError,
+    pub memset: unsafe extern "C" fn(*mut c_void, c_int, usize) -> HipError,
+    pub set_device: unsafe extern "C" fn(c_int) -> HipError,
+    pub get_device: unsafe extern "C" fn(*mut c_int) -> HipError,
+    pub stream_create: unsafe extern "C" fn(*mut *mut c_void) -> HipError,
+    pub stream_destroy: unsafe extern "C" fn(*mut c_void) -> HipError,
+    pub pointer_get_attributes: unsafe extern "C" fn(*mut HipPointerAttribute, *const c_void) -> HipError,
+    counter: unsafe extern "C" fn(*const c_char) -> u64,
+    reset: unsafe extern "C" fn(),
+    set_fault: unsafe extern "C" fn(*const c_char, i64) -> c_int,
+}
+
+// SAFETY: function pointers and a library handle; hipsim is thread-safe.
+unsafe impl Sync for Sim {}
+// SAFETY: as above.
+unsafe impl Send for Sim {}
+
+macro_rules! load {
+    ($lib:expr, $name:literal) => {
+        // SAFETY: the symbol has the C signature of the field it is stored in.
+        *unsafe { $lib.get(concat!($name, "\0").as_bytes()) }.unwrap_or_else(|e| panic!("hipsim lacks {}: {e}", $name))
+    };
+}
+
+/// The simulated runtime of this process.
+pub fn sim() -> &'static Sim {
+    static SIM: OnceLock<Sim> = OnceLock::new();
+    SIM.get_or_init(|| {
+        // SAFETY: loading our own simulator library.
+        let lib = unsafe { libloading::Library::new(hipsim_path()) }.expect("load hipsim");
+        Sim {
+            malloc: load!(lib, "hipMalloc"),
+            free: load!(lib, "hipFree"),
+            malloc_managed: load!(lib, "hipMallocManaged"),
+            host_malloc: load!(lib, "hipHostMalloc"),
+            host_free: load!(lib, "hipHostFree"),
+            memcpy: load!(lib, "hipMemcpy"),
+            memset: load!(lib, "hipMemset"),
+            set_device: load!(lib, "hipSetDevice"),
+            get_device: load!(lib, "hipGetDevice"),
+            stream_create: load!(lib, "hipStreamCreate"),
+            stream_destroy: load!(lib, "hipStreamDestroy"),
+            pointer_get_attributes: load!(lib, "hipPointerGetAttributes"),
+            counter: load!(lib, "hipsimCounter"),
+            reset: load!(lib, "hipsimResetCounters"),
+            set_fault: load!(lib, "hipsimSetFault"),
+            _lib: lib,
+        }
+    })
+}
+
+pub const H2D: c_int = 1;
+pub const D2H: c_int = 2;
+
+impl Sim {
+    /// A named counter.
+    pub fn counter(&self, name: &str) -> u64 {
+        let c = CString::new(name).unwrap();
+        // SAFETY: valid NUL-terminated name.
+        unsafe { (self.counter)(c.as_ptr()) }
+    }
+    /// Reset all counters.
+    pub fn reset_counters(&self) {
+        // SAFETY: no arguments.
+        unsafe { (self.reset)() }
+    }
+    /// Set a fault (0 clears it).
+    pub fn fault(&self, name: &str, value: i64) {
+        let c = CString::new(name).unwrap();
+        // SAFETY: valid NUL-terminated name.
+        assert_eq!(unsafe { (self.set_fault)(c.as_ptr(), value) }, 0, "unknown hipsim fault {name}");
+    }
+    /// Allocate device memory.
+    pub fn device_alloc(&self, len: usize) -> DeviceBuf {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (self.malloc)(&mut p, len) }, 0, "hipMalloc({len})");
+        DeviceBuf { ptr: p, len }
+    }
+    /// Copy host bytes into device memory.
+    pub fn upload(&self, dst: *mut c_void, src: &[u8]) {
+        // SAFETY: valid host slice; hipsim validates the device side.
+        assert_eq!(unsafe { (self.memcpy)(dst, src.as_ptr().cast(), src.len(), H2D) }, 0);
+    }
+    /// Copy device bytes out.
+    pub fn download(&self, src: *const c_void, len: usize) -> Vec<u8> {
+        let mut v = vec![0u8; len];
+        // SAFETY: valid host slice; hipsim validates the device side.
+        assert_eq!(unsafe { (self.memcpy)(v.as_mut_ptr().cast(), src, len, D2H) }, 0);
+        v
+    }
+}
+
+/// A device allocation, freed on drop.
+pub struct DeviceBuf {
+    pub ptr: *mut c_void,
+    pub len: usize,
+}
+
+impl DeviceBuf {
+    pub fn at(&self, off: usize) -> *mut c_void {
+        (self.ptr as usize + off) as *mut c_void
+    }
+}
+
+impl Drop for DeviceBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated by hipMalloc.
+        unsafe { (sim().free)(self.ptr) };
+    }
+}
+
+/// Deterministic pseudo-random bytes.
+pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// Create a file with `contents`.
+pub fn make_file(path: &Path, contents: &[u8]) {
+    std::fs::write(path, contents).unwrap();
+}
+
+/// Open a file with raw `open(2)` flags; returns the descriptor.
+pub fn open_fd(path: &Path, flags: c_int) -> c_int {
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: valid path; mode given for O_CREAT.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o644) };
+    assert!(fd >= 0, "open {} failed: {}", path.display(), std::io::Error::last_os_error());
+    fd
+}
+
+/// Register `fd` and return its handle (asserting success).
+pub fn register_fd(fd: c_int) -> hipFileHandle_t {
+    let mut fh: hipFileHandle_t = std::ptr::null_mut();
+    let mut d = descr(fd);
+    // SAFETY: valid pointers.
+    let r = unsafe { hipFileHandleRegister(&mut fh, &mut d) };
+    assert_eq!(r, hipFileError_t::SUCCESS, "register fd {fd}");
+    assert!(!fh.is_null());
+    fh
+}
+
+/// A descriptor struct for `fd`.
+pub fn descr(fd: c_int) -> hipFileDescr_t {
+    hipFileDescr_t { type_: hipFileHandleTypeOpaqueFD, handle: hipFileDescrHandle { fd }, fs_ops: std::ptr::null() }
+}
+
+/// `errno` of this thread.
+pub fn errno() -> c_int {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Whether `O_DIRECT` opens work in the scratch directory.
+pub fn odirect_works() -> bool {
+    let p = scratch_file("odirect-probe");
+    std::fs::write(&p, [0u8; 4096]).unwrap();
+    let c = CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: valid path.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECT) };
+    let ok = fd >= 0;
+    if ok {
+        // SAFETY: our descriptor.
+        unsafe { libc::close(fd) };
+    }
+    let _ = std::fs::remove_file(&p);
+    ok
+}
