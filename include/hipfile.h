@@ -592,7 +592,8 @@ HIPFILE_API int64_t hipFileUseCount(void);
 
 /**
  * Fills `*props` with the driver's properties and limits.
- * Returns hipFileSuccess, or hipFileInvalidValue when `props` is NULL.
+ * Returns hipFileSuccess, hipFileInvalidValue when `props` is NULL, or
+ * hipFileDriverNotInitialized when the driver is not open.
  */
 HIPFILE_API hipFileError_t hipFileDriverGetProperties(hipFileDriverProps_t *props);
 

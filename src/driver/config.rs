@@ -6,6 +6,8 @@
 
 use std::sync::OnceLock;
 
+use super::params::{BoolParam, ParamValues, SizeParam, Staged};
+
 /// Parse a boolean the way upstream does: `true`/`false`, case-insensitive; anything else
 /// (including `1`, `yes` and the empty string) is "unset".
 pub fn parse_bool(v: &str) -> Option<bool> {
@@ -138,23 +140,6 @@ pub fn env() -> &'static Env {
     ENV.get_or_init(|| Env::from_lookup(|k| std::env::var(k).ok()))
 }
 
-/// Values set through the parameter API (staged while the driver is closed, issue "params").
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Overrides {
-    /// `hipFileParamPropertiesAllowCompatMode`.
-    pub allow_compat: Option<bool>,
-    /// `hipFileParamForceCompatMode`.
-    pub force_compat: Option<bool>,
-    /// `hipFileParamExecutionMaxIOThreads`.
-    pub io_threads: Option<u32>,
-    /// Chunk size in bytes.
-    pub chunk_size: Option<u64>,
-    /// Bounce budget in bytes (`hipFileParamPropertiesMaxDevicePinnedMemSizeKB`).
-    pub bounce_budget: Option<u64>,
-    /// Inline threshold in bytes (`hipFileParamExecutionMinIOThresholdSizeKB`).
-    pub inline_threshold: Option<u64>,
-}
-
 /// Default bytes per engine chunk.
 pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
 /// Default pinned bounce budget.
@@ -188,55 +173,63 @@ pub struct Config {
     pub stats_level: u32,
     /// Per-stream async bounce buffer size.
     pub async_buffer_size: usize,
-    /// Engine worker threads.
+    /// Engine worker threads (the calling thread included).
     pub io_threads: usize,
+    /// Threads one request may use (calling thread included).
+    pub request_parallelism: usize,
     /// Engine chunk size (bytes, a multiple of 4 KiB).
     pub chunk_size: usize,
     /// Pinned bounce budget (bytes, at least one chunk).
     pub bounce_budget: usize,
     /// Inline threshold (bytes).
     pub inline_threshold: usize,
+    /// Every parameter's value (what `hipFileGetParameter*` reports while open).
+    pub params: ParamValues,
 }
 
 impl Config {
-    /// Combine overrides, environment and defaults.
-    pub fn resolve(env: &Env, ov: &Overrides) -> Config {
-        let allow = ov.allow_compat.or(env.allow_compat).unwrap_or(true);
-        let force = ov.force_compat.or(env.force_compat).unwrap_or(false);
+    /// Combine parameters set through the API, the environment and defaults.
+    pub fn resolve(env: &Env, staged: &Staged) -> Config {
+        let params = ParamValues::resolve(env, staged);
+        let allow = params.flag(BoolParam::AllowCompatMode);
+        let force = params.flag(BoolParam::ForceCompatMode);
         let allow_compat = if force && !allow {
             // Behaviour §C.6 [D]: forcing compat mode while disallowing it keeps the fallback on.
             tracing::warn!(
                 target: "hipfile",
-                "HIPFILE_FORCE_COMPAT_MODE=true with HIPFILE_ALLOW_COMPAT_MODE=false: compat mode stays allowed"
+                "compat mode forced while disallowed (HIPFILE_FORCE_COMPAT_MODE=true, HIPFILE_ALLOW_COMPAT_MODE=false): compat mode stays allowed"
             );
             true
         } else {
             allow
         };
-        let round4k = |v: u64| ((v.max(4096) + 4095) & !4095) as usize;
-        let chunk_size = ov.chunk_size.or(env.chunk_size).map_or(DEFAULT_CHUNK_SIZE, round4k);
-        let bounce_budget =
-            ov.bounce_budget.or(env.bounce_budget).map_or(DEFAULT_BOUNCE_BUDGET, |v| v as usize).max(chunk_size);
+        let io_threads = params.size(SizeParam::MaxIoThreads).clamp(1, MAX_IO_THREADS as u64) as usize;
+        let request_parallelism = if !params.flag(BoolParam::ExecutionParallelIo) {
+            1
+        } else {
+            match params.size(SizeParam::MaxRequestParallelism) {
+                0 => io_threads,
+                n => (n as usize).min(io_threads),
+            }
+        };
+        let chunk_size = (params.size(SizeParam::PerBufferCacheSizeKb) as usize) << 10;
         Config {
             allow_compat,
             force_compat: force,
             unsupported_fs: env.unsupported_fs.unwrap_or(false),
-            host_io: env.host_io.unwrap_or(true),
+            host_io: params.flag(BoolParam::AllowSystemMemory),
             sync_writes: env.sync_writes.unwrap_or(true),
-            stats_level: env.stats_level.unwrap_or(1).min(3),
+            stats_level: params.size(SizeParam::ProfileStats).min(3) as u32,
             async_buffer_size: match env.async_buffer_size {
                 None | Some(0) => DEFAULT_ASYNC_BUFFER_SIZE,
                 Some(v) => v as usize,
             },
-            io_threads: ov
-                .io_threads
-                .or(env.io_threads)
-                .filter(|&n| n > 0)
-                .map_or_else(default_io_threads, |n| n as usize)
-                .min(MAX_IO_THREADS),
+            io_threads,
+            request_parallelism,
             chunk_size,
-            bounce_budget,
-            inline_threshold: ov.inline_threshold.or(env.inline_threshold).map_or(DEFAULT_INLINE_THRESHOLD, |v| v as usize),
+            bounce_budget: ((params.size(SizeParam::MaxDeviceCacheSizeKb) as usize) << 10).max(chunk_size),
+            inline_threshold: (params.size(SizeParam::MinIoThresholdSizeKb) as usize) << 10,
+            params,
         }
     }
 }
@@ -292,22 +285,22 @@ mod tests {
 
     #[test]
     fn defaults_and_conflicts() {
-        let c = Config::resolve(&env_of(&[]), &Overrides::default());
+        let c = Config::resolve(&env_of(&[]), &Staged::default());
         assert!(c.allow_compat && !c.force_compat && !c.unsupported_fs && c.host_io && c.sync_writes);
         assert_eq!(c.stats_level, 1);
         assert_eq!(c.async_buffer_size, 16 << 20);
         assert_eq!(c.chunk_size, DEFAULT_CHUNK_SIZE);
 
-        let c = Config::resolve(&env_of(&[("HIPFILE_ALLOW_COMPAT_MODE", "false")]), &Overrides::default());
+        let c = Config::resolve(&env_of(&[("HIPFILE_ALLOW_COMPAT_MODE", "false")]), &Staged::default());
         assert!(!c.allow_compat);
         let c = Config::resolve(
             &env_of(&[("HIPFILE_ALLOW_COMPAT_MODE", "false"), ("HIPFILE_FORCE_COMPAT_MODE", "TRUE")]),
-            &Overrides::default(),
+            &Staged::default(),
         );
         assert!(c.allow_compat && c.force_compat);
-        let c = Config::resolve(&env_of(&[("HIPFILE_ALLOW_COMPAT_MODE", "0")]), &Overrides::default());
+        let c = Config::resolve(&env_of(&[("HIPFILE_ALLOW_COMPAT_MODE", "0")]), &Staged::default());
         assert!(c.allow_compat, "0 is not a boolean upstream");
-        let c = Config::resolve(&env_of(&[("HIPFILE_STATS_LEVEL", "9"), ("HIPFILE_ASYNC_BUFFER_SIZE", "0")]), &Overrides::default());
+        let c = Config::resolve(&env_of(&[("HIPFILE_STATS_LEVEL", "9"), ("HIPFILE_ASYNC_BUFFER_SIZE", "0")]), &Staged::default());
         assert_eq!(c.stats_level, 3);
         assert_eq!(c.async_buffer_size, 16 << 20);
     }
@@ -315,10 +308,12 @@ mod tests {
     #[test]
     fn overrides_beat_environment() {
         let e = env_of(&[("HIPFILE_IO_THREADS", "3"), ("HIPFILE_CHUNK_SIZE", "1000")]);
-        let c = Config::resolve(&e, &Overrides::default());
+        let c = Config::resolve(&e, &Staged::default());
         assert_eq!(c.io_threads, 3);
         assert_eq!(c.chunk_size, 4096, "rounded up to 4 KiB");
-        let c = Config::resolve(&e, &Overrides { io_threads: Some(5), ..Default::default() });
+        let mut staged = Staged::default();
+        staged.sizes[SizeParam::MaxIoThreads as usize] = Some(5);
+        let c = Config::resolve(&e, &staged);
         assert_eq!(c.io_threads, 5);
     }
 }

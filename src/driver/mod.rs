@@ -6,13 +6,14 @@
 //! keeps what it uses alive through `Arc`s).
 //!
 //! Lock order: `state` (one read/write lock over the count and both registries), then
-//! `overrides`. I/O takes the read lock only long enough to clone `Arc`s; no lock is held
+//! `staged`. I/O takes the read lock only long enough to clone `Arc`s; no lock is held
 //! across I/O or a GPU runtime call.
 #![deny(unsafe_code)]
 
 pub mod buffers;
 pub mod config;
 pub mod files;
+pub mod params;
 pub mod streams;
 
 use std::os::fd::RawFd;
@@ -25,7 +26,8 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::runtime::{self, Direction, Runtime};
 use buffers::{BufferRegistry, BufferView};
-use config::{Config, Overrides};
+use config::Config;
+use params::Staged;
 use files::{File, FileRegistry, FileToken};
 
 /// What exists only while the driver is open.
@@ -44,7 +46,7 @@ struct State {
 /// The process-wide driver.
 pub struct Driver {
     state: RwLock<State>,
-    overrides: Mutex<Overrides>,
+    staged: Mutex<Staged>,
     streams: streams::StreamRegistry,
 }
 
@@ -61,7 +63,7 @@ pub fn driver() -> &'static Driver {
             buffers: BufferRegistry::default(),
             session: None,
         }),
-        overrides: Mutex::new(Overrides::default()),
+        staged: Mutex::new(Staged::default()),
         streams: streams::StreamRegistry::default(),
         }
     })
@@ -75,7 +77,7 @@ impl Driver {
 
     /// Start a session (count 0 → 1): configuration snapshot and engine.
     fn activate(&self, st: &mut State) {
-        let config = Arc::new(Config::resolve(config::env(), &self.overrides.lock()));
+        let config = Arc::new(Config::resolve(config::env(), &self.staged.lock()));
         let rt = self.rt();
         tracing::debug!(target: "hipfile", "driver open: {config:?}");
         let engine = Engine::new(rt, &config);
@@ -113,7 +115,7 @@ impl Driver {
             }
             st.files.clear();
             st.buffers.clear();
-            *self.overrides.lock() = Overrides::default();
+            *self.staged.lock() = Staged::default();
             st.session.take()
         };
         // The engine (threads, pinned memory) goes away outside the lock.
@@ -130,13 +132,46 @@ impl Driver {
     pub fn config(&self) -> Arc<Config> {
         match &self.state.read().session {
             Some(s) => s.config.clone(),
-            None => Arc::new(Config::resolve(config::env(), &self.overrides.lock())),
+            None => Arc::new(Config::resolve(config::env(), &self.staged.lock())),
         }
     }
 
-    /// Staged parameter values (applied at the next open).
-    pub fn overrides(&self) -> &Mutex<Overrides> {
-        &self.overrides
+
+    /// Whether the driver is open.
+    pub fn is_open(&self) -> bool {
+        self.state.read().use_count > 0
+    }
+
+    /// Every parameter's value: the live one while open, otherwise what the next open would
+    /// use (staged API value > environment > default).
+    pub fn params(&self) -> params::ParamValues {
+        let st = self.state.read();
+        match &st.session {
+            Some(s) => s.config.params.clone(),
+            None => params::ParamValues::resolve(config::env(), &self.staged.lock()),
+        }
+    }
+
+    /// Stage a parameter value for the next open (contract §7): only while the driver is
+    /// closed (`DriverAlreadyOpen` otherwise); reset to its default when the driver closes.
+    pub fn stage(&self, apply: impl FnOnce(&mut Staged) -> Result<()>) -> Result<()> {
+        // Holding the state lock keeps an open from racing with the staging.
+        let st = self.state.read();
+        if st.use_count > 0 {
+            return Err(Error::DriverAlreadyOpen);
+        }
+        apply(&mut self.staged.lock())
+    }
+
+    /// Change the live configuration while open (`hipFileDriverSet*`): later I/O sees the new
+    /// snapshot; `DriverNotInitialized` while closed.
+    pub fn update_live(&self, apply: impl FnOnce(&mut Config, &Engine)) -> Result<()> {
+        let mut st = self.state.write();
+        let session = st.session.as_mut().ok_or(Error::DriverNotInitialized)?;
+        let mut config = (*session.config).clone();
+        apply(&mut config, &session.engine);
+        session.config = Arc::new(config);
+        Ok(())
     }
 
     /// Registered streams.

@@ -22,7 +22,7 @@ unsafe impl Send for PoolState {}
 pub struct BouncePool {
     rt: &'static dyn Runtime,
     chunk: usize,
-    max_buffers: usize,
+    max_buffers: std::sync::atomic::AtomicUsize,
     state: Mutex<PoolState>,
     returned: Condvar,
 }
@@ -42,7 +42,7 @@ impl BouncePool {
         BouncePool {
             rt,
             chunk,
-            max_buffers: (budget / chunk).max(1),
+            max_buffers: std::sync::atomic::AtomicUsize::new((budget / chunk).max(1)),
             state: Mutex::new(PoolState { free: Vec::new(), allocated: 0 }),
             returned: Condvar::new(),
         }
@@ -55,7 +55,32 @@ impl BouncePool {
 
     /// Maximum number of buffers.
     pub fn max_buffers(&self) -> usize {
-        self.max_buffers
+        self.max_buffers.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Change the budget; at least one buffer. Free buffers above a lowered budget are
+    /// released now, busy ones when they come back.
+    pub fn set_budget(&self, budget: usize) {
+        self.max_buffers.store((budget / self.chunk).max(1), std::sync::atomic::Ordering::Relaxed);
+        let surplus: Vec<NonNull<u8>> = {
+            let mut st = self.state.lock();
+            let mut out = Vec::new();
+            while st.allocated > self.max_buffers() {
+                match st.free.pop() {
+                    Some(p) => {
+                        st.allocated -= 1;
+                        out.push(p);
+                    }
+                    None => break,
+                }
+            }
+            out
+        };
+        for p in surplus {
+            // SAFETY: a free buffer from host_alloc, no longer reachable from the pool.
+            unsafe { self.rt.host_free(p.as_ptr()) };
+        }
+        self.returned.notify_all();
     }
 
     /// Bytes currently allocated (in use or free).
@@ -69,7 +94,7 @@ impl BouncePool {
         if let Some(ptr) = st.free.pop() {
             return Some(Bounce { pool: self, ptr });
         }
-        if st.allocated >= self.max_buffers {
+        if st.allocated >= self.max_buffers() {
             return None;
         }
         st.allocated += 1;
@@ -84,7 +109,7 @@ impl BouncePool {
             if let Some(ptr) = st.free.pop() {
                 return Ok(Bounce { pool: self, ptr });
             }
-            if st.allocated < self.max_buffers {
+            if st.allocated < self.max_buffers() {
                 st.allocated += 1;
                 drop(st);
                 return self.allocate_reserved();
@@ -138,7 +163,18 @@ impl Bounce<'_> {
 
 impl Drop for Bounce<'_> {
     fn drop(&mut self) {
-        self.pool.state.lock().free.push(self.ptr);
-        self.pool.returned.notify_one();
+        let pool = self.pool;
+        let mut st = pool.state.lock();
+        if st.allocated > pool.max_buffers() {
+            // Over a lowered budget: free instead of keeping.
+            st.allocated -= 1;
+            drop(st);
+            // SAFETY: this buffer came from host_alloc and is no longer used.
+            unsafe { pool.rt.host_free(self.ptr.as_ptr()) };
+        } else {
+            st.free.push(self.ptr);
+            drop(st);
+        }
+        pool.returned.notify_one();
     }
 }

@@ -65,6 +65,7 @@ pub(crate) struct Inner {
     pub(crate) lanes: lanes::LanePool,
     workers: OnceLock<Option<WorkerPool>>,
     pub(crate) threads: usize,
+    pub(crate) request_parallelism: usize,
     pub(crate) chunk: usize,
     pub(crate) inline_threshold: usize,
 }
@@ -85,6 +86,7 @@ impl Engine {
                 lanes: lanes::LanePool::default(),
                 workers: OnceLock::new(),
                 threads: config.io_threads,
+                request_parallelism: config.request_parallelism,
                 chunk: config.chunk_size,
                 inline_threshold: config.inline_threshold,
             }),
@@ -104,6 +106,12 @@ impl Engine {
     /// Upper bound of pinned bounce memory.
     pub fn bounce_budget(&self) -> usize {
         self.inner.bounce.max_buffers() * self.inner.bounce.chunk()
+    }
+
+    /// Change the bounce budget (`hipFileDriverSetMaxCacheSize`): applies to later requests;
+    /// buffers above a lowered budget are freed as they come back.
+    pub fn set_bounce_budget(&self, bytes: usize) {
+        self.inner.bounce.set_budget(bytes);
     }
 }
 

@@ -66,7 +66,8 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
     let helpers = if t.size <= inner.inline_threshold || chunks <= 1 {
         0
     } else {
-        inner.workers().map_or(0, |w| w.len().min(chunks - 1))
+        let cap = inner.request_parallelism.saturating_sub(1);
+        inner.workers().map_or(0, |w| w.len().min(chunks - 1).min(cap))
     };
     if helpers > 0 {
         *req.helpers.lock() = helpers;

@@ -1,11 +1,13 @@
 //! Driver lifetime, version, use count, error strings and driver properties.
 #![allow(non_snake_case)]
 
-use std::ffi::{c_char, c_uint};
+use std::ffi::{c_char, c_int, c_uint};
 
 use super::abi::*;
 use super::{boundary, boundary_op, error};
 use crate::driver::driver;
+use crate::driver::params::{BoolParam, SizeParam};
+use crate::error::Error;
 
 /// `hipFileDriverOpen`: increments the use count (behaviour §B.0). Always `hipFileSuccess`.
 #[no_mangle]
@@ -52,35 +54,96 @@ pub extern "C" fn hipFileGetOpErrorString(status: hipFileOpError_t) -> *const c_
     boundary(c"Internal GPU IO library error".as_ptr(), || error::op_error_string(status).as_ptr())
 }
 
-/// `hipFileDriverGetProperties`: not implemented yet (`hipFileInternalError`, as upstream).
+/// `hipFileDriverGetProperties`: the driver's limits and features (cuFile's semantics; the
+/// sizes are in KiB). NULL → `hipFileInvalidValue`; a closed driver → `hipFileDriverNotInitialized`.
 ///
 /// # Safety
 /// `props` is NULL or valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn hipFileDriverGetProperties(_props: *mut hipFileDriverProps_t) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+pub unsafe extern "C" fn hipFileDriverGetProperties(props: *mut hipFileDriverProps_t) -> hipFileError_t {
+    boundary_op(|| {
+        if props.is_null() {
+            return Err(Error::InvalidValue("NULL properties"));
+        }
+        let d = driver();
+        if !d.is_open() {
+            return Err(Error::DriverNotInitialized);
+        }
+        let v = d.params();
+        let fastpath = d.rt().has_fastpath();
+        let bit = |on: bool, b: c_int| if on { 1u32 << b } else { 0 };
+        let p = hipFileDriverProps_t {
+            nvfs: hipFileDriverPropsNvfs {
+                major_version: HIPFILE_VERSION_MAJOR,
+                minor_version: HIPFILE_VERSION_MINOR,
+                poll_thresh_size: v.size(SizeParam::PollThresholdSizeKb),
+                max_direct_io_size: v.size(SizeParam::MaxDirectIoSizeKb),
+                // GPU-direct storage through the runtime's entry points serves local NVMe.
+                driver_status_flags: bit(fastpath, hipFileNVMeSupported),
+                driver_control_flags: bit(v.flag(BoolParam::UsePollMode), hipFileUsePollMode)
+                    | bit(v.flag(BoolParam::AllowCompatMode), hipFileAllowCompatMode),
+            },
+            feature_flags: bit(true, hipFileParallelIOSupported),
+            max_device_cache_size: v.size(SizeParam::MaxDeviceCacheSizeKb),
+            per_buffer_cache_size: v.size(SizeParam::PerBufferCacheSizeKb),
+            max_device_pinned_mem_size: v.size(SizeParam::MaxDevicePinnedMemSizeKb),
+            max_batch_io_count: v.size(SizeParam::IoBatchSize) as c_uint,
+            max_batch_io_timeout_msecs: v.size(SizeParam::BatchIoTimeoutMs).min(u64::from(u32::MAX)) as c_uint,
+        };
+        // SAFETY: non-NULL and valid per the C contract.
+        unsafe { props.write(p) };
+        Ok(())
+    })
 }
 
-/// `hipFileDriverSetPollMode`: not implemented yet (`hipFileInternalError`, as upstream).
+/// `hipFileDriverSetPollMode`: records poll mode and its threshold (KiB) for later I/O.
+/// `hipFileDriverNotInitialized` while the driver is closed.
 #[no_mangle]
-pub extern "C" fn hipFileDriverSetPollMode(_poll: bool, _poll_threshold_size: usize) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+pub extern "C" fn hipFileDriverSetPollMode(poll: bool, poll_threshold_size: usize) -> hipFileError_t {
+    boundary_op(|| {
+        driver().update_live(|c, _| {
+            c.params.bools[BoolParam::UsePollMode as usize] = poll;
+            c.params.sizes[SizeParam::PollThresholdSizeKb as usize] = poll_threshold_size as u64;
+        })
+    })
 }
 
-/// `hipFileDriverSetMaxDirectIOSize`: not implemented yet (`hipFileInternalError`).
+/// `hipFileDriverSetMaxDirectIOSize`: records the largest direct I/O (KiB).
+/// `hipFileDriverNotInitialized` while closed; 0 → `hipFileInvalidValue`.
 #[no_mangle]
-pub extern "C" fn hipFileDriverSetMaxDirectIOSize(_max_direct_io_size: usize) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+pub extern "C" fn hipFileDriverSetMaxDirectIOSize(max_direct_io_size: usize) -> hipFileError_t {
+    boundary_op(|| {
+        if max_direct_io_size == 0 {
+            return Err(Error::InvalidValue("zero size"));
+        }
+        driver().update_live(|c, _| c.params.sizes[SizeParam::MaxDirectIoSizeKb as usize] = max_direct_io_size as u64)
+    })
 }
 
-/// `hipFileDriverSetMaxCacheSize`: not implemented yet (`hipFileInternalError`).
+/// `hipFileDriverSetMaxCacheSize`: the pinned bounce-buffer budget (KiB) for later I/O.
+/// `hipFileDriverNotInitialized` while closed; below 4 KiB → `hipFileInvalidValue`.
 #[no_mangle]
-pub extern "C" fn hipFileDriverSetMaxCacheSize(_max_cache_size: usize) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+pub extern "C" fn hipFileDriverSetMaxCacheSize(max_cache_size: usize) -> hipFileError_t {
+    boundary_op(|| {
+        if !SizeParam::MaxDeviceCacheSizeKb.valid(max_cache_size as u64) {
+            return Err(Error::InvalidValue("cache size below 4 KiB"));
+        }
+        driver().update_live(|c, engine| {
+            c.params.sizes[SizeParam::MaxDeviceCacheSizeKb as usize] = max_cache_size as u64;
+            c.bounce_budget = max_cache_size.saturating_mul(1024).max(c.chunk_size);
+            engine.set_bounce_budget(c.bounce_budget);
+        })
+    })
 }
 
-/// `hipFileDriverSetMaxPinnedMemSize`: not implemented yet (`hipFileInternalError`).
+/// `hipFileDriverSetMaxPinnedMemSize`: records the pinned-memory limit (KiB).
+/// `hipFileDriverNotInitialized` while closed; 0 → `hipFileInvalidValue`.
 #[no_mangle]
-pub extern "C" fn hipFileDriverSetMaxPinnedMemSize(_max_pinned_size: usize) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+pub extern "C" fn hipFileDriverSetMaxPinnedMemSize(max_pinned_size: usize) -> hipFileError_t {
+    boundary_op(|| {
+        if max_pinned_size == 0 {
+            return Err(Error::InvalidValue("zero size"));
+        }
+        driver().update_live(|c, _| c.params.sizes[SizeParam::MaxDevicePinnedMemSizeKb as usize] = max_pinned_size as u64)
+    })
 }

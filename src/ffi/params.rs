@@ -1,59 +1,146 @@
-//! Configuration parameters (behaviour §A.7, contract §7). Not implemented yet: every call
-//! answers `hipFileInternalError`, as upstream does.
+//! Configuration parameters (behaviour §A.7) with cuFile's semantics (contract §7): setters
+//! work only while the driver is closed (`hipFileDriverAlreadyOpen` otherwise) and stage the
+//! value for the next open; getters report the staged value while closed and the live one
+//! while open; closing to zero resets every staged value.
 #![allow(non_snake_case)]
 
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_char, c_int, CStr};
 
 use super::abi::*;
+use super::boundary_op;
+use crate::driver::driver;
+use crate::driver::params::{BoolParam, SizeParam, StringParam};
+use crate::error::Error;
 
-/// `hipFileGetParameterSizeT`: not implemented yet (`hipFileInternalError`).
-///
-/// # Safety
-/// `value` is NULL or valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn hipFileGetParameterSizeT(_param: hipFileSizeTConfigParameter_t, _value: *mut usize) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+fn size_param(p: hipFileSizeTConfigParameter_t) -> crate::Result<SizeParam> {
+    SizeParam::try_from(p).map_err(|()| Error::InvalidValue("unknown size parameter"))
 }
 
-/// `hipFileGetParameterBool`: not implemented yet (`hipFileInternalError`).
-///
-/// # Safety
-/// `value` is NULL or valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn hipFileGetParameterBool(_param: hipFileBoolConfigParameter_t, _value: *mut bool) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+fn bool_param(p: hipFileBoolConfigParameter_t) -> crate::Result<BoolParam> {
+    BoolParam::try_from(p).map_err(|()| Error::InvalidValue("unknown boolean parameter"))
 }
 
-/// `hipFileGetParameterString`: not implemented yet (`hipFileInternalError`).
+fn string_param(p: hipFileStringConfigParameter_t) -> crate::Result<StringParam> {
+    StringParam::try_from(p).map_err(|()| Error::InvalidValue("unknown string parameter"))
+}
+
+/// `hipFileGetParameterSizeT`: NULL `value` or an unknown parameter → `hipFileInvalidValue`.
 ///
 /// # Safety
-/// `desc_str` is NULL or valid for `len` bytes.
+/// `value` is NULL or valid for a write of a `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hipFileGetParameterSizeT(param: hipFileSizeTConfigParameter_t, value: *mut usize) -> hipFileError_t {
+    boundary_op(|| {
+        let p = size_param(param)?;
+        if value.is_null() {
+            return Err(Error::InvalidValue("NULL value"));
+        }
+        let v = driver().params().size(p);
+        // SAFETY: non-NULL and valid per the C contract.
+        unsafe { value.write(usize::try_from(v).unwrap_or(usize::MAX)) };
+        Ok(())
+    })
+}
+
+/// `hipFileGetParameterBool`: NULL `value` or an unknown parameter → `hipFileInvalidValue`.
+///
+/// # Safety
+/// `value` is NULL or valid for a write of a `bool`.
+#[no_mangle]
+pub unsafe extern "C" fn hipFileGetParameterBool(param: hipFileBoolConfigParameter_t, value: *mut bool) -> hipFileError_t {
+    boundary_op(|| {
+        let p = bool_param(param)?;
+        if value.is_null() {
+            return Err(Error::InvalidValue("NULL value"));
+        }
+        let v = driver().params().flag(p);
+        // SAFETY: non-NULL and valid per the C contract.
+        unsafe { value.write(v) };
+        Ok(())
+    })
+}
+
+/// `hipFileGetParameterString`: copies the value and its NUL into `desc_str` (`len` bytes).
+/// NULL, a non-positive `len`, a buffer too small or an unknown parameter →
+/// `hipFileInvalidValue` (nothing written).
+///
+/// # Safety
+/// `desc_str` is NULL or valid for writes of `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn hipFileGetParameterString(
-    _param: hipFileStringConfigParameter_t,
-    _desc_str: *mut c_char,
-    _len: c_int,
+    param: hipFileStringConfigParameter_t,
+    desc_str: *mut c_char,
+    len: c_int,
 ) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+    boundary_op(|| {
+        let p = string_param(param)?;
+        if desc_str.is_null() || len <= 0 {
+            return Err(Error::InvalidValue("NULL or empty output buffer"));
+        }
+        let v = driver().params().string(p).to_string();
+        let bytes = v.as_bytes();
+        if bytes.len() + 1 > len as usize {
+            return Err(Error::InvalidValue("output buffer too small"));
+        }
+        // SAFETY: `len` bytes are writable per the C contract and bytes.len() + 1 <= len.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr().cast::<c_char>(), desc_str, bytes.len());
+            desc_str.add(bytes.len()).write(0);
+        }
+        Ok(())
+    })
 }
 
-/// `hipFileSetParameterSizeT`: not implemented yet (`hipFileInternalError`).
+/// `hipFileSetParameterSizeT`: stages `value` for the next open. `hipFileDriverAlreadyOpen`
+/// while open; `hipFileInvalidValue` for an unknown parameter or a value out of range.
 #[no_mangle]
-pub extern "C" fn hipFileSetParameterSizeT(_param: hipFileSizeTConfigParameter_t, _value: usize) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+pub extern "C" fn hipFileSetParameterSizeT(param: hipFileSizeTConfigParameter_t, value: usize) -> hipFileError_t {
+    boundary_op(|| {
+        let p = size_param(param)?;
+        driver().stage(|s| {
+            if !p.valid(value as u64) {
+                return Err(Error::InvalidValue("parameter value out of range"));
+            }
+            s.sizes[p as usize] = Some(value as u64);
+            Ok(())
+        })
+    })
 }
 
-/// `hipFileSetParameterBool`: not implemented yet (`hipFileInternalError`).
+/// `hipFileSetParameterBool`: stages `value` for the next open (`hipFileDriverAlreadyOpen`
+/// while open).
 #[no_mangle]
-pub extern "C" fn hipFileSetParameterBool(_param: hipFileBoolConfigParameter_t, _value: bool) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+pub extern "C" fn hipFileSetParameterBool(param: hipFileBoolConfigParameter_t, value: bool) -> hipFileError_t {
+    boundary_op(|| {
+        let p = bool_param(param)?;
+        driver().stage(|s| {
+            s.bools[p as usize] = Some(value);
+            Ok(())
+        })
+    })
 }
 
-/// `hipFileSetParameterString`: not implemented yet (`hipFileInternalError`).
+/// `hipFileSetParameterString`: stages `desc_str` for the next open. NULL, non-UTF-8 text or
+/// a log directory that does not exist → `hipFileInvalidValue`; `hipFileDriverAlreadyOpen`
+/// while open.
 ///
 /// # Safety
 /// `desc_str` is NULL or a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn hipFileSetParameterString(_param: hipFileStringConfigParameter_t, _desc_str: *const c_char) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+pub unsafe extern "C" fn hipFileSetParameterString(param: hipFileStringConfigParameter_t, desc_str: *const c_char) -> hipFileError_t {
+    boundary_op(|| {
+        let p = string_param(param)?;
+        if desc_str.is_null() {
+            return Err(Error::InvalidValue("NULL string"));
+        }
+        // SAFETY: non-NULL and NUL-terminated per the C contract.
+        let v = unsafe { CStr::from_ptr(desc_str) }.to_str().map_err(|_| Error::InvalidValue("not UTF-8"))?.to_string();
+        driver().stage(|s| {
+            if !p.valid(&v) {
+                return Err(Error::InvalidValue("the log directory does not exist"));
+            }
+            s.strings[p as usize] = Some(v);
+            Ok(())
+        })
+    })
 }
