@@ -48,6 +48,28 @@ impl Request {
     }
 }
 
+/// Counts a helper out when it finishes, even by panicking. It releases its reference to the
+/// engine *before* signalling, so that once the calling thread returns no helper holds the
+/// engine any more (closing the driver then frees its buffers at once).
+struct HelperGuard {
+    inner: Option<Arc<Inner>>,
+    req: Arc<Request>,
+}
+
+impl Drop for HelperGuard {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.req.fail(Error::Internal("panic in an I/O worker"));
+        }
+        drop(self.inner.take());
+        let mut n = self.req.helpers.lock();
+        *n -= 1;
+        if *n == 0 {
+            self.req.helpers_done.notify_all();
+        }
+    }
+}
+
 /// Run `t` to completion.
 pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
     let chunk = inner.chunk;
@@ -76,22 +98,8 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
             let inner = inner.clone();
             let req = req.clone();
             workers.spawn(Box::new(move || {
-                // Count this helper out even if participate() panics.
-                struct Done<'a>(&'a Request);
-                impl Drop for Done<'_> {
-                    fn drop(&mut self) {
-                        if std::thread::panicking() {
-                            self.0.fail(Error::Internal("panic in an I/O worker"));
-                        }
-                        let mut n = self.0.helpers.lock();
-                        *n -= 1;
-                        if *n == 0 {
-                            self.0.helpers_done.notify_all();
-                        }
-                    }
-                }
-                let _done = Done(&req);
-                participate(&inner, &req);
+                let guard = HelperGuard { inner: Some(inner), req };
+                participate(guard.inner.as_ref().expect("set"), &guard.req);
             }));
         }
     }
