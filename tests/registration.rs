@@ -1070,3 +1070,29 @@ child_test!(
         managed_free(m);
     }
 );
+
+// A file system that refuses O_DIRECT (procfs, as tmpfs did before Linux 6.6): the file
+// registers without an O_DIRECT descriptor (behaviour §B.4 step 3e, EINVAL tolerated) and
+// even aligned requests are served by the fallback, with HIPFILE_UNSUPPORTED_FILE_SYSTEMS
+// lifting the file-system rule so that only the missing O_DIRECT descriptor refuses the fastpath.
+child_test!(
+    file_system_without_o_direct_registers_and_uses_the_fallback,
+    [("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true")],
+    {
+        let path = Path::new("/proc/version");
+        let expected = std::fs::read(path).unwrap();
+        assert!(expected.len() > 16, "the kernel version is not empty");
+        let fd = open_fd(path, libc::O_RDONLY);
+        let fh = register_fd(fd);
+        let buf = sim().device_alloc(1 << 20);
+        sim().reset_counters();
+        // SAFETY: a registered handle and a 1 MiB device buffer; aligned offset and size.
+        let n = unsafe { hipFileRead(fh, buf.ptr, 1 << 20, 0, 0) };
+        assert_eq!(n as usize, expected.len(), "short read at end of file");
+        assert_eq!(sim().download(buf.ptr, expected.len()), expected);
+        assert_eq!(sim().counter("hipAmdFileRead"), 0, "no O_DIRECT descriptor, no fastpath");
+        hipFileHandleDeregister(fh);
+        // SAFETY: our descriptor.
+        unsafe { libc::close(fd) };
+    }
+);
