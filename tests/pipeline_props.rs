@@ -13,8 +13,17 @@ use proptest::test_runner::{Config as PropConfig, TestCaseError, TestRunner};
 
 #[derive(Clone, Debug)]
 enum Op {
-    Read { off: u64, size: usize, buf_off: usize },
-    Write { off: u64, size: usize, buf_off: usize, seed: u64 },
+    Read {
+        off: u64,
+        size: usize,
+        buf_off: usize,
+    },
+    Write {
+        off: u64,
+        size: usize,
+        buf_off: usize,
+        seed: u64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -35,16 +44,28 @@ fn edgy(max: u64) -> impl Strategy<Value = u64> {
     prop_oneof![
         0..=max,
         (0..=max / 4096).prop_map(|p| p * 4096),
-        (1..=max / 4096).prop_flat_map(|p| (-2i64..=2).prop_map(move |d| (p * 4096).saturating_add_signed(d))),
+        (1..=max / 4096)
+            .prop_flat_map(|p| (-2i64..=2).prop_map(move |d| (p * 4096).saturating_add_signed(d))),
     ]
 }
 
 fn op() -> impl Strategy<Value = Op> {
     let size = || edgy(2 << 20).prop_map(|s| s as usize);
     prop_oneof![
-        (edgy(4 << 20), size(), 0usize..=(BUF - (2 << 20))).prop_map(|(off, size, buf_off)| Op::Read { off, size, buf_off }),
-        (edgy(4 << 20), size(), 0usize..=(BUF - (2 << 20)), any::<u64>())
-            .prop_map(|(off, size, buf_off, seed)| Op::Write { off, size, buf_off, seed }),
+        (edgy(4 << 20), size(), 0usize..=(BUF - (2 << 20)))
+            .prop_map(|(off, size, buf_off)| Op::Read { off, size, buf_off }),
+        (
+            edgy(4 << 20),
+            size(),
+            0usize..=(BUF - (2 << 20)),
+            any::<u64>()
+        )
+            .prop_map(|(off, size, buf_off, seed)| Op::Write {
+                off,
+                size,
+                buf_off,
+                seed
+            }),
     ]
 }
 
@@ -58,21 +79,32 @@ fn case() -> impl Strategy<Value = Case> {
         any::<bool>(),
         prop::collection::vec(op(), 1..6),
     )
-        .prop_map(|(chunk_kb, threads, inline_kb, initial_len, host_memory, registered, ops)| Case {
-            chunk_kb,
-            threads,
-            inline_kb,
-            initial_len: initial_len as usize,
-            host_memory,
-            registered,
-            ops,
-        })
+        .prop_map(
+            |(chunk_kb, threads, inline_kb, initial_len, host_memory, registered, ops)| Case {
+                chunk_kb,
+                threads,
+                inline_kb,
+                initial_len: initial_len as usize,
+                host_memory,
+                registered,
+                ops,
+            },
+        )
 }
 
 fn set_params(chunk_kb: usize, threads: usize, inline_kb: usize) {
-    assert_eq!(hipFileSetParameterSizeT(hipFileParamPropertiesPerBufferCacheSizeKB, chunk_kb), hipFileError_t::SUCCESS);
-    assert_eq!(hipFileSetParameterSizeT(hipFileParamExecutionMaxIOThreads, threads), hipFileError_t::SUCCESS);
-    assert_eq!(hipFileSetParameterSizeT(hipFileParamExecutionMinIOThresholdSizeKB, inline_kb), hipFileError_t::SUCCESS);
+    assert_eq!(
+        hipFileSetParameterSizeT(hipFileParamPropertiesPerBufferCacheSizeKB, chunk_kb),
+        hipFileError_t::SUCCESS
+    );
+    assert_eq!(
+        hipFileSetParameterSizeT(hipFileParamExecutionMaxIOThreads, threads),
+        hipFileError_t::SUCCESS
+    );
+    assert_eq!(
+        hipFileSetParameterSizeT(hipFileParamExecutionMinIOThresholdSizeKB, inline_kb),
+        hipFileError_t::SUCCESS
+    );
 }
 
 /// Memory the case reads into and writes from.
@@ -112,11 +144,22 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
     let path = scratch_file("prop");
     let mut model = pattern(c.initial_len, c.initial_len as u64);
     make_file(&path, &model);
-    let file = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
     let fh = register_fd(file.as_raw_fd());
-    let mut mem = if c.host_memory { Mem::Host(vec![0u8; BUF]) } else { Mem::Device(sim().device_alloc(BUF)) };
+    let mut mem = if c.host_memory {
+        Mem::Host(vec![0u8; BUF])
+    } else {
+        Mem::Device(sim().device_alloc(BUF))
+    };
     if c.registered {
-        assert_eq!(hipFileBufRegister(mem.ptr(), BUF, 0), hipFileError_t::SUCCESS);
+        assert_eq!(
+            hipFileBufRegister(mem.ptr(), BUF, 0),
+            hipFileError_t::SUCCESS
+        );
     }
     for op in &c.ops {
         match *op {
@@ -128,11 +171,24 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
                 let expect = model.len().saturating_sub(off as usize).min(size);
                 prop_assert_eq!(n, expect as isize, "read {:?}", op);
                 let got = mem.get(buf_off, size);
-                let want = if expect == 0 { &[][..] } else { &model[off as usize..off as usize + expect] };
+                let want = if expect == 0 {
+                    &[][..]
+                } else {
+                    &model[off as usize..off as usize + expect]
+                };
                 prop_assert!(got[..expect] == *want, "read bytes {:?}", op);
-                prop_assert!(got[expect..] == poison[expect..], "bytes past the count untouched {:?}", op);
+                prop_assert!(
+                    got[expect..] == poison[expect..],
+                    "bytes past the count untouched {:?}",
+                    op
+                );
             }
-            Op::Write { off, size, buf_off, seed } => {
+            Op::Write {
+                off,
+                size,
+                buf_off,
+                seed,
+            } => {
                 let data = pattern(size, seed);
                 mem.put(buf_off, &data);
                 // SAFETY: as above.
@@ -143,7 +199,11 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
                     model.resize(end, 0);
                 }
                 model[off as usize..end].copy_from_slice(&data);
-                prop_assert!(std::fs::read(&path).unwrap() == model, "file after {:?}", op);
+                prop_assert!(
+                    std::fs::read(&path).unwrap() == model,
+                    "file after {:?}",
+                    op
+                );
             }
         }
     }
@@ -154,92 +214,157 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
     drop(file);
     let _ = std::fs::remove_file(&path);
     assert_eq!(hipFileDriverClose(), hipFileError_t::SUCCESS);
-    prop_assert_eq!(sim().counter("pinned_bytes_live"), 0, "pinned buffers freed at close");
+    prop_assert_eq!(
+        sim().counter("pinned_bytes_live"),
+        0,
+        "pinned buffers freed at close"
+    );
     Ok(())
 }
 
-child_test!(random_requests_match_pread_and_pwrite, [("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true")], {
-    let mut runner = TestRunner::new(PropConfig { cases: 48, failure_persistence: None, ..PropConfig::default() });
-    runner.run(&case(), |c| run_case(&c)).unwrap();
-});
-
-child_test!(random_requests_on_the_fallback_only, [("HIPFILE_FORCE_COMPAT_MODE", "true")], {
-    let mut runner = TestRunner::new(PropConfig { cases: 32, failure_persistence: None, ..PropConfig::default() });
-    runner.run(&case(), |c| run_case(&c)).unwrap();
-});
-
-child_test!(a_failing_chunk_fails_the_request_and_leaves_nothing_stuck, [("HIPFILE_FORCE_COMPAT_MODE", "true")], {
-    let strategy = (prop::sample::select(vec![4usize, 16, 64]), prop::sample::select(vec![1usize, 2, 4, 8]), 0i64..40, any::<bool>());
-    let mut runner = TestRunner::new(PropConfig { cases: 40, failure_persistence: None, ..PropConfig::default() });
-    runner
-        .run(&strategy, |(chunk_kb, threads, after, write)| {
-            set_params(chunk_kb, threads, 0);
-            // A budget of 8 chunks keeps the pool under pressure.
-            assert_eq!(hipFileSetParameterSizeT(hipFileParamPropertiesMaxDeviceCacheSizeKB, chunk_kb * 8), hipFileError_t::SUCCESS);
-            assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
-            let size = 1 << 20;
-            let path = scratch_file("prop-fail");
-            let data = pattern(size, 5);
-            make_file(&path, &data);
-            let file = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
-            let fh = register_fd(file.as_raw_fd());
-            let buf = sim().device_alloc(size);
-            sim().upload(buf.ptr, &data);
-            let chunks = size / (chunk_kb << 10);
-            sim().fault("fail_copy", 999);
-            sim().fault("fail_copy_after", after);
-            // SAFETY: a registered handle and a 1 MiB device buffer.
-            let n = unsafe {
-                if write {
-                    hipFileWrite(fh, buf.ptr, size, 0, 0)
-                } else {
-                    hipFileRead(fh, buf.ptr, size, 0, 0)
-                }
-            };
-            sim().fault("fail_copy", 0);
-            sim().fault("fail_copy_after", 0);
-            if (after as usize) < chunks {
-                prop_assert_eq!(n, -999, "a copy failed after {} of {} chunks", after, chunks);
-            } else {
-                prop_assert_eq!(n, size as isize);
-            }
-            prop_assert!(sim().counter("pinned_bytes_live") <= (chunk_kb * 8 * 1024) as u64);
-            // The next request works: no worker or buffer is stuck.
-            // SAFETY: as above.
-            let n = unsafe { hipFileRead(fh, buf.ptr, size, 0, 0) };
-            prop_assert_eq!(n, size as isize);
-            hipFileHandleDeregister(fh);
-            drop(file);
-            let _ = std::fs::remove_file(&path);
-            assert_eq!(hipFileDriverClose(), hipFileError_t::SUCCESS);
-            prop_assert_eq!(sim().counter("pinned_bytes_live"), 0);
-            Ok(())
-        })
-        .unwrap();
-});
-
-child_test!(bounce_memory_does_not_grow_over_a_million_calls, [("HIPFILE_FORCE_COMPAT_MODE", "true")], {
-    // Target T10: a million small requests keep the pinned memory at its first level.
-    let path = scratch_file("t10");
-    make_file(&path, &pattern(1 << 20, 3));
-    let file = std::fs::File::open(&path).unwrap();
-    let fh = register_fd(file.as_raw_fd());
-    let buf = sim().device_alloc(4096);
-    // SAFETY: a registered handle and a 4 KiB device buffer.
-    assert_eq!(unsafe { hipFileRead(fh, buf.ptr, 4096, 0, 0) }, 4096);
-    let first = sim().counter("pinned_bytes_live");
-    assert!(first > 0 && first <= 4 << 20, "one bounce buffer: {first}");
-    let rss = || std::fs::read_to_string("/proc/self/statm").unwrap().split(' ').nth(1).unwrap().parse::<u64>().unwrap();
-    let rss_before = rss();
-    for i in 0..1_000_000u64 {
-        // SAFETY: as above.
-        let n = unsafe { hipFileRead(fh, buf.ptr, 4096, ((i % 256) * 4096) as i64, 0) };
-        assert_eq!(n, 4096);
+child_test!(
+    random_requests_match_pread_and_pwrite,
+    [("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true")],
+    {
+        let mut runner = TestRunner::new(PropConfig {
+            cases: 48,
+            failure_persistence: None,
+            ..PropConfig::default()
+        });
+        runner.run(&case(), |c| run_case(&c)).unwrap();
     }
-    assert_eq!(sim().counter("pinned_bytes_live"), first, "no pinned growth");
-    assert_eq!(sim().counter("pinned_bytes_peak"), first);
-    let grown = rss().saturating_sub(rss_before) * 4096;
-    assert!(grown < 4 << 20, "resident memory grew by {grown} bytes");
-    hipFileHandleDeregister(fh);
-    let _ = std::fs::remove_file(&path);
-});
+);
+
+child_test!(
+    random_requests_on_the_fallback_only,
+    [("HIPFILE_FORCE_COMPAT_MODE", "true")],
+    {
+        let mut runner = TestRunner::new(PropConfig {
+            cases: 32,
+            failure_persistence: None,
+            ..PropConfig::default()
+        });
+        runner.run(&case(), |c| run_case(&c)).unwrap();
+    }
+);
+
+child_test!(
+    a_failing_chunk_fails_the_request_and_leaves_nothing_stuck,
+    [("HIPFILE_FORCE_COMPAT_MODE", "true")],
+    {
+        let strategy = (
+            prop::sample::select(vec![4usize, 16, 64]),
+            prop::sample::select(vec![1usize, 2, 4, 8]),
+            0i64..40,
+            any::<bool>(),
+        );
+        let mut runner = TestRunner::new(PropConfig {
+            cases: 40,
+            failure_persistence: None,
+            ..PropConfig::default()
+        });
+        runner
+            .run(&strategy, |(chunk_kb, threads, after, write)| {
+                set_params(chunk_kb, threads, 0);
+                // A budget of 8 chunks keeps the pool under pressure.
+                assert_eq!(
+                    hipFileSetParameterSizeT(
+                        hipFileParamPropertiesMaxDeviceCacheSizeKB,
+                        chunk_kb * 8
+                    ),
+                    hipFileError_t::SUCCESS
+                );
+                assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
+                let size = 1 << 20;
+                let path = scratch_file("prop-fail");
+                let data = pattern(size, 5);
+                make_file(&path, &data);
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&path)
+                    .unwrap();
+                let fh = register_fd(file.as_raw_fd());
+                let buf = sim().device_alloc(size);
+                sim().upload(buf.ptr, &data);
+                let chunks = size / (chunk_kb << 10);
+                sim().fault("fail_copy", 999);
+                sim().fault("fail_copy_after", after);
+                // SAFETY: a registered handle and a 1 MiB device buffer.
+                let n = unsafe {
+                    if write {
+                        hipFileWrite(fh, buf.ptr, size, 0, 0)
+                    } else {
+                        hipFileRead(fh, buf.ptr, size, 0, 0)
+                    }
+                };
+                sim().fault("fail_copy", 0);
+                sim().fault("fail_copy_after", 0);
+                if (after as usize) < chunks {
+                    prop_assert_eq!(
+                        n,
+                        -999,
+                        "a copy failed after {} of {} chunks",
+                        after,
+                        chunks
+                    );
+                } else {
+                    prop_assert_eq!(n, size as isize);
+                }
+                prop_assert!(sim().counter("pinned_bytes_live") <= (chunk_kb * 8 * 1024) as u64);
+                // The next request works: no worker or buffer is stuck.
+                // SAFETY: as above.
+                let n = unsafe { hipFileRead(fh, buf.ptr, size, 0, 0) };
+                prop_assert_eq!(n, size as isize);
+                hipFileHandleDeregister(fh);
+                drop(file);
+                let _ = std::fs::remove_file(&path);
+                assert_eq!(hipFileDriverClose(), hipFileError_t::SUCCESS);
+                prop_assert_eq!(sim().counter("pinned_bytes_live"), 0);
+                Ok(())
+            })
+            .unwrap();
+    }
+);
+
+child_test!(
+    bounce_memory_does_not_grow_over_a_million_calls,
+    [("HIPFILE_FORCE_COMPAT_MODE", "true")],
+    {
+        // Target T10: a million small requests keep the pinned memory at its first level.
+        let path = scratch_file("t10");
+        make_file(&path, &pattern(1 << 20, 3));
+        let file = std::fs::File::open(&path).unwrap();
+        let fh = register_fd(file.as_raw_fd());
+        let buf = sim().device_alloc(4096);
+        // SAFETY: a registered handle and a 4 KiB device buffer.
+        assert_eq!(unsafe { hipFileRead(fh, buf.ptr, 4096, 0, 0) }, 4096);
+        let first = sim().counter("pinned_bytes_live");
+        assert!(first > 0 && first <= 4 << 20, "one bounce buffer: {first}");
+        let rss = || {
+            std::fs::read_to_string("/proc/self/statm")
+                .unwrap()
+                .split(' ')
+                .nth(1)
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        };
+        let rss_before = rss();
+        for i in 0..1_000_000u64 {
+            // SAFETY: as above.
+            let n = unsafe { hipFileRead(fh, buf.ptr, 4096, ((i % 256) * 4096) as i64, 0) };
+            assert_eq!(n, 4096);
+        }
+        assert_eq!(
+            sim().counter("pinned_bytes_live"),
+            first,
+            "no pinned growth"
+        );
+        assert_eq!(sim().counter("pinned_bytes_peak"), first);
+        let grown = rss().saturating_sub(rss_before) * 4096;
+        assert!(grown < 4 << 20, "resident memory grew by {grown} bytes");
+        hipFileHandleDeregister(fh);
+        let _ = std::fs::remove_file(&path);
+    }
+);

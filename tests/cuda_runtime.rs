@@ -1,0 +1,351 @@
+//! The CUDA driver-API runtime, exercised on hipsim's CUDA side (`HIPFILE_PLATFORM=nvidia`,
+//! `HIPFILE_CUDA_LIBRARY` pointing at hipsim): device memory from `cuMemAlloc`, context
+//! handling (the caller's context state is the same after every call), memory types, error
+//! translation and many threads. The same behaviours are proven on a real GPU by
+//! `scripts/gpu/` (tests/c/suite.c with the CUDA runtime API).
+
+mod common;
+use common::*;
+
+use std::ffi::{c_int, c_uint, c_void};
+use std::os::fd::AsRawFd;
+use std::sync::OnceLock;
+
+type CuResult = c_int;
+type CuContext = *mut c_void;
+
+struct Cuda {
+    init: unsafe extern "C" fn(c_uint) -> CuResult,
+    primary_retain: unsafe extern "C" fn(*mut CuContext, c_int) -> CuResult,
+    ctx_get_current: unsafe extern "C" fn(*mut CuContext) -> CuResult,
+    ctx_set_current: unsafe extern "C" fn(CuContext) -> CuResult,
+    mem_alloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
+    mem_alloc_managed: unsafe extern "C" fn(*mut u64, usize, c_uint) -> CuResult,
+    mem_host_alloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> CuResult,
+    htod: unsafe extern "C" fn(u64, *const c_void, usize) -> CuResult,
+    dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> CuResult,
+}
+
+// SAFETY: plain function pointers into a thread-safe library.
+unsafe impl Sync for Cuda {}
+// SAFETY: as above.
+unsafe impl Send for Cuda {}
+
+fn cuda() -> &'static Cuda {
+    static C: OnceLock<Cuda> = OnceLock::new();
+    C.get_or_init(|| {
+        // SAFETY: our simulator; the symbols have these C signatures.
+        let lib = unsafe { libloading::Library::new(hipsim_path()) }.unwrap();
+        macro_rules! f {
+            ($n:literal) => {
+                // SAFETY: see above.
+                *unsafe { lib.get(concat!($n, "\0").as_bytes()) }.unwrap()
+            };
+        }
+        let c = Cuda {
+            init: f!("cuInit"),
+            primary_retain: f!("cuDevicePrimaryCtxRetain"),
+            ctx_get_current: f!("cuCtxGetCurrent"),
+            ctx_set_current: f!("cuCtxSetCurrent"),
+            mem_alloc: f!("cuMemAlloc_v2"),
+            mem_alloc_managed: f!("cuMemAllocManaged"),
+            mem_host_alloc: f!("cuMemHostAlloc"),
+            htod: f!("cuMemcpyHtoD_v2"),
+            dtoh: f!("cuMemcpyDtoH_v2"),
+        };
+        std::mem::forget(lib);
+        // SAFETY: flags 0.
+        assert_eq!(unsafe { (c.init)(0) }, 0);
+        c
+    })
+}
+
+impl Cuda {
+    fn current(&self) -> CuContext {
+        let mut c = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (self.ctx_get_current)(&mut c) }, 0);
+        c
+    }
+    fn primary(&self) -> CuContext {
+        let mut c = std::ptr::null_mut();
+        // SAFETY: valid out-pointer, device 0.
+        assert_eq!(unsafe { (self.primary_retain)(&mut c, 0) }, 0);
+        c
+    }
+    fn make_current(&self) {
+        // SAFETY: a primary context.
+        assert_eq!(unsafe { (self.ctx_set_current)(self.primary()) }, 0);
+    }
+    fn alloc(&self, len: usize) -> *mut c_void {
+        let mut p = 0u64;
+        // SAFETY: valid out-pointer; a context is current.
+        assert_eq!(unsafe { (self.mem_alloc)(&mut p, len) }, 0);
+        p as *mut c_void
+    }
+    fn upload(&self, dst: *mut c_void, src: &[u8]) {
+        // SAFETY: valid host slice; the driver checks the device side.
+        assert_eq!(
+            unsafe { (self.htod)(dst as u64, src.as_ptr().cast(), src.len()) },
+            0
+        );
+    }
+    fn download(&self, src: *const c_void, len: usize) -> Vec<u8> {
+        let mut v = vec![0u8; len];
+        // SAFETY: valid host slice.
+        assert_eq!(
+            unsafe { (self.dtoh)(v.as_mut_ptr().cast(), src as u64, len) },
+            0
+        );
+        v
+    }
+}
+
+child_test!(
+    nvidia_platform_is_chosen_and_described,
+    [("HIPFILE_PLATFORM", "nvidia")],
+    {
+        assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
+        let choice = hipfile::runtime::loader::choice();
+        assert_eq!(
+            choice.runtime.platform(),
+            hipfile::runtime::Platform::Nvidia
+        );
+        assert!(
+            choice.runtime.describe().starts_with("CUDA driver 13.0"),
+            "{}",
+            choice.runtime.describe()
+        );
+        assert!(choice.runtime.is_simulated());
+        assert!(
+            !choice.runtime.has_fastpath(),
+            "GPU-direct through the driver API alone is never claimed"
+        );
+        assert_eq!(choice.runtime.device_count(), 1);
+    }
+);
+
+child_test!(
+    device_memory_round_trips_through_the_fallback,
+    [("HIPFILE_PLATFORM", "nvidia")],
+    {
+        cuda().make_current();
+        let len = 9 << 20;
+        let dev = cuda().alloc(len);
+        let path = scratch_file("cuda-rt");
+        let data = pattern(len, 21);
+        make_file(&path, &data);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let fh = register_fd(file.as_raw_fd());
+        assert_eq!(hipFileBufRegister(dev, len, 0), hipFileError_t::SUCCESS);
+        // SAFETY: a registered handle and buffer of `len` bytes.
+        assert_eq!(unsafe { hipFileRead(fh, dev, len, 0, 0) }, len as isize);
+        assert_eq!(cuda().download(dev, len), data);
+        // Unaligned, at a buffer offset, into an interior (unregistered) pointer.
+        let inner = (dev as usize + 4096) as *mut c_void;
+        // SAFETY: 8 MiB from inner lies inside the allocation.
+        assert_eq!(unsafe { hipFileRead(fh, inner, 1000, 3, 5) }, 1000);
+        assert_eq!(
+            cuda().download((inner as usize + 5) as *const c_void, 1000),
+            &data[3..1003]
+        );
+        // Write from device memory, durable and byte-exact.
+        let new = pattern(3 << 20, 22);
+        cuda().upload(dev, &new);
+        // SAFETY: as above.
+        assert_eq!(unsafe { hipFileWrite(fh, dev, 3 << 20, 12345, 0) }, 3 << 20);
+        let on_disk = std::fs::read(&path).unwrap();
+        assert_eq!(&on_disk[12345..12345 + (3 << 20)], &new[..]);
+        assert!(sim().counter("cuMemcpyHtoDAsync_v2") + sim().counter("cuMemcpyHtoD_v2") > 0);
+        assert_eq!(
+            sim().counter("hipMemcpy"),
+            0,
+            "the CUDA runtime never calls HIP"
+        );
+        hipFileHandleDeregister(fh);
+        let _ = std::fs::remove_file(&path);
+    }
+);
+
+child_test!(
+    memory_types_through_cuda,
+    [("HIPFILE_PLATFORM", "nvidia")],
+    {
+        cuda().make_current();
+        let mut managed = 0u64;
+        // SAFETY: valid out-pointer; flags CU_MEM_ATTACH_GLOBAL.
+        assert_eq!(
+            unsafe { (cuda().mem_alloc_managed)(&mut managed, 4096, 1) },
+            0
+        );
+        assert_eq!(
+            hipFileBufRegister(managed as *const c_void, 4096, 0),
+            hipFileError_t::op(hipFileHipMemoryTypeInvalid)
+        );
+        let mut pinned = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut pinned, 8192, 1) }, 0);
+        assert_eq!(hipFileBufRegister(pinned, 8192, 0), hipFileError_t::SUCCESS);
+        assert_eq!(
+            hipFileBufRegister((pinned as usize + 4096) as *const c_void, 8192, 0),
+            hipFileError_t::op(hipFileHipPointerRangeError)
+        );
+        let mut pageable = vec![0u8; 4096];
+        assert_eq!(
+            hipFileBufRegister(pageable.as_mut_ptr().cast(), 4096, 0),
+            hipFileError_t::SUCCESS
+        );
+        let dev = cuda().alloc(4096);
+        assert_eq!(
+            hipFileBufRegister(dev, 8192, 0),
+            hipFileError_t::op(hipFileHipPointerRangeError)
+        );
+        // Host memory reads go straight into it (no CUDA copy).
+        let path = scratch_file("cuda-host");
+        let data = pattern(8192, 23);
+        make_file(&path, &data);
+        let file = std::fs::File::open(&path).unwrap();
+        let fh = register_fd(file.as_raw_fd());
+        sim().reset_counters();
+        // SAFETY: 8192 bytes of pinned memory.
+        assert_eq!(unsafe { hipFileRead(fh, pinned, 8192, 0, 0) }, 8192);
+        // SAFETY: the read wrote 8192 bytes.
+        assert_eq!(
+            unsafe { std::slice::from_raw_parts(pinned as *const u8, 8192) },
+            &data[..]
+        );
+        assert_eq!(sim().counter("h2d_bytes"), 0);
+        hipFileHandleDeregister(fh);
+        let _ = std::fs::remove_file(&path);
+    }
+);
+
+child_test!(
+    the_callers_context_state_is_kept,
+    [("HIPFILE_PLATFORM", "nvidia")],
+    {
+        // Allocate with a context, then use the memory from threads in both context states.
+        cuda().make_current();
+        let len = 4 << 20;
+        let dev = cuda().alloc(len) as usize;
+        let path = scratch_file("cuda-ctx");
+        let data = pattern(len, 24);
+        make_file(&path, &data);
+        let file = std::fs::File::open(&path).unwrap();
+        let fh = register_fd(file.as_raw_fd()) as usize;
+        // A thread that never touched CUDA: still no current context afterwards.
+        std::thread::spawn(move || {
+            assert!(cuda().current().is_null());
+            // SAFETY: a registered handle and a device buffer of `len` bytes.
+            assert_eq!(
+                unsafe { hipFileRead(fh as hipFileHandle_t, dev as *mut c_void, len, 0, 0) },
+                len as isize
+            );
+            assert!(
+                cuda().current().is_null(),
+                "the library popped what it pushed"
+            );
+        })
+        .join()
+        .unwrap();
+        // A thread with the primary context current: the same one afterwards.
+        std::thread::spawn(move || {
+            cuda().make_current();
+            let before = cuda().current();
+            // SAFETY: as above.
+            assert_eq!(
+                unsafe { hipFileRead(fh as hipFileHandle_t, dev as *mut c_void, len, 0, 0) },
+                len as isize
+            );
+            assert_eq!(cuda().current(), before);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(cuda().download(dev as *const c_void, len), data);
+        let _ = std::fs::remove_file(&path);
+    }
+);
+
+child_test!(
+    sixteen_threads_without_contexts,
+    [
+        ("HIPFILE_PLATFORM", "nvidia"),
+        ("HIPFILE_CHUNK_SIZE", "256K")
+    ],
+    {
+        cuda().make_current();
+        let per = 2 << 20;
+        let path = scratch_file("cuda-16");
+        let data = pattern(16 * per, 25);
+        make_file(&path, &data);
+        let file = std::fs::File::open(&path).unwrap();
+        let fh = register_fd(file.as_raw_fd()) as usize;
+        let bufs: Vec<usize> = (0..16).map(|_| cuda().alloc(per) as usize).collect();
+        let threads: Vec<_> = bufs
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                std::thread::spawn(move || {
+                    for _ in 0..3 {
+                        // SAFETY: a registered handle and a device buffer of `per` bytes.
+                        let n = unsafe {
+                            hipFileRead(
+                                fh as hipFileHandle_t,
+                                b as *mut c_void,
+                                per,
+                                (i * per) as i64,
+                                0,
+                            )
+                        };
+                        assert_eq!(n, per as isize);
+                    }
+                    assert!(cuda().current().is_null());
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        for (i, &b) in bufs.iter().enumerate() {
+            assert_eq!(
+                cuda().download(b as *const c_void, per),
+                &data[i * per..(i + 1) * per]
+            );
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+);
+
+child_test!(
+    cuda_errors_are_reported_in_hip_numbering,
+    [("HIPFILE_PLATFORM", "nvidia")],
+    {
+        cuda().make_current();
+        let dev = cuda().alloc(1 << 20);
+        let path = scratch_file("cuda-err");
+        make_file(&path, &pattern(1 << 20, 26));
+        let file = std::fs::File::open(&path).unwrap();
+        let fh = register_fd(file.as_raw_fd());
+        // CUDA_ERROR_ILLEGAL_ADDRESS (700) has a HIP twin of the same number.
+        sim().fault("fail_copy", 700);
+        // SAFETY: a registered handle and a 1 MiB device buffer.
+        assert_eq!(unsafe { hipFileRead(fh, dev, 1 << 20, 0, 0) }, -700);
+        // CUDA_ERROR_JIT_COMPILER_NOT_FOUND (221) has none: hipErrorUnknown.
+        sim().fault("fail_copy", 221);
+        // SAFETY: as above.
+        assert_eq!(unsafe { hipFileRead(fh, dev, 1 << 20, 0, 0) }, -999);
+        // CUDA_ERROR_INVALID_VALUE (1) is -1 with errno EINVAL, as on HIP.
+        sim().fault("fail_copy", 1);
+        // SAFETY: as above.
+        assert_eq!(unsafe { hipFileRead(fh, dev, 1 << 20, 0, 0) }, -1);
+        assert_eq!(errno(), libc::EINVAL);
+        sim().fault("fail_copy", 0);
+        // SAFETY: as above.
+        assert_eq!(unsafe { hipFileRead(fh, dev, 1 << 20, 0, 0) }, 1 << 20);
+        let _ = std::fs::remove_file(&path);
+    }
+);
