@@ -23,6 +23,7 @@ pub fn io(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
     ctx.engine.run(Transfer {
         dir: req.dir,
         fd: req.file.buffered_fd(),
+        direct: super::direct_fd(ctx, req),
         target: Target::Host { addr: req.mem_addr() },
         size: req.size,
         offset: req.file_offset,

@@ -131,6 +131,21 @@ pub struct Context<'a> {
     pub engine: &'a Engine,
 }
 
+/// The `O_DIRECT` descriptor the engine may use for cold reads of this request
+/// (`HIPFILE_DIRECT_IO`, default on), or `None`.
+pub fn direct_fd(ctx: &Context<'_>, req: &Request<'_>) -> Option<crate::engine::DirectFd> {
+    if !ctx.config.direct_reads || req.dir != Direction::Read {
+        return None;
+    }
+    let fd = req.file.unbuffered_fd()?;
+    let offset_align = u64::from(req.file.dio_offset_align());
+    let mem_align = u64::from(req.file.dio_mem_align());
+    if offset_align == 0 || mem_align == 0 {
+        return None;
+    }
+    Some(crate::engine::DirectFd { fd, offset_align, mem_align })
+}
+
 /// The score of `kind` for `req`.
 pub fn score(kind: BackendKind, ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
     match kind {

@@ -88,6 +88,9 @@ pub struct Env {
     pub bounce_budget: Option<u64>,
     /// `HIPFILE_INLINE_THRESHOLD`: requests up to this size run on the calling thread.
     pub inline_threshold: Option<u64>,
+    /// `HIPFILE_DIRECT_IO` (default true): reads the page cache cannot serve go through the
+    /// `O_DIRECT` descriptor when aligned.
+    pub direct_reads: Option<bool>,
 }
 
 impl Env {
@@ -129,6 +132,7 @@ impl Env {
             chunk_size: size("HIPFILE_CHUNK_SIZE"),
             bounce_budget: size("HIPFILE_BOUNCE_BUDGET"),
             inline_threshold: size("HIPFILE_INLINE_THRESHOLD"),
+            direct_reads: boolean("HIPFILE_DIRECT_IO"),
         }
     }
 }
@@ -183,6 +187,8 @@ pub struct Config {
     pub bounce_budget: usize,
     /// Inline threshold (bytes).
     pub inline_threshold: usize,
+    /// Cold aligned reads through the `O_DIRECT` descriptor.
+    pub direct_reads: bool,
     /// Every parameter's value (what `hipFileGetParameter*` reports while open).
     pub params: ParamValues,
 }
@@ -229,6 +235,7 @@ impl Config {
             chunk_size,
             bounce_budget: ((params.size(SizeParam::MaxDeviceCacheSizeKb) as usize) << 10).max(chunk_size),
             inline_threshold: (params.size(SizeParam::MinIoThresholdSizeKb) as usize) << 10,
+            direct_reads: env.direct_reads.unwrap_or(true),
             params,
         }
     }

@@ -41,13 +41,26 @@ pub enum Target {
     },
 }
 
+/// The `O_DIRECT` twin of a transfer's descriptor, used for reads the page cache cannot serve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirectFd {
+    /// The `O_DIRECT` descriptor.
+    pub fd: RawFd,
+    /// Offset and length alignment it needs.
+    pub offset_align: u64,
+    /// Memory alignment it needs.
+    pub mem_align: u64,
+}
+
 /// One request for the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transfer {
     /// Read (file → memory) or write (memory → file).
     pub dir: Direction,
-    /// Descriptor to use (buffered or `O_DIRECT`).
+    /// The buffered descriptor.
     pub fd: RawFd,
+    /// Its `O_DIRECT` twin, when cold reads may bypass the page cache.
+    pub direct: Option<DirectFd>,
     /// Memory side.
     pub target: Target,
     /// Bytes to move.

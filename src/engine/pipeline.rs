@@ -7,6 +7,7 @@
 //! stops further claims. The calling thread waits until every helper has finished before it
 //! returns, which is what keeps the application's memory borrowed for exactly the call.
 
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -232,7 +233,9 @@ fn pipelined_read(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
         }
         let buf = bufs[s].as_mut().expect("slot in use");
         let file_off = req.t.offset + off as u64;
-        let n = match sys::io::pread_full(req.t.fd, &mut buf.as_mut_slice()[..len], file_off) {
+        // SAFETY: the buffer holds at least `len` bytes and is exclusively ours (its previous
+        // copy completed above).
+        let n = match unsafe { read_chunk(&req.t, buf.as_ptr(), len, file_off) } {
             Ok(n) => n,
             Err(e) => {
                 req.fail(Error::Os(e));
@@ -327,7 +330,8 @@ fn device_chunk(inner: &Inner, t: Transfer, dev: usize, buf: &mut [u8], off: usi
     let file_off = t.offset + off as u64;
     match t.dir {
         Direction::Read => {
-            let n = sys::io::pread_full(t.fd, buf, file_off).map_err(Error::Os)?;
+            // SAFETY: `buf` is an exclusively borrowed slice.
+            let n = unsafe { read_chunk(&t, buf.as_mut_ptr(), buf.len(), file_off) }.map_err(Error::Os)?;
             if n > 0 {
                 inner.rt.copy_to_device(dev, &buf[..n])?;
             }
@@ -347,9 +351,61 @@ fn host_chunk(t: Transfer, addr: usize, len: usize, off: usize) -> Result<usize>
         // SAFETY: the application lent `size` bytes at the buffer for this call (the C
         // contract of hipFileRead); the chunk lies inside them and no other participant
         // touches the same chunk.
-        Direction::Read => unsafe { sys::io::pread_full_raw(t.fd, addr as *mut u8, len, file_off) },
+        Direction::Read => unsafe { read_chunk(&t, addr as *mut u8, len, file_off) },
         // SAFETY: as above, for reading the application's memory.
         Direction::Write => unsafe { sys::io::pwrite_full_raw(t.fd, addr as *const u8, len, file_off) },
     }
     .map_err(Error::Os)
+}
+
+/// Read one chunk: from the page cache when it holds the data, otherwise (for aligned chunks
+/// with an `O_DIRECT` twin) straight from the device, bypassing the cache. A
+/// `preadv2(RWF_NOWAIT)` first takes whatever is cached without waiting, so warm data costs
+/// one call as before and cold data is not copied through the page cache (target T2).
+///
+/// # Safety
+/// `ptr..ptr+len` must be writable host memory used by nobody else meanwhile.
+unsafe fn read_chunk(t: &Transfer, ptr: *mut u8, len: usize, off: u64) -> Result<usize, i32> {
+    if let Some(d) = t.direct {
+        let aligned = |o: u64, n: usize, p: usize| o % d.offset_align == 0 && n as u64 % d.offset_align == 0 && p as u64 % d.mem_align == 0;
+        if len > 0 && aligned(off, len, ptr as usize) {
+            // SAFETY: the caller guarantees the buffer.
+            let cached = match unsafe { sys::io::pread_nowait(t.fd, ptr, len, off) } {
+                Ok(n) => n,
+                Err(libc::EAGAIN) => 0,
+                // The file system cannot tell what is cached: read through the cache.
+                // SAFETY: the caller guarantees the buffer.
+                Err(_) => return unsafe { sys::io::pread_full_raw(t.fd, ptr, len, off) },
+            };
+            if cached == len {
+                return Ok(len);
+            }
+            let (rest_off, rest_len, rest_ptr) = (off + cached as u64, len - cached, ptr as usize + cached);
+            let more = if aligned(rest_off, rest_len, rest_ptr) {
+                // SAFETY: the remainder lies inside the caller's buffer and is aligned.
+                unsafe { direct_read(t.fd, d.fd, rest_ptr as *mut u8, rest_len, rest_off)? }
+            } else {
+                // SAFETY: the remainder lies inside the caller's buffer.
+                unsafe { sys::io::pread_full_raw(t.fd, rest_ptr as *mut u8, rest_len, rest_off)? }
+            };
+            return Ok(cached + more);
+        }
+    }
+    // SAFETY: the caller guarantees the buffer.
+    unsafe { sys::io::pread_full_raw(t.fd, ptr, len, off) }
+}
+
+/// Read through the `O_DIRECT` descriptor until done; a short (end-of-file) direct read leaves
+/// an unaligned remainder, which the buffered descriptor finishes (it returns 0 at the end).
+///
+/// # Safety
+/// `ptr..ptr+len` must be writable host memory; `off`, `len` and `ptr` aligned for `direct`.
+unsafe fn direct_read(buffered: RawFd, direct: RawFd, ptr: *mut u8, len: usize, off: u64) -> Result<usize, i32> {
+    // SAFETY: the caller guarantees the buffer.
+    let n = unsafe { sys::io::pread_raw(direct, ptr, len, off)? };
+    if n == len || n == 0 {
+        return Ok(n);
+    }
+    // SAFETY: the remainder lies inside the caller's buffer.
+    Ok(n + unsafe { sys::io::pread_full_raw(buffered, ptr.add(n), len - n, off + n as u64)? })
 }

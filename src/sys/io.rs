@@ -132,13 +132,23 @@ pub fn fdatasync(fd: RawFd) -> Result<(), i32> {
     }
 }
 
-/// Whether the byte range `[offset, offset+len)` of `fd` is (probably) in the page cache, from
-/// a `mincore` of a short-lived read-only mapping is too costly per call; instead this asks the
-/// kernel with `preadv2(RWF_NOWAIT)` of one byte at `offset`: success means the page is cached.
-pub fn first_page_cached(fd: RawFd, offset: u64) -> bool {
-    let mut byte = 0u8;
-    let iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
-    // SAFETY: one valid iovec pointing at a local byte.
-    let r = unsafe { libc::preadv2(fd, &iov, 1, offset as libc::off_t, libc::RWF_NOWAIT) };
-    r >= 0
+/// One `preadv2(RWF_NOWAIT)`: reads only what the page cache already holds. `EAGAIN` when
+/// nothing at `offset` is cached; a short count when only a prefix is; `EOPNOTSUPP` where the
+/// file system cannot tell.
+///
+/// # Safety
+/// `buf..buf+len` must be writable host memory.
+pub unsafe fn pread_nowait(fd: RawFd, buf: *mut u8, len: usize, offset: u64) -> Result<usize, i32> {
+    let iov = libc::iovec { iov_base: buf.cast(), iov_len: len };
+    loop {
+        // SAFETY: one iovec over memory the caller guarantees.
+        let r = unsafe { libc::preadv2(fd, &iov, 1, offset as libc::off_t, libc::RWF_NOWAIT) };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = super::errno();
+        if e != libc::EINTR {
+            return Err(e);
+        }
+    }
 }

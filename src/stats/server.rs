@@ -1,0 +1,287 @@
+//! The thread that hands the statistics memfd to readers (behaviour §F.1).
+//!
+//! It listens on the abstract UNIX stream socket `"\0AISSTATS%08x"` (this pid in eight
+//! lowercase hex digits, address length the full `sizeof(sockaddr_un)`, so the name is
+//! zero-padded to 108 bytes and clients must use the same length), `listen(64)`, and polls
+//! {socket, eventfd}. Each accepted connection receives the memfd through `SCM_RIGHTS` with
+//! a 4-byte `int` payload of 1, then is closed. Writing the eventfd ([`shutdown`]) stops the
+//! thread. Any socket failure ends the thread with one log line; statistics are still
+//! recorded. Process exit never waits for the thread (it is killed with the process).
+//!
+//! `fork()` is unsupported: a child inherits the listening socket but not the thread, so the
+//! `atfork` child handler closes the child's copy (the name must go away when the parent
+//! exits), and [`shutdown`] in a child does nothing (the eventfd is the parent's).
+//!
+//! Lock order: `SERVER` is taken only by [`start`] and [`shutdown`], never with another lock
+//! and never on the recording path.
+
+use std::ffi::{c_int, c_void};
+use std::io;
+use std::mem::size_of;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+
+/// Name of the server thread.
+pub const THREAD_NAME: &str = "hipfile-stats";
+/// `listen` backlog.
+const BACKLOG: c_int = 64;
+/// The payload sent with the descriptor.
+const PAYLOAD: c_int = 1;
+
+struct Server {
+    /// The process that started the server.
+    owner: u32,
+    /// Written to stop the thread.
+    wake: OwnedFd,
+    thread: Option<JoinHandle<()>>,
+}
+
+static SERVER: Mutex<Option<Server>> = Mutex::new(None);
+
+/// The listening socket, for the `fork()` child handler (`-1` when none).
+static LISTEN_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// The socket address of process `pid`'s server; its length is always
+/// `size_of::<sockaddr_un>()`.
+pub fn socket_address(pid: u32) -> libc::sockaddr_un {
+    // SAFETY: sockaddr_un is plain old data; all-zero is valid (and pads the name).
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let name = format!("AISSTATS{pid:08x}");
+    // sun_path[0] stays 0: the abstract namespace.
+    for (dst, src) in addr.sun_path[1..].iter_mut().zip(name.bytes()) {
+        *dst = src as libc::c_char;
+    }
+    addr
+}
+
+/// Length to pass to `bind`/`connect` with [`socket_address`].
+pub const SOCKET_ADDRESS_LEN: libc::socklen_t = size_of::<libc::sockaddr_un>() as libc::socklen_t;
+
+fn last_error() -> io::Error {
+    io::Error::last_os_error()
+}
+
+fn cvt(rc: c_int) -> io::Result<c_int> {
+    if rc < 0 {
+        Err(last_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+/// Start serving `memfd` (called once, when the block is created).
+pub(crate) fn start(memfd: OwnedFd) {
+    let mut guard = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    if guard.is_some() {
+        return;
+    }
+    // SAFETY: plain syscall.
+    let wake = match cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) }) {
+        // SAFETY: a fresh descriptor that nothing else owns.
+        Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
+        Err(e) => {
+            tracing::warn!(target: "hipfile", "statistics are not served to other processes (eventfd: {e})");
+            return;
+        }
+    };
+    let wake_for_thread = match wake.try_clone() {
+        Ok(fd) => fd,
+        Err(e) => {
+            tracing::warn!(target: "hipfile", "statistics are not served to other processes (dup: {e})");
+            return;
+        }
+    };
+    let owner = std::process::id();
+    let spawned =
+        std::thread::Builder::new().name(THREAD_NAME.into()).spawn(move || serve(owner, memfd, wake_for_thread));
+    match spawned {
+        Ok(thread) => *guard = Some(Server { owner, wake, thread: Some(thread) }),
+        Err(e) => tracing::warn!(target: "hipfile", "statistics are not served to other processes (thread: {e})"),
+    }
+}
+
+/// Stop the server thread and wait for it. Idempotent; the server is not restarted (the
+/// statistics keep being recorded). Does nothing in a `fork()`ed child.
+pub fn shutdown() {
+    let server = {
+        let mut guard = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.as_ref() {
+            Some(s) if s.owner == std::process::id() => guard.take(),
+            _ => None,
+        }
+    };
+    let Some(mut server) = server else { return };
+    let one: u64 = 1;
+    loop {
+        // SAFETY: writes 8 bytes from a live u64 to our eventfd.
+        let n = unsafe { libc::write(server.wake.as_raw_fd(), (&raw const one).cast::<c_void>(), 8) };
+        if n >= 0 || last_error().kind() != io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    if let Some(t) = server.thread.take() {
+        if t.thread().id() != std::thread::current().id() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Whether the server thread was started and not shut down.
+pub fn is_running() -> bool {
+    SERVER.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|s| s.owner == std::process::id())
+}
+
+/// The `fork()` child handler's part: close the child's copy of the listening socket. Only
+/// an atomic swap and `close` (async-signal-safe); cannot panic.
+pub(crate) fn after_fork_in_child() {
+    let fd = LISTEN_FD.swap(-1, Ordering::Relaxed);
+    if fd >= 0 {
+        // SAFETY: the child's copy of the listening socket; the thread that owns it in the
+        // parent does not exist in the child, so nothing else will close or use it here.
+        unsafe { libc::close(fd) };
+    }
+}
+
+fn serve(owner: u32, memfd: OwnedFd, wake: OwnedFd) {
+    match serve_until_shutdown(owner, &memfd, &wake) {
+        Ok(()) => tracing::debug!(target: "hipfile", "statistics server stopped"),
+        Err(e) => tracing::warn!(
+            target: "hipfile",
+            "statistics server stopped: {e}; statistics are still recorded but other processes cannot read them"
+        ),
+    }
+}
+
+/// Clears [`LISTEN_FD`] before the socket closes.
+struct Published;
+
+impl Drop for Published {
+    fn drop(&mut self) {
+        LISTEN_FD.store(-1, Ordering::Relaxed);
+    }
+}
+
+fn serve_until_shutdown(owner: u32, memfd: &OwnedFd, wake: &OwnedFd) -> io::Result<()> {
+    // SAFETY: plain syscall.
+    let raw = cvt(unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK, 0) })
+        .map_err(|e| io::Error::new(e.kind(), format!("socket: {e}")))?;
+    // SAFETY: a fresh descriptor that nothing else owns.
+    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+    let addr = socket_address(owner);
+    // SAFETY: a valid sockaddr_un and its full length.
+    cvt(unsafe { libc::bind(sock.as_raw_fd(), (&raw const addr).cast(), SOCKET_ADDRESS_LEN) })
+        .map_err(|e| io::Error::new(e.kind(), format!("bind AISSTATS{owner:08x}: {e}")))?;
+    // SAFETY: plain syscall on our socket.
+    cvt(unsafe { libc::listen(sock.as_raw_fd(), BACKLOG) })
+        .map_err(|e| io::Error::new(e.kind(), format!("listen: {e}")))?;
+    // Declared after `sock`, so it is dropped (and the number unpublished) before the close.
+    LISTEN_FD.store(sock.as_raw_fd(), Ordering::Relaxed);
+    let _published = Published;
+    loop {
+        let mut fds = [
+            libc::pollfd { fd: sock.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        ];
+        // SAFETY: a valid array of two pollfds.
+        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+            let e = last_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(io::Error::new(e.kind(), format!("poll: {e}")));
+        }
+        if fds[1].revents != 0 {
+            return Ok(());
+        }
+        if fds[0].revents & (libc::POLLERR | libc::POLLNVAL | libc::POLLHUP) != 0 {
+            return Err(io::Error::other("the listening socket failed"));
+        }
+        if fds[0].revents & libc::POLLIN != 0 {
+            accept_all(&sock, memfd);
+        }
+    }
+}
+
+/// Serve every pending connection.
+fn accept_all(sock: &OwnedFd, memfd: &OwnedFd) {
+    loop {
+        // SAFETY: plain syscall; we do not want the peer address.
+        let rc = unsafe { libc::accept4(sock.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC) };
+        if rc < 0 {
+            let e = last_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) | Some(libc::ECONNABORTED) => continue,
+                Some(libc::EAGAIN) => return,
+                _ => {
+                    // Out of descriptors or memory: back off instead of spinning on POLLIN.
+                    tracing::debug!(target: "hipfile", "statistics server: accept: {e}");
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    return;
+                }
+            }
+        }
+        // SAFETY: a fresh descriptor that nothing else owns.
+        let conn = unsafe { OwnedFd::from_raw_fd(rc) };
+        if let Err(e) = send_fd(conn.as_raw_fd(), memfd.as_raw_fd()) {
+            tracing::debug!(target: "hipfile", "statistics server: sending the memfd failed: {e}");
+        }
+    }
+}
+
+/// Send `fd` over `sock` with `SCM_RIGHTS` and the payload `int 1`.
+fn send_fd(sock: RawFd, fd: RawFd) -> io::Result<()> {
+    let payload = PAYLOAD;
+    let mut iov = libc::iovec { iov_base: (&raw const payload).cast_mut().cast(), iov_len: size_of::<c_int>() };
+    // SAFETY: CMSG_SPACE is a pure computation.
+    let space = unsafe { libc::CMSG_SPACE(size_of::<c_int>() as u32) } as usize;
+    // u64 elements keep the control buffer aligned for cmsghdr.
+    let mut control = vec![0u64; space.div_ceil(8)];
+    // SAFETY: msghdr is plain old data; all-zero is valid.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    // SAFETY: msg_control points at `space` aligned bytes, enough for one header holding one
+    // int, so CMSG_FIRSTHDR is non-NULL and CMSG_DATA has room for the descriptor.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(size_of::<c_int>() as u32) as _;
+        libc::CMSG_DATA(cmsg).cast::<c_int>().write_unaligned(fd);
+    }
+    loop {
+        // SAFETY: `msg` and everything it points to are live for the call.
+        let n = unsafe { libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL) };
+        if n >= 0 {
+            return Ok(());
+        }
+        let e = last_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abstract_name_is_zero_padded() {
+        let a = socket_address(0x1234);
+        assert_eq!(a.sun_family, libc::AF_UNIX as libc::sa_family_t);
+        assert_eq!(a.sun_path[0], 0);
+        let name: Vec<u8> = a.sun_path[1..17].iter().map(|&c| c as u8).collect();
+        assert_eq!(&name, b"AISSTATS00001234");
+        assert!(a.sun_path[17..].iter().all(|&c| c == 0));
+        assert_eq!(SOCKET_ADDRESS_LEN, 110);
+        let b = socket_address(0xdeadbeef);
+        let name: Vec<u8> = b.sun_path[1..17].iter().map(|&c| c as u8).collect();
+        assert_eq!(&name, b"AISSTATSdeadbeef");
+    }
+}

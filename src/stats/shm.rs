@@ -1,0 +1,217 @@
+//! The process's statistics block (behaviour §F.1): a sealed memfd named `"AISSTATS"`,
+//! mapped shared, holding a [`SharedStats`].
+//!
+//! Created once, lazily, by the first caller that needs it (the first recorded event, the
+//! first `hipFileGetStats*` call, or [`super::init`]); kept for the life of the process and
+//! never unmapped, so `&'static` references to it are sound. Creation order: `memfd_create`
+//! (`MFD_ALLOW_SEALING | MFD_CLOEXEC`), `ftruncate` to [`SHARED_SIZE`], `mmap` read-write
+//! shared, then the seals `F_SEAL_SHRINK | F_SEAL_FUTURE_WRITE`: readers can neither shrink
+//! the block under us (which would fault their mapping) nor write into it, while our own
+//! mapping, made before the seal, stays writable. Then the server thread starts.
+//!
+//! If any step fails (no `memfd_create`, or `EINVAL` from the seals on kernels before 5.1)
+//! the block lives in private memory instead: statistics are still recorded and visible to
+//! `hipFileGetStats*`, other processes just cannot read them. One warning is logged; the
+//! application never sees an error.
+//!
+//! The level is `HIPFILE_STATS_LEVEL` (default 1, clamped to 3), read once. The block exists
+//! and is served even at level 0 (readers see the level); recording is then skipped.
+//!
+//! `fork()` after the block exists is unsupported: the child shares the parent's mapping, so
+//! an `atfork` handler detaches the child (it records nothing more and does not serve or
+//! stop the parent's server). A child that `exec`s starts afresh (every descriptor is
+//! close-on-exec).
+//!
+//! Lock order: none. The only lock is the `OnceLock` initialisation itself.
+
+use std::ffi::c_int;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+use super::layout::{SharedStats, SHARED_SIZE};
+use super::server;
+
+/// `F_SEAL_FUTURE_WRITE` (Linux 5.1), spelled out so older libc bindings do not matter.
+const SEAL_FUTURE_WRITE: c_int = 0x0010;
+
+/// The process's block.
+pub struct Shared {
+    stats: &'static SharedStats,
+    memfd: Option<OwnedFd>,
+    level: u64,
+}
+
+impl Shared {
+    /// The block.
+    pub fn stats(&self) -> &'static SharedStats {
+        self.stats
+    }
+
+    /// The statistics level (0–3) fixed at creation.
+    pub fn level(&self) -> u64 {
+        self.level
+    }
+
+    /// The memfd other processes receive; `None` when the block is private.
+    pub fn memfd(&self) -> Option<BorrowedFd<'_>> {
+        self.memfd.as_ref().map(|fd| {
+            use std::os::fd::AsFd;
+            fd.as_fd()
+        })
+    }
+}
+
+static SHARED: OnceLock<Shared> = OnceLock::new();
+
+/// Set in a `fork()`ed child: stop recording into the parent's shared mapping.
+static DETACHED: AtomicBool = AtomicBool::new(false);
+
+/// The block, created on first use.
+#[inline]
+pub fn shared() -> &'static Shared {
+    SHARED.get_or_init(create)
+}
+
+/// The block to record into, or `None` at level 0 or in a detached `fork()` child.
+#[inline]
+pub fn recording() -> Option<&'static SharedStats> {
+    let s = shared();
+    if s.level == 0 || DETACHED.load(Ordering::Relaxed) {
+        None
+    } else {
+        Some(s.stats)
+    }
+}
+
+/// Whether this process is a `fork()`ed child of the block's creator.
+pub fn detached() -> bool {
+    DETACHED.load(Ordering::Relaxed)
+}
+
+fn configured_level() -> u64 {
+    u64::from(crate::driver::config::env().stats_level.unwrap_or(1).min(3))
+}
+
+fn create() -> Shared {
+    crate::log::init();
+    let level = configured_level();
+    register_atfork();
+    match map_memfd() {
+        Ok((memfd, stats)) => {
+            stats.init_header(level);
+            match memfd.try_clone() {
+                Ok(for_server) => server::start(for_server),
+                Err(e) => tracing::warn!(
+                    target: "hipfile",
+                    "statistics are not served to other processes (dup of the memfd failed: {e})"
+                ),
+            }
+            Shared { stats, memfd: Some(memfd), level }
+        }
+        Err(e) => {
+            tracing::warn!(
+                target: "hipfile",
+                "statistics are kept in private memory, invisible to other processes (shared memory failed: {e})"
+            );
+            let stats = private_block();
+            stats.init_header(level);
+            Shared { stats, memfd: None, level }
+        }
+    }
+}
+
+/// A zeroed block on the heap, leaked (it lives as long as the process).
+fn private_block() -> &'static SharedStats {
+    // SAFETY: `SharedStats` consists of `AtomicU64`s only, for which all-zero bytes are a
+    // valid value (0).
+    let block: Box<SharedStats> = unsafe { Box::new_zeroed().assume_init() };
+    Box::leak(block)
+}
+
+fn last_error() -> io::Error {
+    io::Error::last_os_error()
+}
+
+/// Create, size, map and seal the memfd.
+fn map_memfd() -> io::Result<(OwnedFd, &'static SharedStats)> {
+    // SAFETY: a valid NUL-terminated name and plain flag bits.
+    let raw = unsafe { libc::memfd_create(c"AISSTATS".as_ptr(), libc::MFD_ALLOW_SEALING | libc::MFD_CLOEXEC) };
+    if raw < 0 {
+        return Err(last_error());
+    }
+    // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: plain syscall on our descriptor.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), SHARED_SIZE as libc::off_t) } != 0 {
+        return Err(last_error());
+    }
+    // SAFETY: a new shared mapping of our memfd, which is exactly SHARED_SIZE bytes long;
+    // nothing else is mapped at the address the kernel picks.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            SHARED_SIZE,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return Err(last_error());
+    }
+    // SAFETY: plain fcntl on our descriptor.
+    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE) } != 0 {
+        let e = last_error();
+        // SAFETY: the mapping made above, not yet referenced by anything.
+        unsafe { libc::munmap(ptr, SHARED_SIZE) };
+        return Err(e);
+    }
+    let ptr = NonNull::new(ptr.cast::<SharedStats>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
+    // SAFETY: page-aligned, SHARED_SIZE bytes, zero-filled by ftruncate (a valid SharedStats:
+    // atomics only), never unmapped (so 'static), and shared only with readers that cannot
+    // write (F_SEAL_FUTURE_WRITE); our writes are atomic.
+    Ok((fd, unsafe { ptr.as_ref() }))
+}
+
+/// Runs in the child right after `fork()`: only async-signal-safe work (an atomic store and
+/// `close`), and nothing here can panic.
+extern "C" fn after_fork_in_child() {
+    DETACHED.store(true, Ordering::Relaxed);
+    server::after_fork_in_child();
+}
+
+fn register_atfork() {
+    // SAFETY: registers a handler that stays valid for the life of the process (a plain
+    // function of this library, which is never unloaded while the process runs it).
+    let rc = unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child as unsafe extern "C" fn())) };
+    if rc != 0 {
+        tracing::debug!(target: "hipfile", "pthread_atfork failed ({rc}); fork() children are not detached");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_is_a_sealed_memfd() {
+        let s = shared();
+        let Some(fd) = s.memfd() else {
+            // Kernels without memfd seals keep the block private; nothing more to check.
+            return;
+        };
+        // SAFETY: plain fcntl on a descriptor we own.
+        let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
+        assert_eq!(seals & (libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE), libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE);
+        // SAFETY: fstat into a zeroed struct.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) }, 0);
+        assert_eq!(st.st_size as usize, SHARED_SIZE);
+        assert_eq!(s.stats().v1.version.load(Ordering::Relaxed), 1);
+    }
+}
