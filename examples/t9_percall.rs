@@ -5,6 +5,7 @@
 //! - `hipfile`: `hipFileRead` of a registered device buffer (the fallback path, since 4 KiB
 //!   reads of a buffered descriptor are served through a bounce buffer);
 //! - `plain`: what an application does by hand: `pread` into a pinned buffer, then `hipMemcpy`.
+//!
 //! The script runs each mode at two iteration counts under callgrind and divides the
 //! difference in instructions by the difference in iterations, which cancels the setup.
 
