@@ -22,6 +22,7 @@ pub mod error;
 pub mod ffi;
 pub mod log;
 pub mod runtime;
+pub mod stats;
 pub mod sys;
 
 pub use error::{Error, Result};

@@ -6,9 +6,9 @@ use super::{Context, Refusal, Request};
 use crate::error::{Error, Result};
 use crate::runtime::{FastpathFault, MemoryType};
 
-/// The offset and size alignment the kernel path requires: the file system's direct-I/O
-/// alignment, but never less than 4 KiB (behaviour §J.2.8; the KFD path rejects anything
-/// finer with `EINVAL`, which would not be retried).
+/// The alignment the kernel path requires of offsets, sizes and device addresses: the file
+/// system's direct-I/O alignment, but never less than 4 KiB (behaviour §J.2.8; the KFD path
+/// rejects anything finer with `EINVAL`, which would not be retried).
 pub fn offset_alignment(dio_offset_align: u32) -> u64 {
     u64::from(dio_offset_align).max(4096)
 }
@@ -41,8 +41,8 @@ pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
     if req.size as u64 % align != 0 {
         return Err(Refusal::UnalignedSize);
     }
-    let mem_align = req.file.dio_mem_align() as usize;
-    if mem_align == 0 || req.mem_addr() % mem_align != 0 {
+    // As for offsets: never finer than 4 KiB, the granularity the kernel path accepts.
+    if req.file.dio_mem_align() == 0 || req.mem_addr() % offset_alignment(req.file.dio_mem_align()) as usize != 0 {
         return Err(Refusal::UnalignedMemory);
     }
     Ok(100)

@@ -71,6 +71,15 @@ impl LanePool {
         Ok(Lane { device, stream, events: [e0, e1] })
     }
 
+    /// A lane (see [`LanePool::get`]) when `wanted`, returned to the pool when the guard drops
+    /// (also when unwinding).
+    pub fn get_if(&self, wanted: bool, rt: &dyn Runtime, device: i32) -> Option<LaneGuard<'_>> {
+        if !wanted {
+            return None;
+        }
+        self.get(rt, device).map(|lane| LaneGuard { pool: self, lane: Some(lane) })
+    }
+
     /// Give a lane back.
     pub fn put(&self, lane: Lane) {
         self.free.lock().push(lane);
@@ -83,6 +92,27 @@ impl LanePool {
                 rt.event_destroy(e);
             }
             rt.stream_destroy(lane.stream);
+        }
+    }
+}
+
+/// A lane checked out of its pool; derefs to the [`Lane`].
+pub struct LaneGuard<'a> {
+    pool: &'a LanePool,
+    lane: Option<Lane>,
+}
+
+impl std::ops::Deref for LaneGuard<'_> {
+    type Target = Lane;
+    fn deref(&self) -> &Lane {
+        self.lane.as_ref().expect("present until drop")
+    }
+}
+
+impl Drop for LaneGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(l) = self.lane.take() {
+            self.pool.put(l);
         }
     }
 }

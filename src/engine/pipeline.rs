@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::lanes::Lane;
+use super::lanes::LaneGuard as Lane;
 use super::{Inner, Target, Transfer};
 use crate::error::{Error, Result};
 use crate::runtime::Direction;
@@ -104,7 +104,11 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
             }));
         }
     }
-    participate(inner, &req);
+    // The calling thread's share runs under catch_unwind: if it panics, the request fails
+    // and we still wait for the helpers below, which may be using the application's memory.
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| participate(inner, &req))).is_err() {
+        req.fail(Error::Internal("panic on the calling thread's share of a request"));
+    }
     {
         let mut n = req.helpers.lock();
         while *n > 0 {
@@ -175,18 +179,43 @@ fn participate(inner: &Inner, req: &Request) {
             };
             // Requests of several chunks pipeline file I/O with stream-ordered copies on a
             // lane; a single chunk gains nothing from that and is copied synchronously.
-            let lane = if req.chunks > 1 { inner.lanes.get(inner.rt, device) } else { None };
-            match lane {
-                Some(lane) => {
-                    match req.t.dir {
-                        Direction::Read => pipelined_read(inner, req, addr, &lane),
-                        Direction::Write => pipelined_write(inner, req, addr, &lane),
-                    }
-                    inner.lanes.put(lane);
-                }
+            let _restore = RestoreDevice { inner, restore: Some(restore) };
+            match inner.lanes.get_if(req.chunks > 1, inner.rt, device) {
+                Some(lane) => match req.t.dir {
+                    Direction::Read => pipelined_read(inner, req, addr, &lane),
+                    Direction::Write => pipelined_write(inner, req, addr, &lane),
+                },
                 None => synchronous_device(inner, req, addr),
             }
-            inner.rt.leave_device(restore);
+        }
+    }
+}
+
+/// Gives the calling thread's device back, also when unwinding.
+struct RestoreDevice<'a> {
+    inner: &'a Inner,
+    restore: Option<crate::runtime::DeviceRestore>,
+}
+
+impl Drop for RestoreDevice<'_> {
+    fn drop(&mut self) {
+        if let Some(r) = self.restore.take() {
+            self.inner.rt.leave_device(r);
+        }
+    }
+}
+
+/// Declared after a participant's bounce buffers, so it runs before they go back to the pool:
+/// when unwinding, it waits for the lane's copies still using them.
+struct DrainOnUnwind<'a> {
+    inner: &'a Inner,
+    lane: &'a Lane<'a>,
+}
+
+impl Drop for DrainOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = self.inner.rt.stream_synchronize(self.lane.stream);
         }
     }
 }
@@ -217,6 +246,7 @@ fn pipelined_read(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
         (Ok(a), b) => [Some(a), b],
         (Err(e), _) => return req.fail(e),
     };
+    let _drain = DrainOnUnwind { inner, lane };
     let slots = if bufs[1].is_some() { 2 } else { 1 };
     let mut in_flight = [false; 2];
     let mut k = 0usize;
@@ -272,6 +302,7 @@ fn pipelined_write(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
         (Ok(a), b) => (a, b),
         (Err(e), _) => return req.fail(e),
     };
+    let _drain = DrainOnUnwind { inner, lane };
     let issue = |buf: &mut super::bounce::Bounce<'_>, off: usize, len: usize| -> Result<()> {
         // SAFETY: the buffer stays checked out and untouched until the stream is synchronised
         // before its pwrite (or after the loop).

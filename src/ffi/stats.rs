@@ -1,40 +1,60 @@
-//! In-process statistics (behaviour §F.5). Not implemented yet: NULL → `hipFileInvalidValue`,
-//! otherwise `hipFileInternalError` ("statistics unavailable").
+//! In-process statistics: `hipFileGetStatsL1/L2/L3` (behaviour §F.5).
+//!
+//! Each call takes a fresh snapshot of this process's statistics block and fills the
+//! caller's structure; what goes where is documented in `crate::stats::levels` (all
+//! backends, Host included, count in the totals; the L2 KiB histograms are filled from our
+//! size buckets; L3 is indexed by device ordinal). The block always exists here (in private
+//! memory if shared memory failed), so "statistics unavailable" (`hipFileInternalError`)
+//! only comes from an internal panic. The driver need not be open.
 #![allow(non_snake_case)]
 
 use super::abi::*;
+use super::boundary;
+use crate::stats;
 
-fn unavailable<T>(p: *mut T) -> hipFileError_t {
-    if p.is_null() {
-        hipFileError_t::op(hipFileInvalidValue)
-    } else {
-        hipFileError_t::op(hipFileInternalError)
-    }
-}
-
-/// `hipFileGetStatsL1`.
+/// Fill `*out` with `value` (NULL → `hipFileInvalidValue`).
 ///
 /// # Safety
-/// `stats` is NULL or valid for writes.
+/// `out` is NULL or valid for writes of a `T`.
+unsafe fn fill<T>(out: *mut T, value: impl FnOnce() -> T) -> hipFileError_t {
+    if out.is_null() {
+        return hipFileError_t::op(hipFileInvalidValue);
+    }
+    let v = value();
+    // SAFETY: non-NULL and valid for writes per the caller's contract.
+    unsafe { out.write(v) };
+    hipFileError_t::SUCCESS
+}
+
+/// `hipFileGetStatsL1`: fills `*stats` with the level-1 counters of this process. NULL →
+/// `hipFileInvalidValue`; otherwise `hipFileSuccess` (behaviour §F.5).
+///
+/// # Safety
+/// `stats` is NULL or valid for writes of a `hipFileStatsLevel1_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hipFileGetStatsL1(stats: *mut hipFileStatsLevel1_t) -> hipFileError_t {
-    unavailable(stats)
+    // SAFETY: forwarded from this function's contract.
+    boundary(hipFileError_t::op(hipFileInternalError), || unsafe { fill(stats, || stats::l1(&stats::snapshot_self())) })
 }
 
-/// `hipFileGetStatsL2`.
+/// `hipFileGetStatsL2`: level 1 plus the read and write size histograms. NULL →
+/// `hipFileInvalidValue`; otherwise `hipFileSuccess` (behaviour §F.5).
 ///
 /// # Safety
-/// `stats` is NULL or valid for writes.
+/// `stats` is NULL or valid for writes of a `hipFileStatsLevel2_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hipFileGetStatsL2(stats: *mut hipFileStatsLevel2_t) -> hipFileError_t {
-    unavailable(stats)
+    // SAFETY: forwarded from this function's contract.
+    boundary(hipFileError_t::op(hipFileInternalError), || unsafe { fill(stats, || stats::l2(&stats::snapshot_self())) })
 }
 
-/// `hipFileGetStatsL3`.
+/// `hipFileGetStatsL3`: level 2 plus per-GPU counters. NULL → `hipFileInvalidValue`;
+/// otherwise `hipFileSuccess` (behaviour §F.5).
 ///
 /// # Safety
-/// `stats` is NULL or valid for writes.
+/// `stats` is NULL or valid for writes of a `hipFileStatsLevel3_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hipFileGetStatsL3(stats: *mut hipFileStatsLevel3_t) -> hipFileError_t {
-    unavailable(stats)
+    // SAFETY: forwarded from this function's contract.
+    boundary(hipFileError_t::op(hipFileInternalError), || unsafe { fill(stats, || stats::l3(&stats::snapshot_self())) })
 }

@@ -1,68 +1,156 @@
-//! The process-statistics client API used by `ais-stats` (behaviour §F.4). Not implemented
-//! yet: argument errors are reported, everything else answers
-//! `hipFileStatsTargetProcessNotAccessible`.
+//! The process-statistics client API used by `ais-stats` and `hipfile stats` (behaviour §F.4,
+//! `include/hipfile-stats.h`).
+//!
+//! A `hipFileStatsContext_t *` is a `Box<StatsContext>` turned into a raw pointer: created by
+//! `hipFileStatsCreateContext`, freed by `hipFileStatsCloseContext`. Like upstream, the
+//! functions trust that a non-NULL context came from `hipFileStatsCreateContext` and was not
+//! closed. A panic becomes `hipFileStatsTargetProcessNotAccessible`
+//! (`hipFileStatsReportGenerationFailed` for the report).
 #![allow(non_snake_case)]
 
 use std::ffi::c_int;
 
 use super::abi::*;
+use super::boundary;
+use crate::stats::client::{Connection, OpenError, Target};
 
-/// `hipFileStatsCreateContext`.
+/// What a context holds: the watched target and, once connected, its statistics block.
+struct StatsContext {
+    target: Target,
+    connection: Option<Connection>,
+}
+
+/// # Safety
+/// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].
+unsafe fn context_ref<'a>(context: *const hipFileStatsContext_t) -> Option<&'a StatsContext> {
+    // SAFETY: per the contract, a non-NULL context points at a live StatsContext.
+    unsafe { context.cast::<StatsContext>().as_ref() }
+}
+
+/// `hipFileStatsCreateContext`: watches process `target_pid` and stores a new context in
+/// `*context`. NULL `context` → `hipFileStatsInvalidArgument`; `target_pid <= 0` → `*context`
+/// = NULL and `hipFileStatsInvalidArgument`; `pidfd_open` fails → `*context` = NULL and
+/// `hipFileStatsTargetProcessNotFound`, or `hipFileStatsTargetProcessNotAccessible` when the
+/// kernel lacks it (`ENOSYS`, as [D]). Behaviour §F.4.
 ///
 /// # Safety
 /// `context` is NULL or valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn hipFileStatsCreateContext(context: *mut *mut hipFileStatsContext_t, target_pid: c_int) -> hipFileStatsError_t {
-    if context.is_null() {
-        return hipFileStatsInvalidArgument;
-    }
-    // SAFETY: non-NULL and valid per the C contract.
-    unsafe { context.write(std::ptr::null_mut()) };
-    if target_pid <= 0 {
-        return hipFileStatsInvalidArgument;
-    }
-    hipFileStatsTargetProcessNotAccessible
+pub unsafe extern "C" fn hipFileStatsCreateContext(
+    context: *mut *mut hipFileStatsContext_t,
+    target_pid: c_int,
+) -> hipFileStatsError_t {
+    boundary(hipFileStatsTargetProcessNotAccessible, || {
+        if context.is_null() {
+            return hipFileStatsInvalidArgument;
+        }
+        // Behaviour §F.4: every failure after the NULL check clears `*context`.
+        let (out, code) = match Target::open(target_pid) {
+            Ok(target) => {
+                let ctx = Box::new(StatsContext { target, connection: None });
+                (Box::into_raw(ctx).cast::<hipFileStatsContext_t>(), hipFileStatsSuccess)
+            }
+            Err(OpenError::InvalidPid) => (std::ptr::null_mut(), hipFileStatsInvalidArgument),
+            Err(OpenError::NotFound(_)) => (std::ptr::null_mut(), hipFileStatsTargetProcessNotFound),
+            Err(OpenError::Unsupported(_)) => (std::ptr::null_mut(), hipFileStatsTargetProcessNotAccessible),
+        };
+        // SAFETY: non-NULL and valid for writes per the C contract.
+        unsafe { context.write(out) };
+        code
+    })
 }
 
-/// `hipFileStatsCloseContext`.
+/// `hipFileStatsCloseContext`: frees the context (and its descriptors). NULL is ignored.
 ///
 /// # Safety
-/// `context` is NULL or came from `hipFileStatsCreateContext`.
+/// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`], not used again.
 #[no_mangle]
-pub unsafe extern "C" fn hipFileStatsCloseContext(_context: *mut hipFileStatsContext_t) {}
+pub unsafe extern "C" fn hipFileStatsCloseContext(context: *mut hipFileStatsContext_t) {
+    boundary((), || {
+        if !context.is_null() {
+            // SAFETY: per the contract it came from Box::into_raw in CreateContext and is
+            // freed exactly once, here.
+            drop(unsafe { Box::from_raw(context.cast::<StatsContext>()) });
+        }
+    })
+}
 
-/// `hipFileStatsConnectToTargetProcess`.
+/// `hipFileStatsConnectToTargetProcess`: connects to the target's statistics socket,
+/// retrying (0, 1, 2, ... ms apart) until it answers or exits, and receives its block.
+/// NULL → `hipFileStatsInvalidArgument`; no block → `hipFileStatsTargetProcessNotAccessible`.
+/// Behaviour §F.4.
 ///
 /// # Safety
-/// `context` is NULL or came from `hipFileStatsCreateContext`.
+/// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].
 #[no_mangle]
 pub unsafe extern "C" fn hipFileStatsConnectToTargetProcess(context: *mut hipFileStatsContext_t) -> hipFileStatsError_t {
-    if context.is_null() {
-        return hipFileStatsInvalidArgument;
-    }
-    hipFileStatsTargetProcessNotAccessible
+    boundary(hipFileStatsTargetProcessNotAccessible, || {
+        // SAFETY: per the contract, NULL or a live context that C does not use concurrently.
+        let Some(ctx) = (unsafe { context.cast::<StatsContext>().as_mut() }) else {
+            return hipFileStatsInvalidArgument;
+        };
+        match ctx.target.connect() {
+            Ok(conn) => {
+                ctx.connection = Some(conn);
+                hipFileStatsSuccess
+            }
+            Err(e) => {
+                tracing::debug!(target: "hipfile", "statistics of process {}: {e}", ctx.target.pid());
+                hipFileStatsTargetProcessNotAccessible
+            }
+        }
+    })
 }
 
-/// `hipFileStatsPollTargetProcess`.
+/// `hipFileStatsPollTargetProcess`: `hipFileStatsSuccess` once the target has exited (with
+/// `block`, waits for that), else `hipFileStatsTargetProcessNotAccessible`. NULL →
+/// `hipFileStatsInvalidArgument`. Behaviour §F.4.
 ///
 /// # Safety
-/// `context` is NULL or came from `hipFileStatsCreateContext`.
+/// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].
 #[no_mangle]
-pub unsafe extern "C" fn hipFileStatsPollTargetProcess(context: *const hipFileStatsContext_t, _block: bool) -> hipFileStatsError_t {
-    if context.is_null() {
-        return hipFileStatsInvalidArgument;
-    }
-    hipFileStatsTargetProcessNotAccessible
+pub unsafe extern "C" fn hipFileStatsPollTargetProcess(
+    context: *const hipFileStatsContext_t,
+    block: bool,
+) -> hipFileStatsError_t {
+    boundary(hipFileStatsTargetProcessNotAccessible, || {
+        // SAFETY: forwarded from this function's contract.
+        let Some(ctx) = (unsafe { context_ref(context) }) else {
+            return hipFileStatsInvalidArgument;
+        };
+        match ctx.target.has_exited(block) {
+            Ok(true) => hipFileStatsSuccess,
+            Ok(false) | Err(_) => hipFileStatsTargetProcessNotAccessible,
+        }
+    })
 }
 
-/// `hipFileStatsGenerateReport`.
+/// `hipFileStatsGenerateReport`: writes the text report of the target's block (behaviour
+/// §F.3) to `fd`, all of it (`EINTR` retried). NULL context or `fd < 0` →
+/// `hipFileStatsInvalidArgument`; not connected, an unreadable block or a failed write →
+/// `hipFileStatsReportGenerationFailed`. Behaviour §F.4.
 ///
 /// # Safety
-/// `context` is NULL or came from `hipFileStatsCreateContext`.
+/// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].
 #[no_mangle]
 pub unsafe extern "C" fn hipFileStatsGenerateReport(context: *const hipFileStatsContext_t, fd: c_int) -> hipFileStatsError_t {
-    if context.is_null() || fd < 0 {
-        return hipFileStatsInvalidArgument;
-    }
-    hipFileStatsReportGenerationFailed
+    boundary(hipFileStatsReportGenerationFailed, || {
+        // SAFETY: forwarded from this function's contract.
+        let Some(ctx) = (unsafe { context_ref(context) }) else {
+            return hipFileStatsInvalidArgument;
+        };
+        if fd < 0 {
+            return hipFileStatsInvalidArgument;
+        }
+        let Some(conn) = &ctx.connection else {
+            return hipFileStatsReportGenerationFailed;
+        };
+        match conn.write_report(fd) {
+            Ok(()) => hipFileStatsSuccess,
+            Err(e) => {
+                tracing::debug!(target: "hipfile", "statistics report of process {}: {e}", ctx.target.pid());
+                hipFileStatsReportGenerationFailed
+            }
+        }
+    })
 }

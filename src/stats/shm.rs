@@ -124,11 +124,16 @@ fn create() -> Shared {
 }
 
 /// A zeroed block on the heap, leaked (it lives as long as the process).
-fn private_block() -> &'static SharedStats {
-    // SAFETY: `SharedStats` consists of `AtomicU64`s only, for which all-zero bytes are a
-    // valid value (0).
-    let block: Box<SharedStats> = unsafe { Box::new_zeroed().assume_init() };
-    Box::leak(block)
+pub(crate) fn private_block() -> &'static SharedStats {
+    let layout = std::alloc::Layout::new::<SharedStats>();
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<SharedStats>();
+    match NonNull::new(ptr) {
+        // SAFETY: a fresh, aligned allocation of one SharedStats, all zero: a valid value,
+        // since it consists of AtomicU64s only. Leaked, so 'static.
+        Some(p) => unsafe { p.as_ref() },
+        None => std::alloc::handle_alloc_error(layout),
+    }
 }
 
 fn last_error() -> io::Error {

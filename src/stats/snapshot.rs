@@ -498,15 +498,14 @@ mod tests {
     #[test]
     fn live_words_match_the_struct() {
         use std::sync::atomic::Ordering::Relaxed;
-        // SAFETY: all-zero bytes are a valid SharedStats (atomics only).
-        let block: Box<SharedStats> = unsafe { Box::new_zeroed().assume_init() };
+        let block: &SharedStats = crate::stats::shm::private_block();
         block.init_header(2);
         block.v1.per_gpu[15][0].io_time_us[1].buckets[15].store(77, Relaxed);
         block.ext.host_per_gpu[3][1].bytes.store(99, Relaxed);
         block.ext.refusals[2][10].store(5, Relaxed);
         block.ext.bounce_bytes_peak.store(4096, Relaxed);
         // SAFETY: a live, aligned SharedStats of SHARED_SIZE bytes outlives `w`.
-        let w = unsafe { SharedWords::new(NonNull::from(&*block).cast(), SHARED_SIZE) };
+        let w = unsafe { SharedWords::new(NonNull::from(block).cast(), SHARED_SIZE) };
         let s = Snapshot::decode(&w).unwrap();
         assert_eq!((s.layout, s.level), (Layout::V1, 2));
         assert_eq!(s.gpus[15][0].io_time_us[1][15], 77);

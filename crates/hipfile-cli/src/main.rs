@@ -1,1 +1,467 @@
-fn main() {}
+//! `hipfile`: the command-line tool of the hipfile library.
+//!
+//! - `hipfile check`: which GPU runtime the library uses, why, and its configuration.
+//! - `hipfile cp SRC DST`: copy a file through GPU memory (AMD's `aiscp`).
+//! - `hipfile bench`: gdsio-style throughput and latency, optionally beside plain baselines.
+//!
+//! The global `--sim[=PATH]` runs any of them on the simulated GPU runtime (`libhipsim.so`).
+
+mod bench;
+mod check;
+mod cp;
+mod json;
+mod measure;
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use util::{fail, CliResult};
+
+/// Move file data between storage and GPU memory with hipfile.
+#[derive(Debug, Parser)]
+#[command(name = "hipfile", version, propagate_version = true)]
+struct Cli {
+    /// Use the simulated GPU runtime (test and demo only): libhipsim.so next to this
+    /// executable (or in its deps/ folder), or the library at PATH (note the `=`: --sim=PATH).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        num_args = 0..=1,
+        require_equals = true
+    )]
+    sim: Option<Option<PathBuf>>,
+
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Say which GPU runtime the library uses, why, and its configuration.
+    Check(CheckArgs),
+    /// Copy a file through GPU device memory (like AMD's aiscp).
+    Cp(CpArgs),
+    /// Measure read/write throughput and latency (gdsio-style output).
+    Bench(BenchArgs),
+}
+
+/// Arguments of `hipfile check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `hipfile cp`.
+#[derive(Debug, Args)]
+pub struct CpArgs {
+    /// Source file.
+    pub src: PathBuf,
+    /// Destination file (or directory to copy into).
+    pub dst: PathBuf,
+    /// Re-read both files afterwards and fail if they differ.
+    #[arg(long)]
+    pub verify: bool,
+    /// Bytes per read/write (K, M, G suffixes).
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = io_size_arg)]
+    pub io_size: u64,
+    /// Print a summary with the throughput.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// What `hipfile bench` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Reads at random io-size-aligned offsets.
+    Randread,
+    /// Writes at random io-size-aligned offsets.
+    Randwrite,
+}
+
+impl Mode {
+    /// The gdsio `IoType`.
+    pub fn io_type(self) -> &'static str {
+        match self {
+            Mode::Read => "READ",
+            Mode::Write => "WRITE",
+            Mode::Randread => "RANDREAD",
+            Mode::Randwrite => "RANDWRITE",
+        }
+    }
+    /// Whether data moves from the file to memory.
+    pub fn is_read(self) -> bool {
+        matches!(self, Mode::Read | Mode::Randread)
+    }
+    /// Whether offsets are random.
+    pub fn is_random(self) -> bool {
+        matches!(self, Mode::Randread | Mode::Randwrite)
+    }
+    /// The name as given on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Read => "read",
+            Mode::Write => "write",
+            Mode::Randread => "randread",
+            Mode::Randwrite => "randwrite",
+        }
+    }
+}
+
+/// Which memory `hipfile bench` moves data to and from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mem {
+    /// GPU device memory.
+    Device,
+    /// Page-aligned pageable host memory.
+    Host,
+}
+
+impl Mem {
+    /// The name as given on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mem::Device => "device",
+            Mem::Host => "host",
+        }
+    }
+}
+
+/// Which API `hipfile bench` uses (only the synchronous one for now).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// `hipFileRead` / `hipFileWrite`.
+    Sync,
+}
+
+/// Arguments of `hipfile bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// File to use (created if missing, and then kept). Default: hipfile-bench.dat in $TMPDIR
+    /// or /tmp, deleted at the end unless --keep.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// Bytes moved in total per run (K, M, G suffixes).
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = size_arg)]
+    pub size: u64,
+    /// Bytes per operation (K, M, G suffixes).
+    #[arg(long, value_name = "BYTES", default_value = "16M", value_parser = io_size_arg)]
+    pub io_size: u64,
+    /// Application threads issuing operations.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: u32,
+    /// What to measure.
+    #[arg(long, value_enum, default_value_t = Mode::Read)]
+    pub mode: Mode,
+    /// Memory the data moves to or from.
+    #[arg(long, value_enum, default_value_t = Mem::Device)]
+    pub mem: Mem,
+    /// API: only `sync` for now.
+    #[arg(long, value_name = "API", default_value = "sync", value_parser = api_arg)]
+    pub api: Api,
+    /// Open the file with O_DIRECT.
+    #[arg(long)]
+    pub direct: bool,
+    /// Drop the file's pages from the page cache before each run (and skip the warm-up).
+    #[arg(long)]
+    pub drop_cache: bool,
+    /// Also run the plain pread baselines (1 thread and N threads) on the same file and memory.
+    #[arg(long)]
+    pub compare: bool,
+    /// Runs of each configuration (interleaved); the median is reported.
+    #[arg(long, value_name = "R", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Keep the default benchmark file at the end.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// `--size`: a byte count with an optional K/M/G/T suffix, not zero.
+pub fn size_arg(s: &str) -> Result<u64, String> {
+    match hipfile::driver::config::parse_size(s) {
+        Some(0) => Err("must not be zero".to_string()),
+        Some(n) => Ok(n),
+        None => Err(format!(
+            "'{s}' is not a size (digits with an optional K, M, G or T suffix)"
+        )),
+    }
+}
+
+/// Largest single read or write the API performs (`hipFileRead` clamps to this).
+pub const MAX_IO_SIZE: u64 = 0x7fff_f000;
+
+/// `--io-size`: a size that one API call can move whole.
+pub fn io_size_arg(s: &str) -> Result<u64, String> {
+    let n = size_arg(s)?;
+    if n > MAX_IO_SIZE {
+        return Err(format!(
+            "{n} is larger than the largest single transfer, {MAX_IO_SIZE} bytes"
+        ));
+    }
+    Ok(n)
+}
+
+/// `--api`.
+pub fn api_arg(s: &str) -> Result<Api, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "sync" => Ok(Api::Sync),
+        "async" | "stream" | "batch" => {
+            Err(format!("'{s}' is not implemented yet: only 'sync' is available for now (async and batch come later)"))
+        }
+        _ => Err(format!("unknown API '{s}': only 'sync' is available")),
+    }
+}
+
+/// The simulated runtime next to the executable: `DIR/libhipsim.so` or `DIR/deps/libhipsim.so`.
+fn find_hipsim(exe: &Path) -> Option<PathBuf> {
+    let dir = exe.parent()?;
+    [
+        dir.join("libhipsim.so"),
+        dir.join("deps").join("libhipsim.so"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+}
+
+/// `--sim[=PATH]`: point the library at the simulated runtime. Must run before the first
+/// library call (the library reads these variables once, when it picks the runtime).
+fn setup_sim(path: Option<&Path>) -> CliResult<PathBuf> {
+    let lib = if let Some(p) = path {
+        p.to_path_buf()
+    } else {
+        let exe = std::env::current_exe()
+            .map_err(|e| util::CliError(format!("--sim: cannot locate this executable: {e}")))?;
+        match find_hipsim(&exe) {
+            Some(p) => p,
+            None => {
+                return fail(format!(
+                "--sim: libhipsim.so is not next to {} (nor in its deps/ folder); build it with \
+                     `cargo build --release --workspace` or give --sim=PATH",
+                exe.display()
+            ))
+            }
+        }
+    };
+    // Absolute, so that dlopen takes it as a path and not as a name to search for.
+    let lib = std::fs::canonicalize(&lib).map_err(|e| {
+        util::CliError(format!(
+            "--sim: cannot use '{}': {}",
+            lib.display(),
+            util::io_text(&e)
+        ))
+    })?;
+    // Soundness of set_var: this runs at the start of main, before the library (or anything
+    // else) has started a thread, so no other thread can be reading the environment
+    // concurrently (the hazard of setenv in a multi-threaded process).
+    std::env::set_var("HIPFILE_HIP_LIBRARY", &lib);
+    std::env::set_var("HIPFILE_PLATFORM", "amd");
+    Ok(lib)
+}
+
+/// After `--sim`: the library must really have loaded the simulator.
+fn confirm_sim(lib: &Path) -> CliResult<()> {
+    let choice = hipfile::runtime::loader::choice();
+    if !choice.runtime.is_simulated() {
+        return fail(format!(
+            "--sim: the simulated runtime {} was not used ({}; {})",
+            lib.display(),
+            choice.reason,
+            if choice.attempts.is_empty() {
+                "no attempt recorded".to_string()
+            } else {
+                choice.attempts.join("; ")
+            }
+        ));
+    }
+    Ok(())
+}
+
+fn run(cli: Cli, sim: Option<PathBuf>) -> CliResult<()> {
+    if let Some(lib) = &sim {
+        confirm_sim(lib)?;
+    }
+    match cli.cmd {
+        Cmd::Check(a) => check::run(&a),
+        Cmd::Cp(a) => cp::run(&a),
+        Cmd::Bench(a) => bench::run(&a),
+    }
+}
+
+fn main() -> ExitCode {
+    // Parsing touches neither the library nor threads.
+    let cli = Cli::parse();
+    let sim = match cli
+        .sim
+        .as_ref()
+        .map(|p| setup_sim(p.as_deref()))
+        .transpose()
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("hipfile: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match run(cli, sim) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hipfile: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("hipfile").chain(args.iter().copied()))
+    }
+
+    fn bench(args: &[&str]) -> BenchArgs {
+        let mut v = vec!["bench"];
+        v.extend_from_slice(args);
+        match parse(&v).unwrap().cmd {
+            Cmd::Bench(b) => b,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn cli_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn bench_defaults() {
+        let b = bench(&[]);
+        assert_eq!(b.size, 1 << 30);
+        assert_eq!(b.io_size, 16 << 20);
+        assert_eq!(b.threads, 1);
+        assert_eq!(b.mode, Mode::Read);
+        assert_eq!(b.mem, Mem::Device);
+        assert_eq!(b.api, Api::Sync);
+        assert_eq!(b.repeat, 3);
+        assert!(!b.direct && !b.drop_cache && !b.compare && !b.json && !b.keep && b.file.is_none());
+    }
+
+    #[test]
+    fn sizes_take_suffixes() {
+        let b = bench(&[
+            "--size",
+            "64M",
+            "--io-size",
+            "4k",
+            "--threads",
+            "8",
+            "--file",
+            "/x",
+        ]);
+        assert_eq!((b.size, b.io_size, b.threads), (64 << 20, 4096, 8));
+        assert_eq!(bench(&["--size=2G"]).size, 2 << 30);
+        assert_eq!(bench(&["--size", "12345"]).size, 12345);
+        assert_eq!(size_arg("1GiB"), Ok(1 << 30));
+        assert!(size_arg("0").is_err());
+        assert!(size_arg("12Q").is_err());
+        assert!(size_arg("").is_err());
+        assert!(
+            io_size_arg("2G").is_err(),
+            "above the single-transfer limit"
+        );
+        assert_eq!(io_size_arg("1G"), Ok(1 << 30));
+        assert!(parse(&["bench", "--size", "lots"]).is_err());
+        assert!(parse(&["bench", "--threads", "0"]).is_err());
+    }
+
+    #[test]
+    fn modes_and_memory() {
+        for (name, mode, io, read, random) in [
+            ("read", Mode::Read, "READ", true, false),
+            ("write", Mode::Write, "WRITE", false, false),
+            ("randread", Mode::Randread, "RANDREAD", true, true),
+            ("randwrite", Mode::Randwrite, "RANDWRITE", false, true),
+        ] {
+            let b = bench(&["--mode", name]);
+            assert_eq!(b.mode, mode);
+            assert_eq!(
+                (
+                    mode.io_type(),
+                    mode.is_read(),
+                    mode.is_random(),
+                    mode.name()
+                ),
+                (io, read, random, name)
+            );
+        }
+        assert!(parse(&["bench", "--mode", "sideways"]).is_err());
+        assert_eq!(bench(&["--mem", "host"]).mem, Mem::Host);
+        assert!(parse(&["bench", "--mem", "disk"]).is_err());
+    }
+
+    #[test]
+    fn api_other_than_sync_is_refused_clearly() {
+        assert_eq!(bench(&["--api", "sync"]).api, Api::Sync);
+        let e = parse(&["bench", "--api", "async"]).unwrap_err().to_string();
+        assert!(e.contains("only 'sync' is available"), "{e}");
+        assert!(parse(&["bench", "--api", "batch"]).is_err());
+    }
+
+    #[test]
+    fn sim_flag_forms() {
+        assert_eq!(parse(&["check"]).unwrap().sim, None);
+        assert_eq!(parse(&["--sim", "check"]).unwrap().sim, Some(None));
+        assert_eq!(
+            parse(&["--sim=/a/libhipsim.so", "check"]).unwrap().sim,
+            Some(Some(PathBuf::from("/a/libhipsim.so")))
+        );
+        assert_eq!(
+            parse(&["check", "--sim"]).unwrap().sim,
+            Some(None),
+            "global option"
+        );
+        let c = parse(&["cp", "a", "b", "--sim=/x.so", "--verify", "--io-size", "1M"]).unwrap();
+        assert_eq!(c.sim, Some(Some(PathBuf::from("/x.so"))));
+        match c.cmd {
+            Cmd::Cp(a) => {
+                assert!(a.verify && a.io_size == 1 << 20 && a.src == Path::new("a") && !a.verbose)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn cp_defaults() {
+        match parse(&["cp", "-v", "s", "d"]).unwrap().cmd {
+            Cmd::Cp(a) => assert!(a.verbose && !a.verify && a.io_size == 64 << 20),
+            other => panic!("{other:?}"),
+        }
+        assert!(parse(&["cp", "only-one"]).is_err());
+    }
+
+    #[test]
+    fn hipsim_is_found_beside_the_executable_or_in_deps() {
+        let d = std::env::temp_dir().join(format!("hipfile-cli-find-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("deps")).unwrap();
+        let exe = d.join("hipfile");
+        assert_eq!(find_hipsim(&exe), None);
+        std::fs::write(d.join("deps/libhipsim.so"), b"").unwrap();
+        assert_eq!(find_hipsim(&exe), Some(d.join("deps/libhipsim.so")));
+        std::fs::write(d.join("libhipsim.so"), b"").unwrap();
+        assert_eq!(find_hipsim(&exe), Some(d.join("libhipsim.so")));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

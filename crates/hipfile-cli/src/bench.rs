@@ -1,0 +1,839 @@
+//! `hipfile bench`: gdsio-style throughput and latency of hipfile reads and writes, and with
+//! `--compare` the plain baselines beside them, in one invocation, on the same file and the
+//! same kind of memory:
+//!
+//! - `HIPFILE`: `--threads` application threads, each with its own io-size buffer, each issuing
+//!   `hipFileRead`/`hipFileWrite` of io-size (sequential: thread t takes the ops of its own
+//!   contiguous region; random: io-size-aligned random offsets, the same op count).
+//! - `PREAD_1T`: one thread, `pread` of io-size into pageable memory, then a synchronous copy to
+//!   the device buffer (`--mem host`: just the `pread`).
+//! - `PREAD_NT`: N threads (the engine's thread count, or `--threads` if larger), each with its
+//!   own pinned buffer of one piece (io-size, at most 16 MiB, smaller when needed to give
+//!   every thread work) and its own device buffer of that size: `pread` then a synchronous copy
+//!   (`--mem host`: `pread` into pageable memory). Its line shows that piece size as `IOSize`.
+//!
+//! Write modes mirror them (`PWRITE_*`: copy from the device, then `pwrite`, and one
+//! `fdatasync` at the end inside the timing, since hipfile's writes are durable at return).
+//! Each configuration runs `--repeat` times, interleaved, and the median run is reported.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write as _;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use hipfile::api::{DeviceMemory, DriverGuard, PinnedMemory, RegisteredFile};
+use hipfile::driver::config::Config;
+use hipfile::runtime::{loader, Platform};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::json::Value;
+use crate::measure::{Label, Measurement, RunResult};
+use crate::util::{
+    fail, fdatasync, fmt_bytes, io_text, lib_text, pread_full, pwrite_all, stdout_is_terminal,
+    AlignedBuf, CliError, CliResult, Rng, PAGE,
+};
+use crate::{Api, BenchArgs, Mem};
+
+/// Largest piece of the N-thread baseline (the plain-code rows of targets.md use 16 MiB).
+const BASELINE_PIECE_MAX: u64 = 16 << 20;
+/// File creation and warm-up work in pieces of this size.
+const FILL_CHUNK: usize = 16 << 20;
+/// Runs shorter than this show no progress bar.
+const BAR_DELAY: Duration = Duration::from_secs(1);
+
+/// One operation: `len` bytes at `offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    /// File offset.
+    pub offset: u64,
+    /// Bytes.
+    pub len: usize,
+}
+
+/// The operations of each application thread: `ceil(size / io_size)` ops in total, thread t
+/// taking the t-th contiguous share; random plans draw io-size-aligned slots instead (same
+/// count, deterministic seeds, so every configuration and repetition does the same ops).
+pub fn plan(size: u64, io_size: u64, threads: usize, random: bool) -> Vec<Vec<Op>> {
+    let n = size.div_ceil(io_size);
+    let slot = |i: u64| Op {
+        offset: i * io_size,
+        len: io_size.min(size - i * io_size) as usize,
+    };
+    let bound = |t: usize| (u128::from(n) * t as u128 / threads as u128) as u64;
+    (0..threads)
+        .map(|t| {
+            let (lo, hi) = (bound(t), bound(t + 1));
+            if random {
+                let mut rng = Rng::new(t as u64 + 1);
+                (lo..hi).map(|_| slot(rng.below(n))).collect()
+            } else {
+                (lo..hi).map(slot).collect()
+            }
+        })
+        .collect()
+}
+
+/// Cut `ops` (in order) into pieces of at most `piece` bytes and deal them to `threads`
+/// threads in contiguous shares.
+pub fn split_pieces(ops: &[Op], piece: u64, threads: usize) -> Vec<Vec<Op>> {
+    let mut all = Vec::new();
+    for op in ops {
+        let mut done = 0u64;
+        while done < op.len as u64 {
+            let len = piece.min(op.len as u64 - done);
+            all.push(Op {
+                offset: op.offset + done,
+                len: len as usize,
+            });
+            done += len;
+        }
+    }
+    let n = all.len();
+    (0..threads)
+        .map(|t| all[n * t / threads..n * (t + 1) / threads].to_vec())
+        .collect()
+}
+
+/// Piece size of the N-thread baseline: io-size, at most 16 MiB, and small enough that each
+/// of the `threads` threads gets a share of `size` (never below a page).
+pub fn baseline_piece(size: u64, io_size: u64, threads: usize) -> u64 {
+    let share = (size / threads as u64) / PAGE as u64 * PAGE as u64;
+    io_size.min(BASELINE_PIECE_MAX).min(share.max(PAGE as u64))
+}
+
+/// Memory operations move to or from.
+enum Buf {
+    Device(DeviceMemory),
+    Host(AlignedBuf),
+}
+
+/// Host staging memory of the baselines.
+enum HostBuf {
+    Pinned(PinnedMemory),
+    Pageable(AlignedBuf),
+}
+
+impl HostBuf {
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        match self {
+            HostBuf::Pinned(p) => p.as_mut_slice(),
+            HostBuf::Pageable(p) => p.as_mut_slice(),
+        }
+    }
+}
+
+/// Random non-zero bytes to touch fresh buffers with (so no run pays first-touch faults).
+fn pattern() -> Vec<u8> {
+    let mut v = vec![0u8; FILL_CHUNK];
+    Rng::new(0x5eed).fill_nonzero(&mut v);
+    v
+}
+
+fn alloc_device(len: usize, pat: &[u8]) -> CliResult<DeviceMemory> {
+    let m = DeviceMemory::alloc(len).map_err(|e| {
+        CliError(format!(
+            "cannot allocate {} of device memory: {}",
+            fmt_bytes(len as u64),
+            lib_text(&e)
+        ))
+    })?;
+    let mut off = 0;
+    while off < len {
+        let n = pat.len().min(len - off);
+        m.upload(off, &pat[..n])
+            .map_err(|e| CliError(format!("copy to device memory failed: {}", lib_text(&e))))?;
+        off += n;
+    }
+    Ok(m)
+}
+
+fn alloc_pageable(len: usize, pat: &[u8]) -> CliResult<AlignedBuf> {
+    let mut b = AlignedBuf::new(len)?;
+    for c in b.as_mut_slice().chunks_mut(pat.len()) {
+        c.copy_from_slice(&pat[..c.len()]);
+    }
+    Ok(b)
+}
+
+fn alloc_pinned(len: usize, pat: &[u8], direct: bool) -> CliResult<PinnedMemory> {
+    let mut p = PinnedMemory::alloc(len).map_err(|e| {
+        CliError(format!(
+            "cannot allocate {} of pinned memory: {}",
+            fmt_bytes(len as u64),
+            lib_text(&e)
+        ))
+    })?;
+    if direct && p.as_slice().as_ptr() as usize % PAGE != 0 {
+        return fail(
+            "pinned memory from the runtime is not page-aligned: cannot use it with --direct",
+        );
+    }
+    for c in p.as_mut_slice().chunks_mut(pat.len()) {
+        c.copy_from_slice(&pat[..c.len()]);
+    }
+    Ok(p)
+}
+
+/// Shared between the worker threads of one run.
+struct Shared {
+    progress: AtomicU64,
+    abort: AtomicBool,
+}
+
+/// Progress bar policy of the whole invocation.
+#[derive(Clone, Copy)]
+struct BarPolicy {
+    allowed: bool,
+}
+
+/// Run `f` on one thread per state, all released together; returns the latencies, the bytes
+/// and the wall time from the first start to the last end (plus `after`, run once all threads
+/// are done, e.g. a final `fdatasync`).
+fn run_threads<S: Send>(
+    states: &mut [S],
+    bar_label: &str,
+    total: u64,
+    bars: BarPolicy,
+    f: impl Fn(&mut S, &Shared) -> Result<Vec<f64>, String> + Sync,
+    after: Option<&(dyn Fn() -> Result<(), String> + Sync)>,
+) -> CliResult<RunResult> {
+    let shared = Shared {
+        progress: AtomicU64::new(0),
+        abort: AtomicBool::new(false),
+    };
+    let barrier = Barrier::new(states.len());
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg} {bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec}",
+        )
+        .expect("valid template"),
+    );
+    bar.set_message(bar_label.to_string());
+    let watch = Instant::now();
+    let outcomes = std::thread::scope(|s| {
+        let handles: Vec<_> = states
+            .iter_mut()
+            .map(|st| {
+                let (f, shared, barrier) = (&f, &shared, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    let t0 = Instant::now();
+                    let r = f(st, shared);
+                    if r.is_err() {
+                        shared.abort.store(true, Ordering::Relaxed);
+                    }
+                    (t0, Instant::now(), r)
+                })
+            })
+            .collect();
+        let mut shown = false;
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(50));
+            if bars.allowed && !shown && watch.elapsed() >= BAR_DELAY {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+                shown = true;
+            }
+            bar.set_position(shared.progress.load(Ordering::Relaxed));
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("benchmark thread panicked"))
+            .collect::<Vec<_>>()
+    });
+    bar.finish_and_clear();
+    let mut result = RunResult::default();
+    let mut first = None::<Instant>;
+    let mut last = None::<Instant>;
+    for (t0, t1, r) in outcomes {
+        result.latencies_us.extend(r.map_err(CliError)?);
+        first = Some(first.map_or(t0, |f| f.min(t0)));
+        last = Some(last.map_or(t1, |l| l.max(t1)));
+    }
+    if let Some(after) = after {
+        after().map_err(CliError)?;
+        last = Some(Instant::now());
+    }
+    result.bytes = shared.progress.load(Ordering::Relaxed);
+    result.elapsed = match (first, last) {
+        (Some(f), Some(l)) => l - f,
+        _ => Duration::ZERO,
+    };
+    Ok(result)
+}
+
+fn micros(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e6
+}
+
+/// One hipfile operation, looping over short transfers.
+fn hipfile_op(reg: &RegisteredFile, buf: &mut Buf, op: Op, read: bool) -> Result<(), String> {
+    let mut done = 0usize;
+    while done < op.len {
+        let off = op.offset + done as u64;
+        let r = match (&mut *buf, read) {
+            (Buf::Device(m), true) => reg.read_device(m, op.len - done, off, done),
+            (Buf::Device(m), false) => reg.write_device(m, op.len - done, off, done),
+            (Buf::Host(b), true) => reg.read_host(&mut b.as_mut_slice()[done..op.len], off),
+            (Buf::Host(b), false) => reg.write_host(&b.as_slice()[done..op.len], off),
+        };
+        let n = r.map_err(|e| {
+            format!(
+                "hipfile {} at offset {off}: {}",
+                if read { "read" } else { "write" },
+                lib_text(&e)
+            )
+        })?;
+        if n == 0 {
+            return Err(format!(
+                "hipfile read at offset {off}: unexpected end of file"
+            ));
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+/// One baseline operation: `pread` + copy to the device, or copy from the device + `pwrite`.
+fn plain_op(
+    fd: RawFd,
+    host: &mut [u8],
+    dev: Option<&DeviceMemory>,
+    op: Op,
+    read: bool,
+) -> Result<(), String> {
+    let h = &mut host[..op.len];
+    if read {
+        let n = pread_full(fd, h, op.offset)
+            .map_err(|e| format!("pread at offset {}: {}", op.offset, io_text(&e)))?;
+        if n < op.len {
+            return Err(format!(
+                "pread at offset {}: unexpected end of file",
+                op.offset
+            ));
+        }
+        if let Some(d) = dev {
+            d.upload(0, h)
+                .map_err(|e| format!("copy to the device: {}", lib_text(&e)))?;
+        }
+    } else {
+        if let Some(d) = dev {
+            d.download(0, h)
+                .map_err(|e| format!("copy from the device: {}", lib_text(&e)))?;
+        }
+        pwrite_all(fd, h, op.offset)
+            .map_err(|e| format!("pwrite at offset {}: {}", op.offset, io_text(&e)))?;
+    }
+    Ok(())
+}
+
+/// Run a list of ops on one thread's state, timing each.
+fn timed_ops(
+    ops: &[Op],
+    shared: &Shared,
+    mut one: impl FnMut(Op) -> Result<(), String>,
+) -> Result<Vec<f64>, String> {
+    let mut lat = Vec::with_capacity(ops.len());
+    for &op in ops {
+        if shared.abort.load(Ordering::Relaxed) {
+            return Err("aborted".into());
+        }
+        let t = Instant::now();
+        one(op)?;
+        lat.push(micros(t));
+        shared.progress.fetch_add(op.len as u64, Ordering::Relaxed);
+    }
+    Ok(lat)
+}
+
+/// Removes the default benchmark file at the end (also on errors).
+struct Cleanup(Option<PathBuf>);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+/// Make sure `path` holds at least `size` bytes of non-zero pseudo-random data: create it if
+/// missing (or if it is the default file and too short), written in large chunks, fsync'd.
+fn prepare_file(path: &Path, size: u64, read: bool, is_default: bool) -> CliResult<()> {
+    let q = format!("'{}'", path.display());
+    match fs::metadata(path) {
+        Ok(m) if m.is_dir() => return fail(format!("{q} is a directory")),
+        Ok(m) if m.len() >= size => return Ok(()),
+        Ok(m) if !is_default => {
+            if read {
+                return fail(format!(
+                    "{q} holds {} bytes, fewer than --size {size}: give a smaller --size or a larger file",
+                    m.len()
+                ));
+            }
+            return Ok(()); // the writes extend it
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return fail(format!("cannot stat {q}: {}", io_text(&e))),
+    }
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .open(path)
+        .map_err(|e| CliError(format!("cannot create regular file {q}: {}", io_text(&e))))?;
+    let mut rng = Rng::new(size);
+    let mut chunk = vec![0u8; FILL_CHUNK];
+    let mut left = size;
+    while left > 0 {
+        let n = (left as usize).min(FILL_CHUNK);
+        rng.fill_nonzero(&mut chunk[..n]);
+        f.write_all(&chunk[..n])
+            .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))?;
+        left -= n as u64;
+    }
+    f.sync_all()
+        .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))?;
+    Ok(())
+}
+
+/// Read the first `size` bytes once through the page cache.
+fn warm_up(path: &Path, size: u64) -> CliResult<()> {
+    let f = File::open(path)
+        .map_err(|e| CliError(format!("cannot open '{}': {}", path.display(), io_text(&e))))?;
+    let mut buf = vec![0u8; FILL_CHUNK];
+    let mut off = 0;
+    while off < size {
+        let n = (size - off).min(FILL_CHUNK as u64) as usize;
+        let got = pread_full(f.as_raw_fd(), &mut buf[..n], off).map_err(|e| {
+            CliError(format!(
+                "warm-up read of '{}': {}",
+                path.display(),
+                io_text(&e)
+            ))
+        })?;
+        if got == 0 {
+            break;
+        }
+        off += got as u64;
+    }
+    Ok(())
+}
+
+/// Drop the file's pages: `fdatasync` + `POSIX_FADV_DONTNEED`, and as root the whole page
+/// cache too (`/proc/sys/vm/drop_caches`; failure ignored).
+fn drop_cache(fd: RawFd) -> CliResult<()> {
+    fdatasync(fd).map_err(|e| CliError(format!("--drop-cache: fdatasync: {}", io_text(&e))))?;
+    // SAFETY: plain system call on a descriptor number.
+    let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if r != 0 {
+        return fail(format!(
+            "--drop-cache: posix_fadvise: {}",
+            crate::util::errno_text(r)
+        ));
+    }
+    // SAFETY: no arguments, cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        let _ = fs::write("/proc/sys/vm/drop_caches", "1");
+    }
+    Ok(())
+}
+
+/// The three configurations.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Hipfile,
+    Pread1t,
+    PreadNt,
+}
+
+/// Run `hipfile bench`.
+pub fn run(a: &BenchArgs) -> CliResult<()> {
+    let Api::Sync = a.api;
+    if a.direct && (a.io_size % PAGE as u64 != 0 || a.size % PAGE as u64 != 0) {
+        return fail(format!(
+            "--direct needs --size and --io-size to be multiples of {PAGE} bytes"
+        ));
+    }
+    let read = a.mode.is_read();
+    let threads = a.threads as usize;
+    let io_size = a.io_size as usize;
+
+    let choice = loader::choice();
+    let rt = &*choice.runtime;
+    if a.mem == Mem::Device && rt.platform() == Platform::Host {
+        return fail(format!(
+            "no GPU device memory: the library runs host-only ({}); use --mem host, or --sim for the simulated GPU",
+            choice.reason
+        ));
+    }
+    let _driver = DriverGuard::open();
+    let config = hipfile::driver::driver().config();
+
+    let (path, is_default) = match &a.file {
+        Some(p) => (p.clone(), false),
+        None => (std::env::temp_dir().join("hipfile-bench.dat"), true),
+    };
+    let _cleanup = Cleanup((is_default && !a.keep).then(|| path.clone()));
+    prepare_file(&path, a.size, read, is_default)?;
+
+    let mut oo = OpenOptions::new();
+    oo.read(true).write(!read);
+    if a.direct {
+        oo.custom_flags(libc::O_DIRECT);
+    }
+    let file = oo.open(&path).map_err(|e| {
+        CliError(format!(
+            "cannot open '{}'{}: {}",
+            path.display(),
+            if a.direct { " with O_DIRECT" } else { "" },
+            io_text(&e)
+        ))
+    })?;
+    let fd = file.as_raw_fd();
+    let reg = RegisteredFile::register(&file).map_err(|e| {
+        CliError(format!(
+            "cannot register '{}' with hipfile: {}",
+            path.display(),
+            lib_text(&e)
+        ))
+    })?;
+
+    // Plans and memory, all allocated and touched before any run.
+    let pat = pattern();
+    let plans = plan(a.size, a.io_size, threads, a.mode.is_random());
+    let flat: Vec<Op> = plans.iter().flatten().copied().collect();
+    let mut bufs = (0..threads)
+        .map(|_| match a.mem {
+            Mem::Device => alloc_device(io_size, &pat).map(Buf::Device),
+            Mem::Host => alloc_pageable(io_size, &pat).map(Buf::Host),
+        })
+        .collect::<CliResult<Vec<Buf>>>()?;
+    let nt_threads = config.io_threads.max(threads);
+    let piece = baseline_piece(a.size, a.io_size, nt_threads);
+    let mut one_host = None;
+    let mut nt_states = Vec::new();
+    if a.compare {
+        one_host = Some(alloc_pageable(io_size, &pat)?);
+        for ops in split_pieces(&flat, piece, nt_threads) {
+            let (host, dev) = match a.mem {
+                Mem::Device => (
+                    HostBuf::Pinned(alloc_pinned(piece as usize, &pat, a.direct)?),
+                    Some(alloc_device(piece as usize, &pat)?),
+                ),
+                Mem::Host => (
+                    HostBuf::Pageable(alloc_pageable(piece as usize, &pat)?),
+                    None,
+                ),
+            };
+            nt_states.push((host, dev, ops));
+        }
+    }
+
+    let warm = read && !a.drop_cache;
+    if warm {
+        warm_up(&path, a.size)?;
+    }
+
+    let bars = BarPolicy {
+        allowed: !a.json && stdout_is_terminal(),
+    };
+    let kinds: &[Kind] = if a.compare {
+        &[Kind::Hipfile, Kind::Pread1t, Kind::PreadNt]
+    } else {
+        &[Kind::Hipfile]
+    };
+    let mut runs: Vec<Vec<RunResult>> = vec![Vec::new(); kinds.len()];
+    let sync_fd = || fdatasync(fd).map_err(|e| format!("fdatasync: {}", io_text(&e)));
+    for r in 0..a.repeat {
+        for (k, kind) in kinds.iter().enumerate() {
+            if a.drop_cache {
+                drop_cache(fd)?;
+            }
+            let tag = |name: &str| format!("{name} {}/{}", r + 1, a.repeat);
+            let result = match kind {
+                Kind::Hipfile => {
+                    let mut states: Vec<(&mut Buf, &[Op])> = bufs
+                        .iter_mut()
+                        .zip(plans.iter())
+                        .map(|(b, p)| (b, p.as_slice()))
+                        .collect();
+                    run_threads(
+                        &mut states,
+                        &tag("hipfile"),
+                        a.size,
+                        bars,
+                        |(buf, ops), sh| timed_ops(ops, sh, |op| hipfile_op(&reg, buf, op, read)),
+                        None,
+                    )?
+                }
+                Kind::Pread1t => {
+                    let dev = match &bufs[0] {
+                        Buf::Device(m) => Some(m),
+                        Buf::Host(_) => None,
+                    };
+                    let host = one_host.as_mut().expect("allocated with --compare");
+                    let mut states = [(host, dev)];
+                    run_threads(
+                        &mut states,
+                        &tag("pread_1t"),
+                        a.size,
+                        bars,
+                        |(host, dev), sh| {
+                            timed_ops(&flat, sh, |op| {
+                                plain_op(fd, host.as_mut_slice(), *dev, op, read)
+                            })
+                        },
+                        (!read).then_some(&sync_fd as &(dyn Fn() -> Result<(), String> + Sync)),
+                    )?
+                }
+                Kind::PreadNt => run_threads(
+                    &mut nt_states,
+                    &tag("pread_nt"),
+                    a.size,
+                    bars,
+                    |(host, dev, ops), sh| {
+                        timed_ops(ops, sh, |op| {
+                            plain_op(fd, host.as_mut_slice(), dev.as_ref(), op, read)
+                        })
+                    },
+                    (!read).then_some(&sync_fd as &(dyn Fn() -> Result<(), String> + Sync)),
+                )?,
+            };
+            runs[k].push(result);
+        }
+    }
+
+    let io_type = a.mode.io_type();
+    let (x1, xn) = if read {
+        ("PREAD_1T", "PREAD_NT")
+    } else {
+        ("PWRITE_1T", "PWRITE_NT")
+    };
+    let label = |xfer_type, threads, io| Label {
+        io_type,
+        xfer_type,
+        threads,
+        dataset_total_bytes: a.size,
+        io_size_bytes: io,
+    };
+    let hip = Measurement::median(label("HIPFILE", threads, a.io_size), &runs[0]);
+    let baselines = a.compare.then(|| {
+        (
+            Measurement::median(label(x1, 1, a.io_size), &runs[1]),
+            Measurement::median(label(xn, nt_threads, piece), &runs[2]),
+        )
+    });
+    let ratio = |b: &Measurement| {
+        if b.gib_per_s > 0.0 {
+            hip.gib_per_s / b.gib_per_s
+        } else {
+            0.0
+        }
+    };
+
+    if a.json {
+        let mut v = Value::obj().with("hipfile", hip.to_json());
+        if let Some((one, nt)) = &baselines {
+            v = v
+                .with(
+                    "baselines",
+                    Value::obj()
+                        .with("pread_1t", one.to_json())
+                        .with("pread_nt", nt.to_json()),
+                )
+                .with(
+                    "ratios",
+                    Value::obj()
+                        .with("hipfile_over_pread_nt", ratio(nt))
+                        .with("hipfile_over_pread_1t", ratio(one)),
+                );
+        }
+        let cfg = Value::obj()
+            .with("platform", rt.platform().name())
+            .with("simulated", rt.is_simulated())
+            .with("runtime", rt.describe())
+            .with("reason", choice.reason.as_str())
+            .with("engine_threads", config.io_threads)
+            .with("chunk_size", config.chunk_size)
+            .with("library", crate::check::config_json(&config))
+            .with("file", path.display().to_string())
+            .with("mode", a.mode.name())
+            .with("mem", a.mem.name())
+            .with("api", "sync")
+            .with("direct", a.direct)
+            .with("drop_cache", a.drop_cache)
+            .with("warm_up", warm)
+            .with("size", a.size)
+            .with("io_size", a.io_size)
+            .with("threads", threads)
+            .with("repeat", a.repeat)
+            .with("baseline_threads", nt_threads)
+            .with("baseline_piece", piece);
+        println!("{}", v.with("config", cfg).to_json());
+        return Ok(());
+    }
+    println!("{}", header(rt, &choice.reason, &config, &path, a));
+    println!("{}", hip.gdsio_line());
+    if let Some((one, nt)) = &baselines {
+        println!("{}", one.gdsio_line());
+        println!("{}", nt.gdsio_line());
+        println!(
+            "hipfile/{} = {:.2}x, hipfile/{} = {:.2}x",
+            nt.xfer_type.to_ascii_lowercase(),
+            ratio(nt),
+            one.xfer_type.to_ascii_lowercase(),
+            ratio(one)
+        );
+    }
+    Ok(())
+}
+
+/// The line before the results: platform, runtime and why, engine threads and chunk size.
+fn header(
+    rt: &dyn hipfile::runtime::Runtime,
+    reason: &str,
+    config: &Config,
+    path: &Path,
+    a: &BenchArgs,
+) -> String {
+    let runtime = if rt.is_simulated() {
+        format!("SIMULATED GPU runtime: {}", rt.describe())
+    } else {
+        rt.describe()
+    };
+    format!(
+        "hipfile bench: platform {}, {} (chosen: {}); engine {} threads, chunk {}; file {}{}, mem {}, api sync, \
+         median of {} run(s){}",
+        rt.platform().name(),
+        runtime,
+        reason,
+        config.io_threads,
+        fmt_bytes(config.chunk_size as u64),
+        path.display(),
+        if a.direct { " (O_DIRECT)" } else { "" },
+        a.mem.name(),
+        a.repeat,
+        if a.drop_cache {
+            ", page cache dropped before each run"
+        } else if a.mode.is_read() {
+            ", warm page cache"
+        } else {
+            ""
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequential_plan_covers_the_file_once() {
+        let p = plan(10 << 20, 4 << 20, 2, false);
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            p[0],
+            vec![Op {
+                offset: 0,
+                len: 4 << 20
+            }]
+        );
+        assert_eq!(
+            p[1],
+            vec![
+                Op {
+                    offset: 4 << 20,
+                    len: 4 << 20
+                },
+                Op {
+                    offset: 8 << 20,
+                    len: 2 << 20
+                }
+            ]
+        );
+        let p = plan(1 << 30, 16 << 20, 3, false);
+        let flat: Vec<Op> = p.iter().flatten().copied().collect();
+        assert_eq!(flat.len(), 64);
+        assert!(
+            flat.windows(2)
+                .all(|w| w[1].offset == w[0].offset + w[0].len as u64),
+            "contiguous regions in order"
+        );
+        assert_eq!(flat.iter().map(|o| o.len as u64).sum::<u64>(), 1 << 30);
+        assert!(
+            plan(4096, 4096, 4, false).iter().flatten().count() == 1,
+            "more threads than ops"
+        );
+    }
+
+    #[test]
+    fn random_plan_is_aligned_deterministic_and_same_count() {
+        let p = plan(64 << 20, 1 << 20, 4, true);
+        assert_eq!(p.iter().map(Vec::len).sum::<usize>(), 64);
+        assert!(p.iter().all(|t| t.len() == 16));
+        assert!(p
+            .iter()
+            .flatten()
+            .all(|o| o.offset % (1 << 20) == 0 && o.offset < 64 << 20 && o.len == 1 << 20));
+        assert_eq!(p, plan(64 << 20, 1 << 20, 4, true));
+        let distinct: std::collections::HashSet<u64> =
+            p.iter().flatten().map(|o| o.offset).collect();
+        assert!(distinct.len() > 16, "offsets vary");
+    }
+
+    #[test]
+    fn pieces_split_and_deal() {
+        let ops = [
+            Op { offset: 0, len: 10 },
+            Op {
+                offset: 100,
+                len: 4,
+            },
+        ];
+        let s = split_pieces(&ops, 4, 2);
+        let flat: Vec<Op> = s.iter().flatten().copied().collect();
+        assert_eq!(
+            flat,
+            vec![
+                Op { offset: 0, len: 4 },
+                Op { offset: 4, len: 4 },
+                Op { offset: 8, len: 2 },
+                Op {
+                    offset: 100,
+                    len: 4
+                }
+            ]
+        );
+        assert_eq!(s[0].len(), 2);
+        assert_eq!(
+            split_pieces(&ops, 100, 4)
+                .iter()
+                .filter(|t| t.is_empty())
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn baseline_piece_sizes() {
+        assert_eq!(baseline_piece(1 << 30, 256 << 20, 16), 16 << 20);
+        assert_eq!(baseline_piece(1 << 30, 1 << 20, 16), 1 << 20);
+        assert_eq!(
+            baseline_piece(64 << 20, 8 << 20, 16),
+            4 << 20,
+            "every thread gets work"
+        );
+        assert_eq!(
+            baseline_piece(4096, 1 << 20, 64),
+            4096,
+            "never below a page"
+        );
+    }
+}

@@ -1,0 +1,288 @@
+//! Small helpers shared by the subcommands: error messages in `cp`'s style, page-aligned host
+//! buffers, a pseudo-random generator, positional I/O loops and number formatting.
+
+use std::alloc::{self, Layout};
+use std::fmt;
+use std::io;
+use std::os::fd::RawFd;
+
+/// A failure of the tool: the message printed after `hipfile: `; the exit code is 1.
+#[derive(Debug)]
+pub struct CliError(pub String);
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Result of the tool's operations.
+pub type CliResult<T> = Result<T, CliError>;
+
+/// Build a [`CliError`] from anything printable.
+pub fn fail<T>(msg: impl Into<String>) -> CliResult<T> {
+    Err(CliError(msg.into()))
+}
+
+/// The text of an errno as `strerror` gives it ("No such file or directory").
+pub fn errno_text(errno: i32) -> String {
+    strip_os_suffix(&io::Error::from_raw_os_error(errno).to_string())
+}
+
+/// The text of an I/O error without Rust's " (os error N)" suffix.
+pub fn io_text(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => errno_text(n),
+        None => e.to_string(),
+    }
+}
+
+fn strip_os_suffix(s: &str) -> String {
+    match s.rfind(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s.to_string(),
+    }
+}
+
+/// The text of a library error: an errno as `strerror` says it, anything else as the library
+/// describes it.
+pub fn lib_text(e: &hipfile::Error) -> String {
+    match e {
+        hipfile::Error::Os(n) => errno_text(*n),
+        other => other.to_string(),
+    }
+}
+
+/// Page size used for alignment (4 KiB covers every O_DIRECT requirement we meet).
+pub const PAGE: usize = 4096;
+
+/// Page-aligned, pageable host memory (the "host memory" of `--mem host` and of the
+/// baselines): plain heap memory that the GPU runtime does not know about.
+pub struct AlignedBuf {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the allocation is exclusively owned; access goes through &self / &mut self.
+unsafe impl Send for AlignedBuf {}
+// SAFETY: shared access is read-only through &self.
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    /// Allocate `len` zeroed bytes aligned to [`PAGE`].
+    pub fn new(len: usize) -> CliResult<AlignedBuf> {
+        let layout = Self::layout(len)?;
+        // SAFETY: the layout has a non-zero size (at least one page).
+        let ptr = unsafe { alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return fail(format!(
+                "cannot allocate {} of host memory",
+                fmt_bytes(len as u64)
+            ));
+        }
+        Ok(AlignedBuf { ptr, len })
+    }
+
+    fn layout(len: usize) -> CliResult<Layout> {
+        Layout::from_size_align(len.max(1).next_multiple_of(PAGE), PAGE)
+            .map_err(|_| CliError(format!("{len} bytes is too large a buffer")))
+    }
+
+    /// The memory, read-only.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `len` initialised (zeroed) bytes owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// The memory.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `len` initialised bytes owned by self, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        let layout = Self::layout(self.len).expect("validated at allocation");
+        // SAFETY: allocated in `new` with this layout; no borrow outlives self.
+        unsafe { alloc::dealloc(self.ptr, layout) };
+    }
+}
+
+/// xorshift64*: fast, deterministic pseudo-random numbers (file contents, random offsets).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed (any value; zero is remapped).
+    pub fn new(seed: u64) -> Rng {
+        Rng((seed ^ 0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A value in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+
+    /// Fill `buf` with random bytes, none of them zero.
+    pub fn fill_nonzero(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(8) {
+            let v = self.next_u64().to_le_bytes();
+            for (d, s) in chunk.iter_mut().zip(v) {
+                *d = if s == 0 { 0xa5 } else { s };
+            }
+        }
+    }
+}
+
+/// `pread` until `buf` is full or end of file; returns the bytes read. `EINTR` is retried.
+pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &mut buf[done..];
+        // SAFETY: `rest` is valid writable memory of its length.
+        let n = unsafe {
+            libc::pread(
+                fd,
+                rest.as_mut_ptr().cast(),
+                rest.len(),
+                (offset + done as u64) as libc::off_t,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            break;
+        }
+        done += n as usize;
+    }
+    Ok(done)
+}
+
+/// `pwrite` all of `buf` at `offset`. `EINTR` is retried.
+pub fn pwrite_all(fd: RawFd, buf: &[u8], offset: u64) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &buf[done..];
+        // SAFETY: `rest` is valid readable memory of its length.
+        let n = unsafe {
+            libc::pwrite(
+                fd,
+                rest.as_ptr().cast(),
+                rest.len(),
+                (offset + done as u64) as libc::off_t,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(io::Error::from_raw_os_error(libc::EIO));
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+/// `fdatasync`.
+pub fn fdatasync(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain system call on a descriptor number.
+    if unsafe { libc::fdatasync(fd) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Bytes in a human unit ("64 MiB", "1.5 GiB", "4096 B").
+pub fn fmt_bytes(n: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
+    for (name, unit) in UNITS {
+        if n >= unit {
+            return if n % unit == 0 {
+                format!("{} {name}", n / unit)
+            } else {
+                format!("{:.1} {name}", n as f64 / unit as f64)
+            };
+        }
+    }
+    format!("{n} B")
+}
+
+/// Whether standard output is a terminal (progress bars are drawn only then).
+pub fn stdout_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    io::stdout().is_terminal()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_texts_lose_the_rust_suffix() {
+        assert_eq!(errno_text(libc::ENOENT), "No such file or directory");
+        assert_eq!(
+            io_text(&io::Error::from_raw_os_error(libc::ENOSPC)),
+            "No space left on device"
+        );
+        assert_eq!(
+            lib_text(&hipfile::Error::Os(libc::EACCES)),
+            "Permission denied"
+        );
+    }
+
+    #[test]
+    fn aligned_buffers_are_aligned_and_zeroed() {
+        let mut b = AlignedBuf::new(10_000).unwrap();
+        assert_eq!(b.as_slice().as_ptr() as usize % PAGE, 0);
+        assert_eq!(b.as_slice().len(), 10_000);
+        assert!(b.as_slice().iter().all(|&x| x == 0));
+        b.as_mut_slice()[9_999] = 1;
+        assert_eq!(b.as_slice()[9_999], 1);
+    }
+
+    #[test]
+    fn rng_is_deterministic_and_in_range() {
+        let (mut a, mut b) = (Rng::new(7), Rng::new(7));
+        for _ in 0..1000 {
+            assert_eq!(a.next_u64(), b.next_u64());
+            assert!(a.below(13) < 13);
+            b.below(13);
+        }
+        let mut buf = vec![0u8; 4099];
+        a.fill_nonzero(&mut buf);
+        assert!(buf.iter().all(|&x| x != 0));
+    }
+
+    #[test]
+    fn byte_units() {
+        assert_eq!(fmt_bytes(4096), "4 KiB");
+        assert_eq!(fmt_bytes(64 << 20), "64 MiB");
+        assert_eq!(fmt_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(fmt_bytes(100), "100 B");
+    }
+}

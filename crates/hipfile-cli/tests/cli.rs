@@ -1,0 +1,389 @@
+//! Runs the built `hipfile` tool on the simulated GPU runtime (`--sim=PATH` to libhipsim.so).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+// The tool's JSON writer and, under cfg(test), its small parser: used here to read the output.
+#[allow(dead_code)]
+#[path = "../src/json.rs"]
+mod json;
+
+use json::parse::parse;
+use json::Value;
+
+/// `libhipsim.so`: built next to the test executable (it is a dev-dependency), or else built
+/// now with `cargo build -p hipsim` (this crate's tests may be built alone).
+fn hipsim() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let deps = exe.parent().unwrap().to_path_buf(); // target/<profile>/deps
+        let profile_dir = deps.parent().unwrap().to_path_buf();
+        let find = || {
+            [deps.join("libhipsim.so"), profile_dir.join("libhipsim.so")]
+                .into_iter()
+                .find(|p| p.is_file())
+        };
+        if let Some(p) = find() {
+            return p;
+        }
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev".to_string(),
+            Some(other) => other.to_string(),
+        };
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "hipsim", "--profile", &profile])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("running cargo build -p hipsim");
+        assert!(status.success(), "cargo build -p hipsim failed");
+        find().unwrap_or_else(|| {
+            panic!(
+                "libhipsim.so not found in {} after building it",
+                deps.display()
+            )
+        })
+    })
+}
+
+/// A scratch directory of its own for each test.
+fn scratch(tag: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hipfile-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Run `hipfile --sim=<hipsim> ARGS` with a clean hipfile environment and TMPDIR=`tmp`.
+fn hipfile(tmp: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hipfile"));
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("HIPFILE_") {
+            cmd.env_remove(&k);
+        }
+    }
+    cmd.env("TMPDIR", tmp).env("HIPFILE_LOG", "error");
+    cmd.arg(format!("--sim={}", hipsim().display())).args(args);
+    cmd.output().expect("running hipfile")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "hipfile failed ({}): {}{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v.get(key)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{key} is not a number in {v:?}"))
+}
+
+fn check_measurement(m: &Value, xfer: &str, io_size: f64) {
+    assert_eq!(m.get("io_type").and_then(Value::as_str), Some("READ"));
+    assert_eq!(m.get("xfer_type").and_then(Value::as_str), Some(xfer));
+    for key in [
+        "threads",
+        "gib_per_s",
+        "avg_latency_us",
+        "p50_latency_us",
+        "p99_latency_us",
+        "ops",
+        "total_time_s",
+    ] {
+        assert!(
+            num(m, key) > 0.0,
+            "{xfer}: {key} should be positive in {m:?}"
+        );
+    }
+    assert_eq!(num(m, "dataset_bytes"), (64u64 << 20) as f64, "{xfer}");
+    assert_eq!(num(m, "io_size_bytes"), io_size, "{xfer}");
+    assert!(num(m, "p99_latency_us") >= num(m, "p50_latency_us"));
+}
+
+/// A file of pseudo-random bytes.
+fn random_file(path: &Path, len: usize) -> Vec<u8> {
+    let mut x = 0x1234_5678_9abc_def1u64;
+    let data: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect();
+    std::fs::write(path, &data).unwrap();
+    data
+}
+
+#[test]
+fn bench_json_with_compare() {
+    let tmp = scratch("bench-json");
+    let out = ok(&hipfile(
+        &tmp,
+        &[
+            "bench",
+            "--size",
+            "64M",
+            "--io-size",
+            "8M",
+            "--json",
+            "--compare",
+        ],
+    ));
+    let v = parse(out.trim()).unwrap_or_else(|e| panic!("not one JSON object ({e}): {out}"));
+    check_measurement(
+        v.get("hipfile").expect("hipfile"),
+        "HIPFILE",
+        (8u64 << 20) as f64,
+    );
+    let baselines = v.get("baselines").expect("baselines with --compare");
+    check_measurement(
+        baselines.get("pread_1t").expect("pread_1t"),
+        "PREAD_1T",
+        (8u64 << 20) as f64,
+    );
+    let nt = baselines.get("pread_nt").expect("pread_nt");
+    check_measurement(nt, "PREAD_NT", num(nt, "io_size_bytes"));
+    assert!(num(nt, "io_size_bytes") <= (8u64 << 20) as f64);
+    let config = v.get("config").expect("config");
+    assert_eq!(config.get("simulated"), Some(&Value::Bool(true)));
+    assert_eq!(config.get("platform").and_then(Value::as_str), Some("amd"));
+    assert!(config
+        .get("runtime")
+        .and_then(Value::as_str)
+        .unwrap()
+        .contains("libhipsim.so"));
+    assert!(num(config, "engine_threads") >= 1.0);
+    assert!(num(config, "chunk_size") >= 4096.0);
+    assert!(
+        !tmp.join("hipfile-bench.dat").exists(),
+        "the default file is deleted at the end"
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn bench_text_lines_and_modes() {
+    let tmp = scratch("bench-text");
+    let file = tmp.join("data");
+    let f = file.to_str().unwrap();
+    let out = ok(&hipfile(
+        &tmp,
+        &[
+            "bench",
+            "--file",
+            f,
+            "--size",
+            "16M",
+            "--io-size",
+            "4M",
+            "--compare",
+            "--repeat",
+            "1",
+        ],
+    ));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    assert!(
+        lines[0].contains("SIMULATED GPU runtime") && lines[0].contains("engine"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("IoType: READ XferType: HIPFILE Threads: 1 DataSetSize: 16384/16384(KiB) IOSize: 4096(KiB) Throughput: "),
+        "{}",
+        lines[1]
+    );
+    for (line, xfer) in [
+        (lines[1], "HIPFILE"),
+        (lines[2], "PREAD_1T"),
+        (lines[3], "PREAD_NT"),
+    ] {
+        assert!(line.contains(&format!("XferType: {xfer} ")), "{line}");
+        assert!(
+            line.contains(" GiB/sec, Avg_Latency: ")
+                && line.ends_with(" secs")
+                && line.contains(" ops: "),
+            "{line}"
+        );
+    }
+    assert!(
+        lines[4].starts_with("hipfile/pread_nt = ") && lines[4].contains("x, hipfile/pread_1t = "),
+        "{}",
+        lines[4]
+    );
+    assert!(file.exists(), "a --file is kept");
+
+    for mode in ["write", "randread", "randwrite"] {
+        let out = ok(&hipfile(
+            &tmp,
+            &[
+                "bench",
+                "--file",
+                f,
+                "--size",
+                "8M",
+                "--io-size",
+                "1M",
+                "--threads",
+                "2",
+                "--mode",
+                mode,
+                "--repeat",
+                "1",
+                "--json",
+            ],
+        ));
+        let v = parse(out.trim()).unwrap();
+        let m = v.get("hipfile").unwrap();
+        assert_eq!(
+            m.get("io_type").and_then(Value::as_str),
+            Some(mode.to_uppercase().as_str())
+        );
+        assert_eq!(num(m, "ops"), 8.0);
+        assert!(
+            v.get("baselines").is_none(),
+            "no baselines without --compare"
+        );
+    }
+    let out = ok(&hipfile(
+        &tmp,
+        &[
+            "bench",
+            "--file",
+            f,
+            "--size",
+            "8M",
+            "--io-size",
+            "1M",
+            "--mem",
+            "host",
+            "--compare",
+            "--repeat",
+            "1",
+        ],
+    ));
+    assert!(
+        out.contains("XferType: HIPFILE") && out.contains("XferType: PREAD_NT"),
+        "{out}"
+    );
+
+    let refused = hipfile(&tmp, &["bench", "--api", "batch"]);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("only 'sync'"),
+        "{}",
+        text(&refused.stderr)
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn cp_is_byte_exact() {
+    let tmp = scratch("cp");
+    let (src, dst) = (tmp.join("src.bin"), tmp.join("dst.bin"));
+    let data = random_file(&src, 20 << 20);
+    let out = hipfile(
+        &tmp,
+        &[
+            "cp",
+            "--verify",
+            "--io-size",
+            "3M",
+            src.to_str().unwrap(),
+            dst.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(ok(&out), "", "nothing printed on success");
+    assert!(std::fs::read(&dst).unwrap() == data, "copy differs");
+
+    // Into a directory, with a summary.
+    let sub = tmp.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let out = ok(&hipfile(
+        &tmp,
+        &["cp", "-v", src.to_str().unwrap(), sub.to_str().unwrap()],
+    ));
+    assert!(out.contains("GiB/s") && out.contains("SIMULATED"), "{out}");
+    assert!(std::fs::read(sub.join("src.bin")).unwrap() == data);
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn cp_failures_exit_1_with_cp_messages() {
+    let tmp = scratch("cp-fail");
+    let missing = tmp.join("missing");
+    let out = hipfile(
+        &tmp,
+        &[
+            "cp",
+            missing.to_str().unwrap(),
+            tmp.join("x").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "hipfile: cannot stat '{}': No such file or directory",
+            missing.display()
+        )),
+        "{err}"
+    );
+
+    let out = hipfile(
+        &tmp,
+        &["cp", tmp.to_str().unwrap(), tmp.join("y").to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("hipfile: '{}' is a directory", tmp.display())),
+        "{err}"
+    );
+
+    let src = tmp.join("s");
+    std::fs::write(&src, b"abc").unwrap();
+    let out = hipfile(
+        &tmp,
+        &[
+            "cp",
+            src.to_str().unwrap(),
+            tmp.join("no/such/dir/d").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("hipfile: cannot create regular file"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!tmp.join("y").exists() && !tmp.join("x").exists());
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn check_json_says_simulated() {
+    let tmp = scratch("check");
+    let out = ok(&hipfile(&tmp, &["check", "--json"]));
+    let v = parse(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(v.get("simulated"), Some(&Value::Bool(true)));
+    assert_eq!(v.get("platform").and_then(Value::as_str), Some("amd"));
+    assert_eq!(v.get("gpu_direct_entry_points"), Some(&Value::Bool(true)));
+    assert!(num(v.get("config").unwrap(), "io_threads") >= 1.0);
+    let out = ok(&hipfile(&tmp, &["check"]));
+    assert!(out.contains("SIMULATED GPU runtime"), "{out}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
