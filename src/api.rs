@@ -80,6 +80,26 @@ impl Drop for RegisteredFile {
     }
 }
 
+/// A buffer registration (`hipFileBufRegister`), deregistered on drop. Registering a buffer
+/// used for many small requests saves the pointer queries of each call.
+pub struct RegisteredBuffer {
+    base: usize,
+}
+
+impl RegisteredBuffer {
+    /// Register a device allocation whole. Drop the registration before the memory.
+    pub fn device(mem: &DeviceMemory) -> Result<RegisteredBuffer> {
+        driver().register_buffer(mem.addr, mem.len, 0)?;
+        Ok(RegisteredBuffer { base: mem.addr })
+    }
+}
+
+impl Drop for RegisteredBuffer {
+    fn drop(&mut self) {
+        let _ = driver().deregister_buffer(self.base);
+    }
+}
+
 /// Device memory allocated through the runtime; freed on drop.
 pub struct DeviceMemory {
     addr: usize,

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use hipfile::api::{DeviceMemory, DriverGuard, PinnedMemory, RegisteredFile};
+use hipfile::api::{DeviceMemory, DriverGuard, PinnedMemory, RegisteredBuffer, RegisteredFile};
 use hipfile::driver::config::Config;
 use hipfile::runtime::{loader, Platform};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -221,6 +221,9 @@ fn run_threads<S: Send>(
             .map(|st| {
                 let (f, shared, barrier) = (&f, &shared, &barrier);
                 s.spawn(move || {
+                    // Like a thread of a GPU application: device 0 (its primary context on
+                    // CUDA) current, for every configuration alike. Host-only has no device.
+                    let _ = hipfile::api::gpu_runtime().set_device(0);
                     barrier.wait();
                     let t0 = Instant::now();
                     let r = f(st, shared);
@@ -515,6 +518,18 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             Mem::Host => alloc_pageable(io_size, &pat).map(Buf::Host),
         })
         .collect::<CliResult<Vec<Buf>>>()?;
+    // Device buffers are registered, as applications (and gdsio) do for repeated I/O.
+    let _registrations = if a.no_register {
+        Vec::new()
+    } else {
+        bufs.iter()
+            .filter_map(|b| match b {
+                Buf::Device(m) => Some(RegisteredBuffer::device(m)),
+                Buf::Host(_) => None,
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| CliError(format!("cannot register a device buffer: {}", lib_text(&e))))?
+    };
     let nt_threads = config.io_threads.max(threads);
     let piece = baseline_piece(a.size, a.io_size, nt_threads);
     let mut one_host = None;

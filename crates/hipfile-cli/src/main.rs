@@ -186,6 +186,9 @@ pub struct BenchArgs {
     /// Keep the default benchmark file at the end.
     #[arg(long)]
     pub keep: bool,
+    /// Do not register the device buffers (hipFileBufRegister) before the runs.
+    #[arg(long)]
+    pub no_register: bool,
 }
 
 /// `--size`: a byte count with an optional K/M/G/T suffix, not zero.
