@@ -144,6 +144,15 @@ impl File {
     }
 }
 
+impl Drop for File {
+    fn drop(&mut self) {
+        // The GPU-direct path may hold a registration of our O_DIRECT descriptor.
+        if let (Some(fd), Some(rt)) = (self.unbuffered_fd(), crate::runtime::try_runtime()) {
+            rt.forget_file(fd);
+        }
+    }
+}
+
 /// An opaque file handle token: `(generation << 32) | (slot + 1)`; never 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FileToken(pub usize);

@@ -34,7 +34,9 @@ unsafe fn fill<T>(out: *mut T, value: impl FnOnce() -> T) -> hipFileError_t {
 #[no_mangle]
 pub unsafe extern "C" fn hipFileGetStatsL1(stats: *mut hipFileStatsLevel1_t) -> hipFileError_t {
     // SAFETY: forwarded from this function's contract.
-    boundary(hipFileError_t::op(hipFileInternalError), || unsafe { fill(stats, || stats::l1(&stats::snapshot_self())) })
+    boundary(hipFileError_t::op(hipFileInternalError), || unsafe {
+        fill(stats, || stats::l1(&stats::snapshot_self()))
+    })
 }
 
 /// `hipFileGetStatsL2`: level 1 plus the read and write size histograms. NULL →
@@ -45,7 +47,9 @@ pub unsafe extern "C" fn hipFileGetStatsL1(stats: *mut hipFileStatsLevel1_t) -> 
 #[no_mangle]
 pub unsafe extern "C" fn hipFileGetStatsL2(stats: *mut hipFileStatsLevel2_t) -> hipFileError_t {
     // SAFETY: forwarded from this function's contract.
-    boundary(hipFileError_t::op(hipFileInternalError), || unsafe { fill(stats, || stats::l2(&stats::snapshot_self())) })
+    boundary(hipFileError_t::op(hipFileInternalError), || unsafe {
+        fill(stats, || stats::l2(&stats::snapshot_self()))
+    })
 }
 
 /// `hipFileGetStatsL3`: level 2 plus per-GPU counters. NULL → `hipFileInvalidValue`;
@@ -56,5 +60,7 @@ pub unsafe extern "C" fn hipFileGetStatsL2(stats: *mut hipFileStatsLevel2_t) -> 
 #[no_mangle]
 pub unsafe extern "C" fn hipFileGetStatsL3(stats: *mut hipFileStatsLevel3_t) -> hipFileError_t {
     // SAFETY: forwarded from this function's contract.
-    boundary(hipFileError_t::op(hipFileInternalError), || unsafe { fill(stats, || stats::l3(&stats::snapshot_self())) })
+    boundary(hipFileError_t::op(hipFileInternalError), || unsafe {
+        fill(stats, || stats::l3(&stats::snapshot_self()))
+    })
 }

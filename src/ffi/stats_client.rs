@@ -47,12 +47,22 @@ pub unsafe extern "C" fn hipFileStatsCreateContext(
         // Behaviour §F.4: every failure after the NULL check clears `*context`.
         let (out, code) = match Target::open(target_pid) {
             Ok(target) => {
-                let ctx = Box::new(StatsContext { target, connection: None });
-                (Box::into_raw(ctx).cast::<hipFileStatsContext_t>(), hipFileStatsSuccess)
+                let ctx = Box::new(StatsContext {
+                    target,
+                    connection: None,
+                });
+                (
+                    Box::into_raw(ctx).cast::<hipFileStatsContext_t>(),
+                    hipFileStatsSuccess,
+                )
             }
             Err(OpenError::InvalidPid) => (std::ptr::null_mut(), hipFileStatsInvalidArgument),
-            Err(OpenError::NotFound(_)) => (std::ptr::null_mut(), hipFileStatsTargetProcessNotFound),
-            Err(OpenError::Unsupported(_)) => (std::ptr::null_mut(), hipFileStatsTargetProcessNotAccessible),
+            Err(OpenError::NotFound(_)) => {
+                (std::ptr::null_mut(), hipFileStatsTargetProcessNotFound)
+            }
+            Err(OpenError::Unsupported(_)) => {
+                (std::ptr::null_mut(), hipFileStatsTargetProcessNotAccessible)
+            }
         };
         // SAFETY: non-NULL and valid for writes per the C contract.
         unsafe { context.write(out) };
@@ -83,7 +93,9 @@ pub unsafe extern "C" fn hipFileStatsCloseContext(context: *mut hipFileStatsCont
 /// # Safety
 /// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].
 #[no_mangle]
-pub unsafe extern "C" fn hipFileStatsConnectToTargetProcess(context: *mut hipFileStatsContext_t) -> hipFileStatsError_t {
+pub unsafe extern "C" fn hipFileStatsConnectToTargetProcess(
+    context: *mut hipFileStatsContext_t,
+) -> hipFileStatsError_t {
     boundary(hipFileStatsTargetProcessNotAccessible, || {
         // SAFETY: per the contract, NULL or a live context that C does not use concurrently.
         let Some(ctx) = (unsafe { context.cast::<StatsContext>().as_mut() }) else {
@@ -133,7 +145,10 @@ pub unsafe extern "C" fn hipFileStatsPollTargetProcess(
 /// # Safety
 /// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].
 #[no_mangle]
-pub unsafe extern "C" fn hipFileStatsGenerateReport(context: *const hipFileStatsContext_t, fd: c_int) -> hipFileStatsError_t {
+pub unsafe extern "C" fn hipFileStatsGenerateReport(
+    context: *const hipFileStatsContext_t,
+    fd: c_int,
+) -> hipFileStatsError_t {
     boundary(hipFileStatsReportGenerationFailed, || {
         // SAFETY: forwarded from this function's contract.
         let Some(ctx) = (unsafe { context_ref(context) }) else {

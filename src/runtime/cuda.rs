@@ -18,6 +18,8 @@ use std::sync::OnceLock;
 
 use libloading::os::unix::Library;
 
+use super::cufile::CuFile;
+
 use super::{
     DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform, PointerInfo, RtError,
     RtResult, Runtime, StreamHandle,
@@ -164,6 +166,10 @@ pub struct CudaRuntime {
     path: String,
     /// Primary context of each device, retained on first use and kept for the process lifetime.
     primary: [OnceLock<usize>; MAX_DEVICES],
+    /// cuFile, when it reports a real GPUDirect Storage path.
+    cufile: Option<CuFile>,
+    /// Why GPUDirect Storage is or is not used.
+    cufile_status: String,
 }
 
 fn sym<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
@@ -242,6 +248,18 @@ impl CudaRuntime {
         let simulated = sym::<unsafe extern "C" fn() -> c_int>(&lib, "hipsimIsSimulator").is_ok();
         // Never dlclose the driver.
         std::mem::forget(lib);
+        let cufile_path = std::env::var("HIPFILE_CUFILE_LIBRARY").ok().filter(|v| !v.is_empty());
+        let (cufile, cufile_status) = match cufile_path.as_deref() {
+            Some("none") | Some("off") => (None, "cuFile not used: HIPFILE_CUFILE_LIBRARY=none".to_string()),
+            p => match CuFile::load(p) {
+                Ok(c) => {
+                    let (major, minor) = c.version();
+                    (Some(c), format!("GPUDirect Storage through cuFile (nvidia-fs {major}.{minor})"))
+                }
+                Err(reason) => (None, format!("cuFile not used: {reason}")),
+            },
+        };
+        tracing::info!(target: "hipfile", "{cufile_status}");
         Ok(CudaRuntime {
             api,
             version,
@@ -249,6 +267,8 @@ impl CudaRuntime {
             simulated,
             path: path.to_string(),
             primary: std::array::from_fn(|_| OnceLock::new()),
+            cufile,
+            cufile_status,
         })
     }
 
@@ -295,12 +315,13 @@ impl Runtime for CudaRuntime {
 
     fn describe(&self) -> String {
         format!(
-            "CUDA driver {}.{} from {}{}, {} device(s)",
+            "CUDA driver {}.{} from {}{}, {} device(s), {}",
             self.version / 1000,
             (self.version % 1000) / 10,
             self.path,
             if self.simulated { " (simulated GPU runtime)" } else { "" },
-            self.device_count
+            self.device_count,
+            self.cufile_status
         )
     }
 
@@ -527,13 +548,20 @@ impl Runtime for CudaRuntime {
     }
 
     fn has_fastpath(&self) -> bool {
-        // GPUDirect Storage through cuFile is decided separately (contract §2); the driver API
-        // itself has no file entry points.
-        false
+        self.cufile.is_some()
     }
 
-    fn fastpath_io(&self, _: Direction, _: RawFd, _: usize, _: u64, _: i64) -> Result<u64, FastpathFault> {
-        Err(FastpathFault::Runtime(RtError::NOT_SUPPORTED))
+    fn forget_file(&self, fd: RawFd) {
+        if let Some(c) = &self.cufile {
+            c.forget(fd);
+        }
+    }
+
+    fn fastpath_io(&self, dir: Direction, fd: RawFd, dev: usize, size: u64, offset: i64) -> Result<u64, FastpathFault> {
+        let c = self.cufile.as_ref().ok_or(FastpathFault::Runtime(RtError::NOT_SUPPORTED))?;
+        // cuFile works in the caller's CUDA context.
+        let _g = self.ctx().map_err(FastpathFault::Runtime)?;
+        c.io(dir, fd, dev, size, offset)
     }
 }
 

@@ -9,6 +9,7 @@
 //! `hipFileError_t::hip_drv_err` and the negative `ssize_t` results carry.
 
 pub mod cuda;
+pub mod cufile;
 pub mod hip;
 pub mod host;
 pub mod loader;
@@ -267,6 +268,9 @@ pub trait Runtime: Send + Sync + 'static {
 
     /// Whether GPU-direct file I/O entry points are present (AMD `hipAmdFileRead/Write`).
     fn has_fastpath(&self) -> bool;
+    /// Forget what the GPU-direct path knows about descriptor `fd` (its file was deregistered
+    /// and the number may be reused).
+    fn forget_file(&self, _fd: RawFd) {}
     /// GPU-direct transfer between the O_DIRECT descriptor `fd` and device address `dev`.
     /// Returns the byte count moved (possibly short).
     fn fastpath_io(

@@ -13,7 +13,11 @@ pub const BUCKETS: usize = 16;
 #[inline]
 pub const fn bucket(bytes: u64) -> usize {
     let x = bytes >> 12;
-    let idx = if x == 0 { 0 } else { 64 - x.leading_zeros() as usize };
+    let idx = if x == 0 {
+        0
+    } else {
+        64 - x.leading_zeros() as usize
+    };
     if idx < BUCKETS - 1 {
         idx
     } else {

@@ -41,7 +41,9 @@ impl std::fmt::Display for OpenError {
         match self {
             OpenError::InvalidPid => write!(f, "invalid process id"),
             OpenError::NotFound(e) => write!(f, "no such process: {e}"),
-            OpenError::Unsupported(e) => write!(f, "the kernel cannot watch processes (pidfd_open): {e}"),
+            OpenError::Unsupported(e) => {
+                write!(f, "the kernel cannot watch processes (pidfd_open): {e}")
+            }
         }
     }
 }
@@ -89,11 +91,17 @@ impl Target {
     /// Poll the pidfd for up to `timeout_ms` (-1: forever); true once the target exited.
     fn wait_exit(&self, timeout_ms: c_int) -> io::Result<bool> {
         loop {
-            let mut p = libc::pollfd { fd: self.pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            let mut p = libc::pollfd {
+                fd: self.pidfd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
             // SAFETY: one valid pollfd.
             let rc = unsafe { libc::poll(&mut p, 1, timeout_ms) };
             if rc >= 0 {
-                return Ok(rc > 0 && p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0);
+                return Ok(
+                    rc > 0 && p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0
+                );
             }
             let e = last_error();
             if e.kind() != io::ErrorKind::Interrupted {
@@ -114,21 +122,27 @@ impl Target {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut wait_ms: c_int = 0;
         loop {
-            if let Some(conn) = self.attempt()? {
+            if let Some(conn) = self.attempt(deadline)? {
                 return Ok(conn);
             }
             let mut wait = wait_ms;
             if let Some(d) = deadline {
                 let left = d.saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    return Err(io::Error::new(io::ErrorKind::TimedOut, "the target's statistics server did not answer"));
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the target's statistics server did not answer",
+                    ));
                 }
                 wait = wait.min(c_int::try_from(left.as_millis()).unwrap_or(c_int::MAX));
             }
             if self.wait_exit(wait)? {
                 // One last try: the block may have been served just before the exit.
-                return self.attempt()?.ok_or_else(|| {
-                    io::Error::new(io::ErrorKind::NotFound, "the target exited without serving its statistics")
+                return self.attempt(deadline)?.ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::NotFound,
+                        "the target exited without serving its statistics",
+                    )
                 });
             }
             wait_ms = (wait_ms + 1).min(MAX_RETRY_WAIT_MS);
@@ -136,7 +150,7 @@ impl Target {
     }
 
     /// One connection attempt: `Ok(None)` when it should be retried.
-    fn attempt(&self) -> io::Result<Option<Connection>> {
+    fn attempt(&self, deadline: Option<Instant>) -> io::Result<Option<Connection>> {
         // SAFETY: plain syscall.
         let raw = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
         if raw < 0 {
@@ -147,7 +161,13 @@ impl Target {
         let addr = socket_address(self.pid as u32);
         loop {
             // SAFETY: a valid sockaddr_un and its full length (the server binds the same).
-            let rc = unsafe { libc::connect(sock.as_raw_fd(), (&raw const addr).cast(), SOCKET_ADDRESS_LEN) };
+            let rc = unsafe {
+                libc::connect(
+                    sock.as_raw_fd(),
+                    (&raw const addr).cast(),
+                    SOCKET_ADDRESS_LEN,
+                )
+            };
             if rc == 0 {
                 break;
             }
@@ -160,17 +180,35 @@ impl Target {
         // answers, e.g. a copy of the socket inherited by a child, must not hang us).
         loop {
             let mut fds = [
-                libc::pollfd { fd: sock.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-                libc::pollfd { fd: self.pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd {
+                    fd: sock.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: self.pidfd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
             ];
+            let timeout = deadline.map_or(-1, |d| {
+                let left = d.saturating_duration_since(Instant::now());
+                c_int::try_from(left.as_millis()).unwrap_or(c_int::MAX)
+            });
             // SAFETY: a valid array of two pollfds.
-            let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+            let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) };
             if rc < 0 {
                 let e = last_error();
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
                 return Err(e);
+            }
+            if rc == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the target's statistics server did not answer",
+                ));
             }
             if fds[0].revents != 0 {
                 return Ok(receive_fd(sock.as_raw_fd(), false)?.map(Connection::from_fd));
@@ -186,7 +224,10 @@ impl Target {
 fn receive_fd(sock: RawFd, nonblocking: bool) -> io::Result<Option<OwnedFd>> {
     const MAX_FDS: usize = 4;
     let mut payload: c_int = 0;
-    let mut iov = libc::iovec { iov_base: (&raw mut payload).cast(), iov_len: size_of::<c_int>() };
+    let mut iov = libc::iovec {
+        iov_base: (&raw mut payload).cast(),
+        iov_len: size_of::<c_int>(),
+    };
     // SAFETY: CMSG_SPACE is a pure computation.
     let space = unsafe { libc::CMSG_SPACE((MAX_FDS * size_of::<c_int>()) as u32) } as usize;
     let mut control = vec![0u64; space.div_ceil(8)];
@@ -257,7 +298,10 @@ impl Connection {
             return Err(last_error());
         }
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "the statistics descriptor is not a memory file"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the statistics descriptor is not a memory file",
+            ));
         }
         // SAFETY: plain fcntl.
         let seals = unsafe { libc::fcntl(fd, libc::F_GET_SEALS) };
@@ -267,9 +311,13 @@ impl Connection {
                 "the statistics block is not sealed against shrinking; refusing to map it",
             ));
         }
-        let len = usize::try_from(st.st_size).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+        let len =
+            usize::try_from(st.st_size).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
         if len == 0 {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "empty statistics block"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "empty statistics block",
+            ));
         }
         let map = Mapping::new(fd, len)?;
         // SAFETY: the mapping is page-aligned, `len` bytes long, readable, and cannot shrink
@@ -295,11 +343,21 @@ impl Mapping {
     fn new(fd: RawFd, len: usize) -> io::Result<Mapping> {
         // SAFETY: a new read-only mapping of `len` bytes of `fd` at an address of the
         // kernel's choosing.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
         if p == libc::MAP_FAILED {
             return Err(last_error());
         }
-        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
+        let ptr =
+            NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
         Ok(Mapping { ptr, len })
     }
 }

@@ -31,7 +31,10 @@
 use super::buckets::BUCKETS;
 use super::layout::MAX_GPUS;
 use super::snapshot::{Snapshot, Totals};
-use crate::ffi::abi::{hipFileOpCounter_t, hipFilePerGpuStats_t, hipFileStatsLevel1_t, hipFileStatsLevel2_t, hipFileStatsLevel3_t};
+use crate::ffi::abi::{
+    hipFileOpCounter_t, hipFilePerGpuStats_t, hipFileStatsLevel1_t, hipFileStatsLevel2_t,
+    hipFileStatsLevel3_t,
+};
 use crate::runtime::Direction;
 
 /// `bytes × 10^6 / time_us`, 0 when `time_us` is 0.
@@ -64,10 +67,18 @@ pub const fn kib_hist_slot(b: usize) -> usize {
 pub fn l1(s: &Snapshot) -> hipFileStatsLevel1_t {
     let r = s.all_backends(Direction::Read);
     let w = s.all_backends(Direction::Write);
-    let (file_dereg, buf_dereg) = s.ext.as_ref().map_or((0, 0), |e| (e.file_deregistrations, e.buffer_deregistrations));
+    let (file_dereg, buf_dereg) = s.ext.as_ref().map_or((0, 0), |e| {
+        (e.file_deregistrations, e.buffer_deregistrations)
+    });
     hipFileStatsLevel1_t {
-        read_ops: hipFileOpCounter_t { ok: r.ops, err: r.errors },
-        write_ops: hipFileOpCounter_t { ok: w.ops, err: w.errors },
+        read_ops: hipFileOpCounter_t {
+            ok: r.ops,
+            err: r.errors,
+        },
+        write_ops: hipFileOpCounter_t {
+            ok: w.ops,
+            err: w.errors,
+        },
         hdl_register_ops: ok(s.file_registrations),
         hdl_deregister_ops: ok(file_dereg),
         buf_register_ops: ok(s.buffer_registrations),
@@ -86,7 +97,10 @@ pub fn l1(s: &Snapshot) -> hipFileStatsLevel1_t {
 
 /// Level 2 of `s`.
 pub fn l2(s: &Snapshot) -> hipFileStatsLevel2_t {
-    let mut out = hipFileStatsLevel2_t { basic: l1(s), ..hipFileStatsLevel2_t::default() };
+    let mut out = hipFileStatsLevel2_t {
+        basic: l1(s),
+        ..hipFileStatsLevel2_t::default()
+    };
     let [read, write] = s.size_histogram();
     for (b, (r, w)) in read.into_iter().zip(write).enumerate() {
         out.read_size_kb_hist[kib_hist_slot(b)] += r;
@@ -97,7 +111,9 @@ pub fn l2(s: &Snapshot) -> hipFileStatsLevel2_t {
 
 fn gpu_stats(s: &Snapshot, g: usize) -> hipFilePerGpuStats_t {
     let row = &s.gpus[g];
-    let dir = |d: Direction| -> (Totals, Totals, Totals) { (row[0].totals(d), row[1].totals(d), s.host_gpu_totals(g, d)) };
+    let dir = |d: Direction| -> (Totals, Totals, Totals) {
+        (row[0].totals(d), row[1].totals(d), s.host_gpu_totals(g, d))
+    };
     let (rf, rb, rh) = dir(Direction::Read);
     let (wf, wb, wh) = dir(Direction::Write);
     let (r, w) = (rf.plus(rb).plus(rh), wf.plus(wb).plus(wh));
@@ -124,7 +140,10 @@ fn gpu_stats(s: &Snapshot, g: usize) -> hipFilePerGpuStats_t {
 
 /// Level 3 of `s`.
 pub fn l3(s: &Snapshot) -> hipFileStatsLevel3_t {
-    let mut out = hipFileStatsLevel3_t { detailed: l2(s), ..hipFileStatsLevel3_t::default() };
+    let mut out = hipFileStatsLevel3_t {
+        detailed: l2(s),
+        ..hipFileStatsLevel3_t::default()
+    };
     for g in 0..MAX_GPUS {
         if s.gpu_active(g) {
             out.num_gpus += 1;

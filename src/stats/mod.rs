@@ -53,6 +53,7 @@ pub fn snapshot_self() -> Snapshot {
     let stats = shm::shared().stats();
     // SAFETY: the block is a live, 8-byte-aligned `SharedStats` of `SHARED_SIZE` bytes that
     // is never freed or unmapped.
-    let words = unsafe { snapshot::SharedWords::new(NonNull::from(stats).cast(), layout::SHARED_SIZE) };
+    let words =
+        unsafe { snapshot::SharedWords::new(NonNull::from(stats).cast(), layout::SHARED_SIZE) };
     Snapshot::decode(&words).expect("our own block always decodes")
 }

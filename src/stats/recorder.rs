@@ -25,7 +25,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use super::buckets::bucket;
-use super::layout::{dir_index, ext_backend, refusal_slot, v1_backend, IoTotals, PerGpuStatsV1, MAX_GPUS};
+use super::layout::{
+    dir_index, ext_backend, refusal_slot, v1_backend, IoTotals, PerGpuStatsV1, MAX_GPUS,
+};
 use super::shm::recording;
 use crate::backend::{BackendKind, Refusal};
 use crate::runtime::Direction;
@@ -70,7 +72,14 @@ fn add_failure(t: &IoTotals, requested: u64) {
 /// `device` the buffer's device (-1 for host memory), `aligned` whether offset, size and
 /// address met the file's direct-I/O alignment (always true on the fastpath, which refuses
 /// anything else).
-pub fn io_done(dir: Direction, backend: BackendKind, device: i32, bytes: u64, elapsed: Duration, aligned: bool) {
+pub fn io_done(
+    dir: Direction,
+    backend: BackendKind,
+    device: i32,
+    bytes: u64,
+    elapsed: Duration,
+    aligned: bool,
+) {
     let Some(s) = recording() else { return };
     let d = dir_index(dir);
     let k = bucket(bytes);
@@ -144,7 +153,10 @@ pub fn refused(backend: BackendKind, reason: Refusal) {
     if backend == BackendKind::Fastpath {
         add(&s.v1.fastpath_rejections, 1);
     }
-    add(&s.ext.refusals[ext_backend(backend)][refusal_slot(reason)], 1);
+    add(
+        &s.ext.refusals[ext_backend(backend)][refusal_slot(reason)],
+        1,
+    );
 }
 
 /// A fastpath failure retried on the fallback (the retried I/O itself is then recorded by
@@ -155,11 +167,34 @@ pub fn fallback_retry() {
     }
 }
 
-/// Pinned bounce-buffer bytes now in use (the peak is kept too).
+/// Pinned bounce-buffer bytes now in use, process-wide (the peak is kept too). Use either
+/// this gauge or the [`bounce_allocated`] / [`bounce_released`] deltas, not both.
 pub fn bounce_bytes(in_use: u64) {
     if let Some(s) = recording() {
         s.ext.bounce_bytes_in_use.store(in_use, Relaxed);
         s.ext.bounce_bytes_peak.fetch_max(in_use, Relaxed);
+    }
+}
+
+/// `bytes` of pinned bounce memory were allocated (adds to the in-use gauge and its peak).
+pub fn bounce_allocated(bytes: u64) {
+    if let Some(s) = recording() {
+        let now = s
+            .ext
+            .bounce_bytes_in_use
+            .fetch_add(bytes, Relaxed)
+            .saturating_add(bytes);
+        s.ext.bounce_bytes_peak.fetch_max(now, Relaxed);
+    }
+}
+
+/// `bytes` of pinned bounce memory were freed.
+pub fn bounce_released(bytes: u64) {
+    if let Some(s) = recording() {
+        let _ = s
+            .ext
+            .bounce_bytes_in_use
+            .fetch_update(Relaxed, Relaxed, |v| Some(v.saturating_sub(bytes)));
     }
 }
 
@@ -190,7 +225,14 @@ mod tests {
             return;
         }
         let before = snapshot_self();
-        io_done(Direction::Read, BackendKind::Fallback, 15, 8192, Duration::from_micros(10), false);
+        io_done(
+            Direction::Read,
+            BackendKind::Fallback,
+            15,
+            8192,
+            Duration::from_micros(10),
+            false,
+        );
         io_failed(Direction::Write, BackendKind::Host, -1, 4096);
         refused(BackendKind::Fastpath, Refusal::UnalignedSize);
         let after = snapshot_self();
@@ -199,7 +241,10 @@ mod tests {
         let (eb, ea) = (before.ext.unwrap(), after.ext.unwrap());
         assert!(ea.io[2][1].errors > eb.io[2][1].errors);
         assert!(ea.io[2][1].error_bytes >= eb.io[2][1].error_bytes + 4096);
-        assert!(ea.refusals[0][refusal_slot(Refusal::UnalignedSize)] > eb.refusals[0][refusal_slot(Refusal::UnalignedSize)]);
+        assert!(
+            ea.refusals[0][refusal_slot(Refusal::UnalignedSize)]
+                > eb.refusals[0][refusal_slot(Refusal::UnalignedSize)]
+        );
         assert!(after.fastpath_rejections > before.fastpath_rejections);
     }
 

@@ -31,8 +31,10 @@ use crate::backend::BackendKind;
 use crate::runtime::Direction;
 
 const OPS: [(Direction, &str); 2] = [(Direction::Read, "Read"), (Direction::Write, "Write")];
-const V1_KINDS: [(BackendKind, &str); V1_BACKENDS] =
-    [(BackendKind::Fastpath, "Fastpath"), (BackendKind::Fallback, "Fallback")];
+const V1_KINDS: [(BackendKind, &str); V1_BACKENDS] = [
+    (BackendKind::Fastpath, "Fastpath"),
+    (BackendKind::Fallback, "Fallback"),
+];
 
 /// `value` as C's `%g` (and C++'s default `operator<<` for `double`) prints it.
 pub fn fmt_g(x: f64) -> String {
@@ -51,7 +53,11 @@ pub fn fmt_g(x: f64) -> String {
     let exp: i32 = exp.parse().expect("integer exponent");
     if !(-4..6).contains(&exp) {
         let m = trim_fraction(mantissa);
-        format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.unsigned_abs())
+        format!(
+            "{m}e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.unsigned_abs()
+        )
     } else {
         trim_fraction(&format!("{x:.*}", (5 - exp) as usize)).to_string()
     }
@@ -85,8 +91,16 @@ pub fn latency_us(time_us: u64, count: u64) -> f64 {
 
 fn five_lines(out: &mut String, backend: &str, op: &str, t: &Totals) {
     let _ = writeln!(out, "Total {backend} {op} Size (B): {}", t.bytes);
-    let _ = writeln!(out, "Average {backend} {op} Bandwidth (GiB/s): {}", fmt_g(bandwidth_gib_s(t.bytes, t.time_us)));
-    let _ = writeln!(out, "Average {backend} {op} Latency (us): {}", fmt_g(latency_us(t.time_us, t.ops)));
+    let _ = writeln!(
+        out,
+        "Average {backend} {op} Bandwidth (GiB/s): {}",
+        fmt_g(bandwidth_gib_s(t.bytes, t.time_us))
+    );
+    let _ = writeln!(
+        out,
+        "Average {backend} {op} Latency (us): {}",
+        fmt_g(latency_us(t.time_us, t.ops))
+    );
     let _ = writeln!(out, "Total {backend} {op} Errors: {}", t.errors);
     let _ = writeln!(out, "Total {backend} {op} Unaligned: {}", t.unaligned);
     out.push('\n');
@@ -128,12 +142,18 @@ fn v1_text(out: &mut String, s: &Snapshot) {
         }
     }
     let tables: [(&str, &str, Cell); 4] = [
-        ("IO Size Histogram", "Count", |b, d, k| b.io_count[d][k].to_string()),
+        ("IO Size Histogram", "Count", |b, d, k| {
+            b.io_count[d][k].to_string()
+        }),
         ("IO Bandwidth Histogram", "Bandwidth (GiB/s)", |b, d, k| {
             fmt_g(bandwidth_gib_s(b.io_size_bytes[d][k], b.io_time_us[d][k]))
         }),
-        ("IO Latency Histogram", "Latency (us)", |b, d, k| fmt_g(latency_us(b.io_time_us[d][k], b.io_count[d][k]))),
-        ("IO Errors Histogram", "Errors", |b, d, k| b.error_count[d][k].to_string()),
+        ("IO Latency Histogram", "Latency (us)", |b, d, k| {
+            fmt_g(latency_us(b.io_time_us[d][k], b.io_count[d][k]))
+        }),
+        ("IO Errors Histogram", "Errors", |b, d, k| {
+            b.error_count[d][k].to_string()
+        }),
     ];
     for (g, row) in s.gpus.iter().enumerate() {
         if !s.gpu_in_use(g) {
@@ -173,12 +193,19 @@ fn v1_text(out: &mut String, s: &Snapshot) {
 fn refusal_name(slot: usize) -> (String, &'static str) {
     match REFUSALS.get(slot) {
         Some(r) => (format!("{r:?}"), r.describe()),
-        None => (format!("Reason{slot}"), "a reason this reader does not know"),
+        None => (
+            format!("Reason{slot}"),
+            "a reason this reader does not know",
+        ),
     }
 }
 
 fn extension_text(out: &mut String, e: &Extension) {
-    let _ = writeln!(out, "Extended Stats (hipfile extension, version {})", e.version);
+    let _ = writeln!(
+        out,
+        "Extended Stats (hipfile extension, version {})",
+        e.version
+    );
     for (d, (_, op)) in OPS.iter().enumerate() {
         five_lines(out, "Host", op, &e.io[2][d]);
     }
@@ -198,7 +225,11 @@ fn extension_text(out: &mut String, e: &Extension) {
     let _ = writeln!(out, "Async Write Submissions: {}", e.async_ops[1]);
     let _ = writeln!(out, "Batch Read Submissions: {}", e.batch_ops[0]);
     let _ = writeln!(out, "Batch Write Submissions: {}", e.batch_ops[1]);
-    let _ = writeln!(out, "File Handle Deregistrations: {}", e.file_deregistrations);
+    let _ = writeln!(
+        out,
+        "File Handle Deregistrations: {}",
+        e.file_deregistrations
+    );
     let _ = writeln!(out, "Buffer Deregistrations: {}", e.buffer_deregistrations);
     let _ = writeln!(out, "Bounce Buffer Bytes In Use: {}", e.bounce_bytes_in_use);
     let _ = writeln!(out, "Bounce Buffer Bytes Peak: {}", e.bounce_bytes_peak);
@@ -245,7 +276,12 @@ fn json_gpu_backend(b: &GpuBackendStats) -> String {
             b.unaligned_count[d]
         )
     };
-    format!("{{\"in_use\":{},\"read\":{},\"write\":{}}}", b.in_use != 0, dir(0), dir(1))
+    format!(
+        "{{\"in_use\":{},\"read\":{},\"write\":{}}}",
+        b.in_use != 0,
+        dir(0),
+        dir(1)
+    )
 }
 
 /// The snapshot as one JSON object (keys in a fixed order, no whitespace).
@@ -260,7 +296,10 @@ pub fn json(s: &Snapshot) -> String {
         Layout::V1 => "v1",
         Layout::Unknown => "unknown",
     };
-    let mut out = format!("{{\"layout\":\"{layout}\",\"version\":{},\"level\":{}", s.version, s.level);
+    let mut out = format!(
+        "{{\"layout\":\"{layout}\",\"version\":{},\"level\":{}",
+        s.version, s.level
+    );
     if s.layout == Layout::Retired {
         let _ = write!(
             out,
@@ -278,7 +317,11 @@ pub fn json(s: &Snapshot) -> String {
         s.file_registrations, s.buffer_registrations, s.fastpath_rejections
     );
     out.push_str(",\"backends\":{");
-    let kinds = [BackendKind::Fastpath, BackendKind::Fallback, BackendKind::Host];
+    let kinds = [
+        BackendKind::Fastpath,
+        BackendKind::Fallback,
+        BackendKind::Host,
+    ];
     for (i, kind) in kinds.into_iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -397,7 +440,9 @@ mod tests {
             "AIS-STATS Version: 1\nHipFile Stats Level: 1\nTotal fast path reads (B): 4096\n\
              Total fast path writes (B): 0\nTotal fallback path reads (B): 0\nTotal fallback path writes (B): 0\n"
         );
-        assert!(json(&s).starts_with("{\"layout\":\"retired\",\"version\":1,\"level\":1,\"retired\":{"));
+        assert!(
+            json(&s).starts_with("{\"layout\":\"retired\",\"version\":1,\"level\":1,\"retired\":{")
+        );
     }
 
     #[test]
@@ -407,7 +452,10 @@ mod tests {
         b[8..16].copy_from_slice(&2u64.to_le_bytes());
         let s = Snapshot::from_bytes(&b).unwrap();
         assert_eq!(text(&s), "AIS-STATS Version: 7\nHipFile Stats Level: 2\n");
-        assert_eq!(json(&s), "{\"layout\":\"unknown\",\"version\":7,\"level\":2}");
+        assert_eq!(
+            json(&s),
+            "{\"layout\":\"unknown\",\"version\":7,\"level\":2}"
+        );
     }
 
     #[test]
@@ -417,7 +465,8 @@ mod tests {
         b[8..16].copy_from_slice(&1u64.to_le_bytes());
         // GPU 1, Fastpath: in use, one 4 KiB read in 2 us.
         let base = 40 + 2 * 1048;
-        let put = |b: &mut Vec<u8>, off: usize, v: u64| b[off..off + 8].copy_from_slice(&v.to_le_bytes());
+        let put =
+            |b: &mut Vec<u8>, off: usize, v: u64| b[off..off + 8].copy_from_slice(&v.to_le_bytes());
         put(&mut b, base, 1);
         put(&mut b, base + 8 + 8, 4096);
         put(&mut b, base + 264 + 8, 1);
@@ -426,7 +475,10 @@ mod tests {
         let t = text(&s);
         assert!(!t.contains("GPU 0:"));
         let lines: Vec<&str> = t.lines().collect();
-        let gpu = lines.iter().position(|l| *l == "GPU 1:").expect("GPU 1 section");
+        let gpu = lines
+            .iter()
+            .position(|l| *l == "GPU 1:")
+            .expect("GPU 1 section");
         assert_eq!(lines[gpu + 1], "IO Size Histogram");
         let header = lines[gpu + 2];
         assert_eq!(header.len(), 16 + 4 * 34);
@@ -436,9 +488,14 @@ mod tests {
         assert_eq!(&row[..16], "4-8             ");
         assert_eq!(row.len(), 16 + 4 * 34);
         assert_eq!(row[16..50].trim_start(), "1");
-        let lat = lines.iter().position(|l| *l == "IO Latency Histogram").unwrap();
+        let lat = lines
+            .iter()
+            .position(|l| *l == "IO Latency Histogram")
+            .unwrap();
         assert_eq!(lines[lat + 3][16..50].trim_start(), "2");
-        assert!(t.contains("\nFastpath Read Unaligned Count: 0\nFastpath Write Unaligned Count: 0\n"));
+        assert!(
+            t.contains("\nFastpath Read Unaligned Count: 0\nFastpath Write Unaligned Count: 0\n")
+        );
         assert!(t.contains("Total Fastpath Read Size (B): 4096\n"));
         assert!(t.contains("Average Fastpath Read Latency (us): 2\n"));
         // 4096 B in 2 us = 2.048e9 B/s = 1.90735 GiB/s.

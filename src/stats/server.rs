@@ -95,11 +95,20 @@ pub(crate) fn start(memfd: OwnedFd) {
         }
     };
     let owner = std::process::id();
-    let spawned =
-        std::thread::Builder::new().name(THREAD_NAME.into()).spawn(move || serve(owner, memfd, wake_for_thread));
+    let spawned = std::thread::Builder::new()
+        .name(THREAD_NAME.into())
+        .spawn(move || serve(owner, memfd, wake_for_thread));
     match spawned {
-        Ok(thread) => *guard = Some(Server { owner, wake, thread: Some(thread) }),
-        Err(e) => tracing::warn!(target: "hipfile", "statistics are not served to other processes (thread: {e})"),
+        Ok(thread) => {
+            *guard = Some(Server {
+                owner,
+                wake,
+                thread: Some(thread),
+            })
+        }
+        Err(e) => {
+            tracing::warn!(target: "hipfile", "statistics are not served to other processes (thread: {e})")
+        }
     }
 }
 
@@ -117,7 +126,13 @@ pub fn shutdown() {
     let one: u64 = 1;
     loop {
         // SAFETY: writes 8 bytes from a live u64 to our eventfd.
-        let n = unsafe { libc::write(server.wake.as_raw_fd(), (&raw const one).cast::<c_void>(), 8) };
+        let n = unsafe {
+            libc::write(
+                server.wake.as_raw_fd(),
+                (&raw const one).cast::<c_void>(),
+                8,
+            )
+        };
         if n >= 0 || last_error().kind() != io::ErrorKind::Interrupted {
             break;
         }
@@ -131,7 +146,11 @@ pub fn shutdown() {
 
 /// Whether the server thread was started and not shut down.
 pub fn is_running() -> bool {
-    SERVER.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|s| s.owner == std::process::id())
+    SERVER
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .is_some_and(|s| s.owner == std::process::id())
 }
 
 /// The `fork()` child handler's part: close the child's copy of the listening socket. Only
@@ -166,14 +185,26 @@ impl Drop for Published {
 
 fn serve_until_shutdown(owner: u32, memfd: &OwnedFd, wake: &OwnedFd) -> io::Result<()> {
     // SAFETY: plain syscall.
-    let raw = cvt(unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK, 0) })
-        .map_err(|e| io::Error::new(e.kind(), format!("socket: {e}")))?;
+    let raw = cvt(unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    })
+    .map_err(|e| io::Error::new(e.kind(), format!("socket: {e}")))?;
     // SAFETY: a fresh descriptor that nothing else owns.
     let sock = unsafe { OwnedFd::from_raw_fd(raw) };
     let addr = socket_address(owner);
     // SAFETY: a valid sockaddr_un and its full length.
-    cvt(unsafe { libc::bind(sock.as_raw_fd(), (&raw const addr).cast(), SOCKET_ADDRESS_LEN) })
-        .map_err(|e| io::Error::new(e.kind(), format!("bind AISSTATS{owner:08x}: {e}")))?;
+    cvt(unsafe {
+        libc::bind(
+            sock.as_raw_fd(),
+            (&raw const addr).cast(),
+            SOCKET_ADDRESS_LEN,
+        )
+    })
+    .map_err(|e| io::Error::new(e.kind(), format!("bind AISSTATS{owner:08x}: {e}")))?;
     // SAFETY: plain syscall on our socket.
     cvt(unsafe { libc::listen(sock.as_raw_fd(), BACKLOG) })
         .map_err(|e| io::Error::new(e.kind(), format!("listen: {e}")))?;
@@ -182,8 +213,16 @@ fn serve_until_shutdown(owner: u32, memfd: &OwnedFd, wake: &OwnedFd) -> io::Resu
     let _published = Published;
     loop {
         let mut fds = [
-            libc::pollfd { fd: sock.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd {
+                fd: sock.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: wake.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
         // SAFETY: a valid array of two pollfds.
         if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
@@ -209,7 +248,14 @@ fn serve_until_shutdown(owner: u32, memfd: &OwnedFd, wake: &OwnedFd) -> io::Resu
 fn accept_all(sock: &OwnedFd, memfd: &OwnedFd) {
     loop {
         // SAFETY: plain syscall; we do not want the peer address.
-        let rc = unsafe { libc::accept4(sock.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC) };
+        let rc = unsafe {
+            libc::accept4(
+                sock.as_raw_fd(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_CLOEXEC,
+            )
+        };
         if rc < 0 {
             let e = last_error();
             match e.raw_os_error() {
@@ -234,7 +280,10 @@ fn accept_all(sock: &OwnedFd, memfd: &OwnedFd) {
 /// Send `fd` over `sock` with `SCM_RIGHTS` and the payload `int 1`.
 fn send_fd(sock: RawFd, fd: RawFd) -> io::Result<()> {
     let payload = PAYLOAD;
-    let mut iov = libc::iovec { iov_base: (&raw const payload).cast_mut().cast(), iov_len: size_of::<c_int>() };
+    let mut iov = libc::iovec {
+        iov_base: (&raw const payload).cast_mut().cast(),
+        iov_len: size_of::<c_int>(),
+    };
     // SAFETY: CMSG_SPACE is a pure computation.
     let space = unsafe { libc::CMSG_SPACE(size_of::<c_int>() as u32) } as usize;
     // u64 elements keep the control buffer aligned for cmsghdr.

@@ -109,7 +109,11 @@ fn create() -> Shared {
                     "statistics are not served to other processes (dup of the memfd failed: {e})"
                 ),
             }
-            Shared { stats, memfd: Some(memfd), level }
+            Shared {
+                stats,
+                memfd: Some(memfd),
+                level,
+            }
         }
         Err(e) => {
             tracing::warn!(
@@ -118,7 +122,11 @@ fn create() -> Shared {
             );
             let stats = private_block();
             stats.init_header(level);
-            Shared { stats, memfd: None, level }
+            Shared {
+                stats,
+                memfd: None,
+                level,
+            }
         }
     }
 }
@@ -143,7 +151,12 @@ fn last_error() -> io::Error {
 /// Create, size, map and seal the memfd.
 fn map_memfd() -> io::Result<(OwnedFd, &'static SharedStats)> {
     // SAFETY: a valid NUL-terminated name and plain flag bits.
-    let raw = unsafe { libc::memfd_create(c"AISSTATS".as_ptr(), libc::MFD_ALLOW_SEALING | libc::MFD_CLOEXEC) };
+    let raw = unsafe {
+        libc::memfd_create(
+            c"AISSTATS".as_ptr(),
+            libc::MFD_ALLOW_SEALING | libc::MFD_CLOEXEC,
+        )
+    };
     if raw < 0 {
         return Err(last_error());
     }
@@ -169,13 +182,21 @@ fn map_memfd() -> io::Result<(OwnedFd, &'static SharedStats)> {
         return Err(last_error());
     }
     // SAFETY: plain fcntl on our descriptor.
-    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE) } != 0 {
+    if unsafe {
+        libc::fcntl(
+            fd.as_raw_fd(),
+            libc::F_ADD_SEALS,
+            libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE,
+        )
+    } != 0
+    {
         let e = last_error();
         // SAFETY: the mapping made above, not yet referenced by anything.
         unsafe { libc::munmap(ptr, SHARED_SIZE) };
         return Err(e);
     }
-    let ptr = NonNull::new(ptr.cast::<SharedStats>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
+    let ptr = NonNull::new(ptr.cast::<SharedStats>())
+        .ok_or_else(|| io::Error::other("mmap returned NULL"))?;
     // SAFETY: page-aligned, SHARED_SIZE bytes, zero-filled by ftruncate (a valid SharedStats:
     // atomics only), never unmapped (so 'static), and shared only with readers that cannot
     // write (F_SEAL_FUTURE_WRITE); our writes are atomic.
@@ -192,7 +213,13 @@ extern "C" fn after_fork_in_child() {
 fn register_atfork() {
     // SAFETY: registers a handler that stays valid for the life of the process (a plain
     // function of this library, which is never unloaded while the process runs it).
-    let rc = unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child as unsafe extern "C" fn())) };
+    let rc = unsafe {
+        libc::pthread_atfork(
+            None,
+            None,
+            Some(after_fork_in_child as unsafe extern "C" fn()),
+        )
+    };
     if rc != 0 {
         tracing::debug!(target: "hipfile", "pthread_atfork failed ({rc}); fork() children are not detached");
     }
@@ -211,7 +238,10 @@ mod tests {
         };
         // SAFETY: plain fcntl on a descriptor we own.
         let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
-        assert_eq!(seals & (libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE), libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE);
+        assert_eq!(
+            seals & (libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE),
+            libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE
+        );
         // SAFETY: fstat into a zeroed struct.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: valid out-pointer.

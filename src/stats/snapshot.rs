@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::buckets::BUCKETS;
 use super::layout::{
-    dir_index, ext_backend, v1_backend, ExtensionV1, Histogram, IoTotals, PerGpuStatsV1, StatsV1, EXT_BACKENDS,
-    EXT_MAGIC, EXT_V1_SIZE, MAX_GPUS, REFUSAL_SLOTS, RETIRED_SIZE, V1_BACKENDS, V1_SIZE, V1_VERSION,
+    dir_index, ext_backend, v1_backend, ExtensionV1, Histogram, IoTotals, PerGpuStatsV1, StatsV1,
+    EXT_BACKENDS, EXT_MAGIC, EXT_V1_SIZE, MAX_GPUS, REFUSAL_SLOTS, RETIRED_SIZE, V1_BACKENDS,
+    V1_SIZE, V1_VERSION,
 };
 use crate::backend::BackendKind;
 use crate::runtime::Direction;
@@ -56,7 +57,11 @@ impl SharedWords<'_> {
     /// `ptr` is 8-byte aligned and `len` bytes from it stay mapped and readable for the
     /// lifetime of the result (they may be read-only and may change concurrently).
     pub(crate) unsafe fn new(ptr: NonNull<u8>, len: usize) -> Self {
-        SharedWords { ptr, len, _memory: PhantomData }
+        SharedWords {
+            ptr,
+            len,
+            _memory: PhantomData,
+        }
     }
 }
 
@@ -268,7 +273,10 @@ impl Snapshot {
         if len < 16 {
             return Err(DecodeError::TooSmall(len));
         }
-        let (version, level) = (w.word(offset_of!(StatsV1, version)), w.word(offset_of!(StatsV1, level)));
+        let (version, level) = (
+            w.word(offset_of!(StatsV1, version)),
+            w.word(offset_of!(StatsV1, level)),
+        );
         if version != V1_VERSION || len < V1_SIZE {
             return Ok(Snapshot::empty(Layout::Unknown, version, level));
         }
@@ -278,7 +286,8 @@ impl Snapshot {
         s.fastpath_rejections = w.word(offset_of!(StatsV1, fastpath_rejections));
         for (g, row) in s.gpus.iter_mut().enumerate() {
             for (b, out) in row.iter_mut().enumerate() {
-                let base = offset_of!(StatsV1, per_gpu) + (g * V1_BACKENDS + b) * size_of::<PerGpuStatsV1>();
+                let base = offset_of!(StatsV1, per_gpu)
+                    + (g * V1_BACKENDS + b) * size_of::<PerGpuStatsV1>();
                 *out = decode_gpu_backend(w, base);
             }
         }
@@ -300,30 +309,43 @@ impl Snapshot {
         let Some(b) = v1_backend(backend) else {
             return Totals::default();
         };
-        self.gpus.iter().fold(Totals::default(), |acc, row| acc.plus(row[b].totals(dir)))
+        self.gpus
+            .iter()
+            .fold(Totals::default(), |acc, row| acc.plus(row[b].totals(dir)))
     }
 
     /// Totals of every backend in direction `dir`.
     pub fn all_backends(&self, dir: Direction) -> Totals {
-        [BackendKind::Fastpath, BackendKind::Fallback, BackendKind::Host]
-            .into_iter()
-            .fold(Totals::default(), |acc, k| acc.plus(self.totals(k, dir)))
+        [
+            BackendKind::Fastpath,
+            BackendKind::Fallback,
+            BackendKind::Host,
+        ]
+        .into_iter()
+        .fold(Totals::default(), |acc, k| acc.plus(self.totals(k, dir)))
     }
 
     /// Whether GPU `g` has any [D] record (its `inUse` flag, either backend).
     pub fn gpu_in_use(&self, g: usize) -> bool {
-        self.gpus.get(g).is_some_and(|row| row.iter().any(|b| b.in_use != 0))
+        self.gpus
+            .get(g)
+            .is_some_and(|row| row.iter().any(|b| b.in_use != 0))
     }
 
     /// Host-backend totals of GPU `g` (extension only).
     pub fn host_gpu_totals(&self, g: usize, dir: Direction) -> Totals {
-        self.ext.as_ref().and_then(|e| e.host_per_gpu.get(g)).map_or_else(Totals::default, |t| t[dir_index(dir)])
+        self.ext
+            .as_ref()
+            .and_then(|e| e.host_per_gpu.get(g))
+            .map_or_else(Totals::default, |t| t[dir_index(dir)])
     }
 
     /// Whether GPU `g` has any record, Host-backend I/O included.
     pub fn gpu_active(&self, g: usize) -> bool {
         self.gpu_in_use(g)
-            || [Direction::Read, Direction::Write].into_iter().any(|d| self.host_gpu_totals(g, d).is_active())
+            || [Direction::Read, Direction::Write]
+                .into_iter()
+                .any(|d| self.host_gpu_totals(g, d).is_active())
     }
 
     /// `[direction]`: successful I/Os of every backend per size bucket (the extension's
@@ -390,16 +412,26 @@ fn decode_extension<W: Words + ?Sized>(w: &W, base: usize) -> Option<Extension> 
         return None;
     }
     let at = |off: usize| base + off;
-    let mut e = Extension { version, size, ..Extension::default() };
+    let mut e = Extension {
+        version,
+        size,
+        ..Extension::default()
+    };
     for (b, row) in e.io.iter_mut().enumerate() {
         for (d, t) in row.iter_mut().enumerate() {
-            *t = decode_totals(w, at(offset_of!(ExtensionV1, io)) + (b * 2 + d) * size_of::<IoTotals>());
+            *t = decode_totals(
+                w,
+                at(offset_of!(ExtensionV1, io)) + (b * 2 + d) * size_of::<IoTotals>(),
+            );
         }
     }
     e.size_hist = decode_hist(w, at(offset_of!(ExtensionV1, size_hist)));
     for (g, row) in e.host_per_gpu.iter_mut().enumerate() {
         for (d, t) in row.iter_mut().enumerate() {
-            *t = decode_totals(w, at(offset_of!(ExtensionV1, host_per_gpu)) + (g * 2 + d) * size_of::<IoTotals>());
+            *t = decode_totals(
+                w,
+                at(offset_of!(ExtensionV1, host_per_gpu)) + (g * 2 + d) * size_of::<IoTotals>(),
+            );
         }
     }
     for (b, row) in e.refusals.iter_mut().enumerate() {
@@ -457,7 +489,15 @@ mod tests {
         put(&mut b, base + 1032 + 8, 4);
         let s = Snapshot::from_bytes(&b).unwrap();
         assert_eq!(s.layout, Layout::V1);
-        assert_eq!((s.level, s.file_registrations, s.buffer_registrations, s.fastpath_rejections), (3, 7, 8, 9));
+        assert_eq!(
+            (
+                s.level,
+                s.file_registrations,
+                s.buffer_registrations,
+                s.fastpath_rejections
+            ),
+            (3, 7, 8, 9)
+        );
         assert!(s.ext.is_none());
         assert!(s.gpu_in_use(2) && !s.gpu_in_use(0));
         assert_eq!(s.gpus[2][1].io_count[1][3], 5);
@@ -474,7 +514,10 @@ mod tests {
         let mut b = vec![0u8; 64];
         put(&mut b, 0, 1);
         assert_eq!(Snapshot::from_bytes(&b).unwrap().layout, Layout::Unknown);
-        assert_eq!(Snapshot::from_bytes(&[0u8; 8]), Err(DecodeError::TooSmall(8)));
+        assert_eq!(
+            Snapshot::from_bytes(&[0u8; 8]),
+            Err(DecodeError::TooSmall(8))
+        );
     }
 
     #[test]
@@ -486,13 +529,23 @@ mod tests {
         put(&mut b, e + 8, 1);
         put(&mut b, e + 16, EXT_V1_SIZE as u64);
         put(&mut b, e + offset_of!(ExtensionV1, fallback_retries), 42);
-        assert_eq!(Snapshot::from_bytes(&b).unwrap().ext.unwrap().fallback_retries, 42);
+        assert_eq!(
+            Snapshot::from_bytes(&b)
+                .unwrap()
+                .ext
+                .unwrap()
+                .fallback_retries,
+            42
+        );
         put(&mut b, e + 16, 8);
         assert!(Snapshot::from_bytes(&b).unwrap().ext.is_none());
         put(&mut b, e + 16, EXT_V1_SIZE as u64);
         put(&mut b, e, 0x1234);
         assert!(Snapshot::from_bytes(&b).unwrap().ext.is_none());
-        assert!(Snapshot::from_bytes(&b[..SHARED_SIZE - 8]).unwrap().ext.is_none());
+        assert!(Snapshot::from_bytes(&b[..SHARED_SIZE - 8])
+            .unwrap()
+            .ext
+            .is_none());
     }
 
     #[test]

@@ -1,0 +1,201 @@
+//! NVIDIA's cuFile (`libcufile.so.0`) as the GPU-direct fastpath on NVIDIA (contract §2, §4).
+//!
+//! cuFile is used only when it reports a real GPUDirect Storage path (the nvidia-fs driver or
+//! PCIe P2PDMA), never when it would run in its own compat mode: our engine is the better
+//! compat mode. Files are registered with cuFile lazily, on their first fastpath request; a file
+//! cuFile refuses (it fails with 5027 on machines whose udev database lacks `ID_FS_USAGE` for
+//! the disk, containers among them) is declined with one logged reason, and its requests are
+//! retried on our fallback through the usual `ENODEV` retry.
+//!
+//! Lock order: `handles` is a leaf; cuFile is called with it held only while registering.
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_uint, c_void};
+use std::os::fd::RawFd;
+
+use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
+use parking_lot::RwLock;
+
+use super::{Direction, FastpathFault};
+
+/// `CUfileError_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct CuFileError {
+    err: c_int,
+    cu_err: c_int,
+}
+
+/// The `nvfs` part of `CUfileDrvProps_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct CuFileNvfsProps {
+    major_version: c_uint,
+    minor_version: c_uint,
+    poll_thresh_size: usize,
+    max_direct_io_size: usize,
+    dstatusflags: c_uint,
+    dcontrolflags: c_uint,
+}
+
+/// `CUfileDrvProps_t` (56 bytes), with room to spare in case a newer cuFile writes more.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct CuFileDrvProps {
+    nvfs: CuFileNvfsProps,
+    fflags: c_uint,
+    max_device_cache_size: c_uint,
+    per_buffer_cache_size: c_uint,
+    max_device_pinned_mem_size: c_uint,
+    max_batch_io_size: c_uint,
+    max_batch_io_timeout_msecs: c_uint,
+    _spare: [u64; 16],
+}
+
+/// `CUfileDescr_t` (24 bytes).
+#[repr(C)]
+struct CuFileDescr {
+    kind: c_int,
+    fd: u64,
+    fs_ops: *const c_void,
+}
+
+const _: () = assert!(std::mem::size_of::<CuFileDescr>() == 24);
+const _: () = assert!(std::mem::offset_of!(CuFileDrvProps, fflags) == 32);
+
+/// `CU_FILE_NVME_P2P_SUPPORTED` bit of `dstatusflags`.
+const NVME_P2P_SUPPORTED: c_uint = 1 << 11;
+
+type ReadFn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize, i64, i64) -> isize;
+type WriteFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize, i64, i64) -> isize;
+
+/// cuFile's entry points.
+struct CuFileApi {
+    handle_register: unsafe extern "C" fn(*mut *mut c_void, *mut CuFileDescr) -> CuFileError,
+    handle_deregister: unsafe extern "C" fn(*mut c_void),
+    read: ReadFn,
+    write: WriteFn,
+}
+
+/// What registering a descriptor with cuFile gave.
+#[derive(Clone, Copy, Debug)]
+enum Registration {
+    Handle(usize),
+    Refused(c_int),
+}
+
+/// A loaded cuFile that reports a real GPUDirect Storage path.
+pub struct CuFile {
+    api: CuFileApi,
+    handles: RwLock<HashMap<RawFd, Registration>>,
+    version: (u32, u32),
+}
+
+fn sym<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
+    let cname = format!("{name}\0");
+    // SAFETY: the caller names the documented C signature of `name`.
+    unsafe { lib.get::<T>(cname.as_bytes()) }.map(|s| *s).map_err(|e| format!("{name} missing: {e}"))
+}
+
+impl CuFile {
+    /// Load cuFile (`HIPFILE_CUFILE_LIBRARY` or `libcufile.so.0`), open its driver and keep it
+    /// only if it reports a real GPUDirect Storage path; otherwise `Err` with the reason.
+    pub fn load(path: Option<&str>) -> Result<CuFile, String> {
+        let name = path.unwrap_or("libcufile.so.0");
+        // SAFETY: loading NVIDIA's library runs its initialisers; that is the purpose.
+        let lib = unsafe { Library::open(Some(name), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| format!("{name} not loadable ({e})"))?;
+        let open: unsafe extern "C" fn() -> CuFileError = sym(&lib, "cuFileDriverOpen")?;
+        let props_fn: unsafe extern "C" fn(*mut CuFileDrvProps) -> CuFileError = sym(&lib, "cuFileDriverGetProperties")?;
+        let api = CuFileApi {
+            handle_register: sym(&lib, "cuFileHandleRegister")?,
+            handle_deregister: sym(&lib, "cuFileHandleDeregister")?,
+            read: sym(&lib, "cuFileRead")?,
+            write: sym(&lib, "cuFileWrite")?,
+        };
+        // Never dlclose: cuFile keeps threads and driver state.
+        std::mem::forget(lib);
+        // SAFETY: no arguments.
+        let e = unsafe { open() };
+        if e.err != 0 {
+            return Err(format!("cuFileDriverOpen failed with {} (CUDA error {})", e.err, e.cu_err));
+        }
+        let mut props = CuFileDrvProps::default();
+        // SAFETY: a valid, oversized out-structure.
+        let e = unsafe { props_fn(&mut props) };
+        if e.err != 0 {
+            return Err(format!("cuFileDriverGetProperties failed with {}", e.err));
+        }
+        let nvfs = props.nvfs;
+        if nvfs.major_version == 0 && nvfs.dstatusflags & NVME_P2P_SUPPORTED == 0 {
+            return Err("cuFile reports no GPUDirect Storage path (no nvidia-fs driver, no P2PDMA): it would only run its own compat mode".into());
+        }
+        Ok(CuFile { api, handles: RwLock::new(HashMap::new()), version: (nvfs.major_version, nvfs.minor_version) })
+    }
+
+    /// The nvidia-fs version cuFile reports.
+    pub fn version(&self) -> (u32, u32) {
+        self.version
+    }
+
+    /// The cuFile handle of `fd`, registering it on first use; `Err(code)` if cuFile refused it.
+    fn handle(&self, fd: RawFd) -> Result<*mut c_void, c_int> {
+        if let Some(r) = self.handles.read().get(&fd) {
+            return match *r {
+                Registration::Handle(h) => Ok(h as *mut c_void),
+                Registration::Refused(code) => Err(code),
+            };
+        }
+        let mut map = self.handles.write();
+        if let Some(r) = map.get(&fd) {
+            return match *r {
+                Registration::Handle(h) => Ok(h as *mut c_void),
+                Registration::Refused(code) => Err(code),
+            };
+        }
+        let mut descr = CuFileDescr { kind: 1, fd: fd as u32 as u64, fs_ops: std::ptr::null() };
+        let mut h: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointer and descriptor (CU_FILE_HANDLE_TYPE_OPAQUE_FD).
+        let e = unsafe { (self.api.handle_register)(&mut h, &mut descr) };
+        if e.err != 0 || h.is_null() {
+            tracing::warn!(
+                target: "hipfile",
+                "cuFile cannot register descriptor {fd} (error {}): declining GPUDirect Storage for this file; hipfile serves it",
+                e.err
+            );
+            map.insert(fd, Registration::Refused(e.err));
+            return Err(e.err);
+        }
+        map.insert(fd, Registration::Handle(h as usize));
+        Ok(h)
+    }
+
+    /// One GPU-direct transfer. A file cuFile refuses, and cuFile's own failures, come back as
+    /// `ENODEV`/`EREMOTEIO` so that the request is retried on our fallback.
+    pub fn io(&self, dir: Direction, fd: RawFd, dev: usize, size: u64, offset: i64) -> Result<u64, FastpathFault> {
+        let h = self.handle(fd).map_err(|_| FastpathFault::Os(libc::ENODEV))?;
+        let size = usize::try_from(size).map_err(|_| FastpathFault::Os(libc::EINVAL))?;
+        // SAFETY: a registered handle; cuFile validates the device range.
+        let r = unsafe {
+            match dir {
+                Direction::Read => (self.api.read)(h, dev as *mut c_void, size, offset, 0),
+                Direction::Write => (self.api.write)(h, dev as *const c_void, size, offset, 0),
+            }
+        };
+        match r {
+            n if n >= 0 => Ok(n as u64),
+            -1 => Err(FastpathFault::Os(crate::sys::errno())),
+            code => {
+                tracing::debug!(target: "hipfile", "cuFile I/O failed with {}; retrying on the fallback", -code);
+                Err(FastpathFault::Os(libc::EREMOTEIO))
+            }
+        }
+    }
+
+    /// Forget `fd` (its file was deregistered; the number may be reused).
+    pub fn forget(&self, fd: RawFd) {
+        if let Some(Registration::Handle(h)) = self.handles.write().remove(&fd) {
+            // SAFETY: a handle cuFile gave us, deregistered once.
+            unsafe { (self.api.handle_deregister)(h as *mut c_void) };
+        }
+    }
+}
