@@ -4,12 +4,16 @@
 //!   function (`"hipMemcpy"`, `"cuMemcpyHtoDAsync_v2"`, ...), whether the call succeeds or not.
 //! * Byte counters: `"h2d_bytes"`, `"d2h_bytes"`, `"d2d_bytes"`, `"h2h_bytes"` (every copy that
 //!   completed, sync or async, HIP or CUDA), `"memset_bytes"`, `"fastpath_read_bytes"`,
-//!   `"fastpath_write_bytes"`.
+//!   `"fastpath_write_bytes"`, `"cufile_read_bytes"`, `"cufile_write_bytes"` (bytes moved by
+//!   `cuFileRead` / `cuFileWrite`).
 //! * Event counters: `"copies"` (copies that moved bytes), `"copy_faults_injected"` (copies
 //!   failed by the `fail_copy` fault), `"host_funcs_run"` (host functions executed by stream
-//!   workers).
+//!   workers), `"cufile_registered_buf_ios"` (`cuFileRead/Write` calls whose `bufPtr_base` is a
+//!   buffer registered with `cuFileBufRegister`).
 //! * Gauges ([`Gauge`]): `"pinned_bytes_live"`, `"pinned_bytes_peak"`, `"registered_bytes_live"`,
-//!   `"device_bytes_live"`, `"managed_bytes_live"`, `"streams_live"`.
+//!   `"device_bytes_live"`, `"managed_bytes_live"`, `"streams_live"`, `"cufile_driver_opens"`
+//!   (the cuFile driver's open count), `"cufile_handles_live"`, `"cufile_bufs_live"` (file
+//!   handles and buffers registered with cuFile and not yet deregistered).
 //!
 //! [`reset`] zeroes every counter; gauges describe live state and are kept, except
 //! `"pinned_bytes_peak"`, which restarts from the current `"pinned_bytes_live"`.
@@ -58,9 +62,15 @@ pub enum Gauge {
     /// Streams created by `hipStreamCreate*` / `cuStreamCreate` and not destroyed (the lazily
     /// created default streams are not counted).
     Streams,
+    /// Open count of the cuFile driver (`cuFileDriverOpen` minus `cuFileDriverClose`).
+    CufileDriverOpens,
+    /// File handles registered with cuFile.
+    CufileHandles,
+    /// Buffers registered with cuFile.
+    CufileBufs,
 }
 
-const GAUGES: usize = 5;
+const GAUGES: usize = 8;
 static LIVE: [AtomicU64; GAUGES] = [const { AtomicU64::new(0) }; GAUGES];
 static PINNED_PEAK: AtomicU64 = AtomicU64::new(0);
 
@@ -90,6 +100,9 @@ fn gauge_by_name(name: &str) -> Option<u64> {
         "device_bytes_live" => Gauge::DeviceBytes,
         "managed_bytes_live" => Gauge::ManagedBytes,
         "streams_live" => Gauge::Streams,
+        "cufile_driver_opens" => Gauge::CufileDriverOpens,
+        "cufile_handles_live" => Gauge::CufileHandles,
+        "cufile_bufs_live" => Gauge::CufileBufs,
         _ => return None,
     };
     Some(LIVE[g as usize].load(Ordering::Relaxed))

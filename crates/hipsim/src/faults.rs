@@ -17,10 +17,16 @@
 //! | `copy_delay_us` | `HIPSIM_COPY_DELAY_US` | every copy sleeps this long first |
 //! | `runtime_version` | `HIPSIM_RUNTIME_VERSION` | reported HIP_VERSION (0 = default 70200000) |
 //! | `cuda_driver_version` | `HIPSIM_CUDA_DRIVER_VERSION` | reported CUDA driver version (0 = default 13000) |
+//! | `cufile_gds` | `HIPSIM_CUFILE_GDS` | 1: cuFile reports a real GPUDirect Storage path (nvidia-fs 2.17, NVMe + NVMe P2P); 0 (default): compat mode only |
+//! | `cufile_register_error` | `HIPSIM_CUFILE_REGISTER_ERROR` | `cuFileHandleRegister` fails with this cuFile error (e.g. 5027), `*fh` untouched |
+//! | `cufile_io_errno` | `HIPSIM_CUFILE_IO_ERRNO` | `cuFileRead/Write` return -1 with this errno, without I/O |
+//! | `cufile_io_error` | `HIPSIM_CUFILE_IO_ERROR` | `cuFileRead/Write` return -(this cuFile error), without I/O |
 //!
 //! Errno values may be written in the environment as numbers or names (`EIO`, `ENODEV`, ...);
-//! HIP error values as numbers or names (`hipErrorUnknown`, ...). `device_count` is a setting,
-//! not a fault: 0 really means zero devices.
+//! HIP error values as numbers or names (`hipErrorUnknown`, ...); cuFile error values as
+//! numbers or names (`CU_FILE_HANDLE_NOT_REGISTERED`, ...). Errno and cuFile values are taken
+//! as absolute values (`-5027` means 5027). `device_count` is a setting, not a fault: 0 really
+//! means zero devices.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::LazyLock;
@@ -52,6 +58,14 @@ pub enum Fault {
     RuntimeVersion,
     /// `cuda_driver_version`.
     CudaDriverVersion,
+    /// `cufile_gds`.
+    CufileGds,
+    /// `cufile_register_error`.
+    CufileRegisterError,
+    /// `cufile_io_errno`.
+    CufileIoErrno,
+    /// `cufile_io_error`.
+    CufileIoError,
 }
 
 #[derive(Clone, Copy)]
@@ -59,6 +73,7 @@ enum Parse {
     Int,
     Errno,
     HipError,
+    CufileError,
 }
 
 struct Spec {
@@ -69,7 +84,7 @@ struct Spec {
     default: i64,
 }
 
-const SPECS: [Spec; 11] = [
+const SPECS: [Spec; COUNT] = [
     Spec {
         fault: Fault::FastpathErrno,
         name: "fastpath_errno",
@@ -147,7 +162,38 @@ const SPECS: [Spec; 11] = [
         parse: Parse::Int,
         default: 0,
     },
+    Spec {
+        fault: Fault::CufileGds,
+        name: "cufile_gds",
+        env: "HIPSIM_CUFILE_GDS",
+        parse: Parse::Int,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::CufileRegisterError,
+        name: "cufile_register_error",
+        env: "HIPSIM_CUFILE_REGISTER_ERROR",
+        parse: Parse::CufileError,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::CufileIoErrno,
+        name: "cufile_io_errno",
+        env: "HIPSIM_CUFILE_IO_ERRNO",
+        parse: Parse::Errno,
+        default: 0,
+    },
+    Spec {
+        fault: Fault::CufileIoError,
+        name: "cufile_io_error",
+        env: "HIPSIM_CUFILE_IO_ERROR",
+        parse: Parse::CufileError,
+        default: 0,
+    },
 ];
+
+/// Number of settings.
+const COUNT: usize = 15;
 
 /// Most devices the simulator can expose.
 pub const MAX_DEVICES: i64 = 16;
@@ -156,8 +202,8 @@ pub const DEFAULT_RUNTIME_VERSION: i32 = 70_200_000;
 /// CUDA driver version reported by default (13.0).
 pub const DEFAULT_CUDA_DRIVER_VERSION: i32 = 13_000;
 
-static VALUES: LazyLock<[AtomicI64; 11]> = LazyLock::new(|| {
-    let values = [const { AtomicI64::new(0) }; 11];
+static VALUES: LazyLock<[AtomicI64; COUNT]> = LazyLock::new(|| {
+    let values = [const { AtomicI64::new(0) }; COUNT];
     for spec in &SPECS {
         let mut v = spec.default;
         if let Ok(text) = std::env::var(spec.env) {
@@ -180,7 +226,7 @@ static COPIES_SINCE_SET: AtomicU64 = AtomicU64::new(0);
 fn parse_value(kind: Parse, text: &str) -> Option<i64> {
     if let Ok(v) = text.parse::<i64>() {
         return Some(match kind {
-            Parse::Errno => v.abs(),
+            Parse::Errno | Parse::CufileError => v.abs(),
             _ => v,
         });
     }
@@ -192,6 +238,7 @@ fn parse_value(kind: Parse, text: &str) -> Option<i64> {
         },
         Parse::Errno => errno_by_name(text).map(i64::from),
         Parse::HipError => hip_error_by_name(text).map(i64::from),
+        Parse::CufileError => crate::cufile_api::error_by_name(text).map(i64::from),
     }
 }
 

@@ -4,7 +4,9 @@
 //! HIP runtime API (`libamdhip64.so`, see [`hip_api`]), the GPU-direct file entry points
 //! `hipAmdFileRead`/`hipAmdFileWrite` (see [`fastpath`]) and a subset of NVIDIA's CUDA driver
 //! API (`libcuda.so.1`, see [`cuda_api`]). Both faces share one simulated machine: the same
-//! devices, memory, streams and events.
+//! devices, memory, streams and events. It also exports a fake NVIDIA cuFile
+//! (`libcufile.so.0`, see [`cufile_api`]) whose reads and writes move bytes between files and
+//! that simulated device memory.
 //!
 //! Device memory lives at addresses inside a large `PROT_NONE` reservation, so a CPU dereference
 //! of a device pointer faults exactly as it would with a real GPU; the bytes really live in a
@@ -23,6 +25,7 @@ pub mod control;
 pub mod copy;
 pub mod counters;
 pub mod cuda_api;
+pub mod cufile_api;
 pub mod device;
 pub mod errors;
 pub mod fastpath;

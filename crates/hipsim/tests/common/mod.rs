@@ -51,6 +51,59 @@ impl FileHandle {
     }
 }
 
+/// `CUfileError_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CuFileError {
+    pub err: c_int,
+    pub cu_err: c_int,
+}
+
+/// The `nvfs` member of `CUfileDrvProps_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CuFileNvfsProps {
+    pub major_version: c_uint,
+    pub minor_version: c_uint,
+    pub poll_thresh_size: usize,
+    pub max_direct_io_size: usize,
+    pub dstatusflags: c_uint,
+    pub dcontrolflags: c_uint,
+}
+
+/// `CUfileDrvProps_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CuFileDrvProps {
+    pub nvfs: CuFileNvfsProps,
+    pub fflags: c_uint,
+    pub max_device_cache_size: c_uint,
+    pub per_buffer_cache_size: c_uint,
+    pub max_device_pinned_mem_size: c_uint,
+    pub max_batch_io_size: c_uint,
+    pub max_batch_io_timeout_msecs: c_uint,
+}
+
+/// `CUfileDescr_t`, with the handle union as the 8 bytes it occupies.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CuFileDescr {
+    pub type_: c_int,
+    pub handle: u64,
+    pub fs_ops: *const c_void,
+}
+
+impl CuFileDescr {
+    /// `CU_FILE_HANDLE_TYPE_OPAQUE_FD` for `fd`.
+    pub fn fd(fd: c_int) -> Self {
+        CuFileDescr {
+            type_: 1,
+            handle: fd as u32 as u64,
+            fs_ops: std::ptr::null(),
+        }
+    }
+}
+
 /// Where the simulator is: `HIPSIM_LIBRARY`, or next to the test executable
 /// (`target/<profile>/deps/libhipsim.so`), or one level up.
 pub fn library_path() -> PathBuf {
@@ -189,6 +242,17 @@ api! {
     cuEventDestroy_v2: fn(*mut c_void) -> c_int;
     cuGetErrorString: fn(c_int, *mut *const c_char) -> c_int;
     cuGetErrorName: fn(c_int, *mut *const c_char) -> c_int;
+
+    cuFileDriverOpen: fn() -> CuFileError;
+    cuFileDriverClose: fn() -> CuFileError;
+    cuFileDriverClose_v2: fn() -> CuFileError;
+    cuFileDriverGetProperties: fn(*mut CuFileDrvProps) -> CuFileError;
+    cuFileHandleRegister: fn(*mut *mut c_void, *mut CuFileDescr) -> CuFileError;
+    cuFileHandleDeregister: fn(*mut c_void);
+    cuFileBufRegister: fn(*const c_void, usize, c_int) -> CuFileError;
+    cuFileBufDeregister: fn(*const c_void) -> CuFileError;
+    cuFileRead: fn(*mut c_void, *mut c_void, usize, i64, i64) -> isize;
+    cuFileWrite: fn(*mut c_void, *const c_void, usize, i64, i64) -> isize;
 }
 
 // SAFETY: a table of plain C function pointers.
@@ -220,6 +284,10 @@ pub fn sim() -> (&'static Sim, MutexGuard<'static, ()>) {
         "copy_delay_us",
         "runtime_version",
         "cuda_driver_version",
+        "cufile_gds",
+        "cufile_register_error",
+        "cufile_io_errno",
+        "cufile_io_error",
     ] {
         set_fault(s, name, 0);
     }
