@@ -118,6 +118,10 @@ fn run_suite(mode: &str, env: &[(&str, &str)]) {
             cmd.env_remove(&k);
         }
     }
+    // Cargo's LD_LIBRARY_PATH may name target/<profile>, where an older libhipsim.so from a
+    // plain `cargo build` can sit: the suite must load the copy its rpath names, the one
+    // HIPFILE_HIP_LIBRARY names too, or it would see two simulated GPUs.
+    cmd.env_remove("LD_LIBRARY_PATH");
     cmd.env("HIPFILE_HIP_LIBRARY", &hipsim);
     cmd.env("HIPFILE_CUDA_LIBRARY", &hipsim);
     cmd.env("HIPFILE_LOG", "warn");

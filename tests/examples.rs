@@ -83,7 +83,10 @@ fn run_copy_file(args: &[&Path]) -> Output {
             cmd.env_remove(&k);
         }
     }
-    cmd.env("HIPFILE_HIP_LIBRARY", hipsim_path())
+    // Load the hipsim its rpath names, the one HIPFILE_HIP_LIBRARY names too (cargo's
+    // LD_LIBRARY_PATH may lead to another copy in target/<profile>).
+    cmd.env_remove("LD_LIBRARY_PATH")
+        .env("HIPFILE_HIP_LIBRARY", hipsim_path())
         .env("HIPFILE_LOG", "error");
     cmd.output().expect("run copy_file")
 }
