@@ -18,16 +18,27 @@ type HipError = c_int;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let (mode, n, path) = (args[1].as_str(), args[2].parse::<usize>().unwrap(), &args[3]);
+    let (mode, n, path) = (
+        args[1].as_str(),
+        args[2].parse::<usize>().unwrap(),
+        &args[3],
+    );
     let lib_path = std::env::var("HIPFILE_HIP_LIBRARY").expect("HIPFILE_HIP_LIBRARY");
     // SAFETY: loading the simulated runtime; the symbols have these C signatures.
     let lib = unsafe { libloading::Library::new(&lib_path) }.unwrap();
     // SAFETY: as above.
     let (malloc, host_malloc, memcpy) = unsafe {
         (
-            *lib.get::<unsafe extern "C" fn(*mut *mut c_void, usize) -> HipError>(b"hipMalloc\0").unwrap(),
-            *lib.get::<unsafe extern "C" fn(*mut *mut c_void, usize, u32) -> HipError>(b"hipHostMalloc\0").unwrap(),
-            *lib.get::<unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> HipError>(b"hipMemcpy\0").unwrap(),
+            *lib.get::<unsafe extern "C" fn(*mut *mut c_void, usize) -> HipError>(b"hipMalloc\0")
+                .unwrap(),
+            *lib.get::<unsafe extern "C" fn(*mut *mut c_void, usize, u32) -> HipError>(
+                b"hipHostMalloc\0",
+            )
+            .unwrap(),
+            *lib.get::<unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> HipError>(
+                b"hipMemcpy\0",
+            )
+            .unwrap(),
         )
     };
     let file = std::fs::File::open(path).unwrap();
@@ -38,9 +49,16 @@ fn main() {
     match mode {
         "hipfile" => {
             let mut fh: hipFileHandle_t = std::ptr::null_mut();
-            let mut d = hipFileDescr_t { type_: hipFileHandleTypeOpaqueFD, handle: hipFileDescrHandle { fd }, fs_ops: std::ptr::null() };
+            let mut d = hipFileDescr_t {
+                type_: hipFileHandleTypeOpaqueFD,
+                handle: hipFileDescrHandle { fd },
+                fs_ops: std::ptr::null(),
+            };
             // SAFETY: valid pointers.
-            assert_eq!(unsafe { hipFileHandleRegister(&mut fh, &mut d) }, hipFileError_t::SUCCESS);
+            assert_eq!(
+                unsafe { hipFileHandleRegister(&mut fh, &mut d) },
+                hipFileError_t::SUCCESS
+            );
             assert_eq!(hipFileBufRegister(dev, 4096, 0), hipFileError_t::SUCCESS);
             for i in 0..n {
                 // SAFETY: a registered handle and buffer of 4096 bytes.

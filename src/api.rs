@@ -44,32 +44,67 @@ impl RegisteredFile {
 
     /// Register a raw descriptor number.
     pub fn register_raw(fd: RawFd) -> Result<RegisteredFile> {
-        Ok(RegisteredFile { token: driver().register_file(fd)? })
+        Ok(RegisteredFile {
+            token: driver().register_file(fd)?,
+        })
     }
 
     /// Read into device memory.
-    pub fn read_device(&self, mem: &DeviceMemory, size: usize, file_offset: u64, mem_offset: usize) -> Result<usize> {
+    pub fn read_device(
+        &self,
+        mem: &DeviceMemory,
+        size: usize,
+        file_offset: u64,
+        mem_offset: usize,
+    ) -> Result<usize> {
         self.io(Direction::Read, mem.addr, size, file_offset, mem_offset)
     }
 
     /// Write from device memory.
-    pub fn write_device(&self, mem: &DeviceMemory, size: usize, file_offset: u64, mem_offset: usize) -> Result<usize> {
+    pub fn write_device(
+        &self,
+        mem: &DeviceMemory,
+        size: usize,
+        file_offset: u64,
+        mem_offset: usize,
+    ) -> Result<usize> {
         self.io(Direction::Write, mem.addr, size, file_offset, mem_offset)
     }
 
     /// Read into host memory (the host backend).
     pub fn read_host(&self, buf: &mut [u8], file_offset: u64) -> Result<usize> {
-        self.io(Direction::Read, buf.as_mut_ptr() as usize, buf.len(), file_offset, 0)
+        self.io(
+            Direction::Read,
+            buf.as_mut_ptr() as usize,
+            buf.len(),
+            file_offset,
+            0,
+        )
     }
 
     /// Write from host memory (the host backend).
     pub fn write_host(&self, buf: &[u8], file_offset: u64) -> Result<usize> {
-        self.io(Direction::Write, buf.as_ptr() as usize, buf.len(), file_offset, 0)
+        self.io(
+            Direction::Write,
+            buf.as_ptr() as usize,
+            buf.len(),
+            file_offset,
+            0,
+        )
     }
 
-    fn io(&self, dir: Direction, base: usize, size: usize, file_offset: u64, mem_offset: usize) -> Result<usize> {
-        let off = i64::try_from(file_offset).map_err(|_| Error::InvalidValue("file offset too large"))?;
-        let moff = i64::try_from(mem_offset).map_err(|_| Error::InvalidValue("memory offset too large"))?;
+    fn io(
+        &self,
+        dir: Direction,
+        base: usize,
+        size: usize,
+        file_offset: u64,
+        mem_offset: usize,
+    ) -> Result<usize> {
+        let off =
+            i64::try_from(file_offset).map_err(|_| Error::InvalidValue("file offset too large"))?;
+        let moff = i64::try_from(mem_offset)
+            .map_err(|_| Error::InvalidValue("memory offset too large"))?;
         driver().io(dir, self.token, base, size, off, moff)
     }
 }
@@ -130,7 +165,10 @@ impl DeviceMemory {
 
     /// Copy `src` into the allocation at `offset`.
     pub fn upload(&self, offset: usize, src: &[u8]) -> Result<()> {
-        if offset.checked_add(src.len()).is_none_or(|end| end > self.len) {
+        if offset
+            .checked_add(src.len())
+            .is_none_or(|end| end > self.len)
+        {
             return Err(Error::InvalidValue("upload beyond the allocation"));
         }
         Ok(gpu_runtime().copy_to_device(self.addr + offset, src)?)
@@ -138,7 +176,10 @@ impl DeviceMemory {
 
     /// Copy from the allocation at `offset` into `dst`.
     pub fn download(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        if offset.checked_add(dst.len()).is_none_or(|end| end > self.len) {
+        if offset
+            .checked_add(dst.len())
+            .is_none_or(|end| end > self.len)
+        {
             return Err(Error::InvalidValue("download beyond the allocation"));
         }
         Ok(gpu_runtime().copy_from_device(dst, self.addr + offset)?)

@@ -15,10 +15,19 @@ pub fn init() {
         let filter = std::env::var("HIPFILE_LOG").unwrap_or_else(|_| "warn".to_string());
         let filter = tracing_subscriber::EnvFilter::try_new(&filter)
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-        let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+        let builder = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_target(false);
         let result = match std::env::var_os("HIPFILE_LOG_FILE") {
-            Some(path) => match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
-                Ok(file) => builder.with_writer(std::sync::Mutex::new(file)).with_ansi(false).try_init(),
+            Some(path) => match std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+            {
+                Ok(file) => builder
+                    .with_writer(std::sync::Mutex::new(file))
+                    .with_ansi(false)
+                    .try_init(),
                 Err(_) => builder.with_writer(std::io::stderr).try_init(),
             },
             None => builder.with_writer(std::io::stderr).try_init(),

@@ -361,12 +361,25 @@ macro_rules! cufile_test {
 
 /// A registered file of `len` pattern bytes and a device buffer; `HIPFILE_CUFILE_LIBRARY` is set
 /// by the test harness below before the driver loads the runtime.
-fn cufile_setup(tag: &str, len: usize) -> (std::path::PathBuf, std::fs::File, hipFileHandle_t, *mut c_void, Vec<u8>) {
+fn cufile_setup(
+    tag: &str,
+    len: usize,
+) -> (
+    std::path::PathBuf,
+    std::fs::File,
+    hipFileHandle_t,
+    *mut c_void,
+    Vec<u8>,
+) {
     cuda().make_current();
     let path = scratch_file(tag);
     let data = pattern(len, 40);
     make_file(&path, &data);
-    let file = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
     let fh = register_fd(file.as_raw_fd());
     (path, file, fh, cuda().alloc(len), data)
 }
@@ -381,7 +394,13 @@ cufile_test!(cufile_in_compat_mode_only_is_declined, [], {
     assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
     let rt = hipfile::runtime::loader::choice();
     assert!(!rt.runtime.has_fastpath());
-    assert!(rt.runtime.describe().contains("cuFile not used: cuFile reports no GPUDirect Storage path"), "{}", rt.runtime.describe());
+    assert!(
+        rt.runtime
+            .describe()
+            .contains("cuFile not used: cuFile reports no GPUDirect Storage path"),
+        "{}",
+        rt.runtime.describe()
+    );
     let (path, _f, fh, dev, data) = cufile_setup("cufile-compat", 1 << 20);
     // SAFETY: a registered handle and a 1 MiB device buffer.
     assert_eq!(unsafe { hipFileRead(fh, dev, 1 << 20, 0, 0) }, 1 << 20);
@@ -391,62 +410,90 @@ cufile_test!(cufile_in_compat_mode_only_is_declined, [], {
     let _ = std::fs::remove_file(&path);
 });
 
-cufile_test!(cufile_with_gds_serves_aligned_requests, [("HIPSIM_CUFILE_GDS", "1")], {
-    use_hipsim_cufile();
-    assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
-    let rt = hipfile::runtime::loader::choice();
-    assert!(rt.runtime.has_fastpath());
-    assert!(rt.runtime.describe().contains("GPUDirect Storage through cuFile (nvidia-fs 2.17)"), "{}", rt.runtime.describe());
-    let (path, _f, fh, dev, data) = cufile_setup("cufile-gds", 2 << 20);
-    // SAFETY: a registered handle and a 2 MiB device buffer.
-    assert_eq!(unsafe { hipFileRead(fh, dev, 2 << 20, 0, 0) }, 2 << 20);
-    assert_eq!(cuda().download(dev, 2 << 20), data);
-    assert_eq!(sim().counter("cuFileRead"), 1);
-    assert_eq!(sim().counter("cufile_read_bytes"), 2 << 20);
-    assert_eq!(sim().counter("cuFileHandleRegister"), 1);
-    // A second request reuses the registration; an unaligned one takes our fallback.
-    // SAFETY: as above.
-    assert_eq!(unsafe { hipFileRead(fh, dev, 4096, 8192, 0) }, 4096);
-    // SAFETY: as above.
-    assert_eq!(unsafe { hipFileRead(fh, dev, 1000, 3, 0) }, 1000);
-    assert_eq!(cuda().download(dev, 1000), &data[3..1003]);
-    assert_eq!(sim().counter("cuFileRead"), 2);
-    assert_eq!(sim().counter("cuFileHandleRegister"), 1);
-    // Writes through cuFile too.
-    let new = pattern(1 << 20, 41);
-    cuda().upload(dev, &new);
-    // SAFETY: as above.
-    assert_eq!(unsafe { hipFileWrite(fh, dev, 1 << 20, 1 << 20, 0) }, 1 << 20);
-    assert_eq!(sim().counter("cuFileWrite"), 1);
-    assert_eq!(&std::fs::read(&path).unwrap()[1 << 20..2 << 20], &new[..]);
-    // Deregistering the file releases its cuFile handle.
-    assert_eq!(sim().counter("cufile_handles_live"), 1);
-    hipFileHandleDeregister(fh);
-    assert_eq!(sim().counter("cufile_handles_live"), 0);
-    let _ = std::fs::remove_file(&path);
-});
-
-cufile_test!(a_file_cufile_refuses_is_served_by_the_fallback, [("HIPSIM_CUFILE_GDS", "1"), ("HIPSIM_CUFILE_REGISTER_ERROR", "5027")], {
-    // What real cuFile does on the project's GPU machine (udev lacks ID_FS_USAGE): refuse the
-    // file with 5027. The library declines cuFile for that file and serves it itself.
-    use_hipsim_cufile();
-    let log = scratch_file("cufile-log");
-    std::env::set_var("HIPFILE_LOG_FILE", &log);
-    assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
-    let (path, _f, fh, dev, data) = cufile_setup("cufile-refused", 1 << 20);
-    for _ in 0..3 {
-        // SAFETY: a registered handle and a 1 MiB device buffer.
-        assert_eq!(unsafe { hipFileRead(fh, dev, 1 << 20, 0, 0) }, 1 << 20);
+cufile_test!(
+    cufile_with_gds_serves_aligned_requests,
+    [("HIPSIM_CUFILE_GDS", "1")],
+    {
+        use_hipsim_cufile();
+        assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
+        let rt = hipfile::runtime::loader::choice();
+        assert!(rt.runtime.has_fastpath());
+        assert!(
+            rt.runtime
+                .describe()
+                .contains("GPUDirect Storage through cuFile (nvidia-fs 2.17)"),
+            "{}",
+            rt.runtime.describe()
+        );
+        let (path, _f, fh, dev, data) = cufile_setup("cufile-gds", 2 << 20);
+        // SAFETY: a registered handle and a 2 MiB device buffer.
+        assert_eq!(unsafe { hipFileRead(fh, dev, 2 << 20, 0, 0) }, 2 << 20);
+        assert_eq!(cuda().download(dev, 2 << 20), data);
+        assert_eq!(sim().counter("cuFileRead"), 1);
+        assert_eq!(sim().counter("cufile_read_bytes"), 2 << 20);
+        assert_eq!(sim().counter("cuFileHandleRegister"), 1);
+        // A second request reuses the registration; an unaligned one takes our fallback.
+        // SAFETY: as above.
+        assert_eq!(unsafe { hipFileRead(fh, dev, 4096, 8192, 0) }, 4096);
+        // SAFETY: as above.
+        assert_eq!(unsafe { hipFileRead(fh, dev, 1000, 3, 0) }, 1000);
+        assert_eq!(cuda().download(dev, 1000), &data[3..1003]);
+        assert_eq!(sim().counter("cuFileRead"), 2);
+        assert_eq!(sim().counter("cuFileHandleRegister"), 1);
+        // Writes through cuFile too.
+        let new = pattern(1 << 20, 41);
+        cuda().upload(dev, &new);
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { hipFileWrite(fh, dev, 1 << 20, 1 << 20, 0) },
+            1 << 20
+        );
+        assert_eq!(sim().counter("cuFileWrite"), 1);
+        assert_eq!(&std::fs::read(&path).unwrap()[1 << 20..2 << 20], &new[..]);
+        // Deregistering the file releases its cuFile handle.
+        assert_eq!(sim().counter("cufile_handles_live"), 1);
+        hipFileHandleDeregister(fh);
+        assert_eq!(sim().counter("cufile_handles_live"), 0);
+        let _ = std::fs::remove_file(&path);
     }
-    assert_eq!(cuda().download(dev, 1 << 20), data);
-    assert_eq!(sim().counter("cuFileHandleRegister"), 1, "the refusal is remembered");
-    assert_eq!(sim().counter("cuFileRead"), 0);
-    let text = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(text.matches("cuFile cannot register descriptor").count(), 1, "one logged reason: {text}");
-    assert!(text.contains("(error 5027)"), "{text}");
-    let _ = std::fs::remove_file(&path);
-    let _ = std::fs::remove_file(&log);
-});
+);
+
+cufile_test!(
+    a_file_cufile_refuses_is_served_by_the_fallback,
+    [
+        ("HIPSIM_CUFILE_GDS", "1"),
+        ("HIPSIM_CUFILE_REGISTER_ERROR", "5027")
+    ],
+    {
+        // What real cuFile does on the project's GPU machine (udev lacks ID_FS_USAGE): refuse the
+        // file with 5027. The library declines cuFile for that file and serves it itself.
+        use_hipsim_cufile();
+        let log = scratch_file("cufile-log");
+        std::env::set_var("HIPFILE_LOG_FILE", &log);
+        assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
+        let (path, _f, fh, dev, data) = cufile_setup("cufile-refused", 1 << 20);
+        for _ in 0..3 {
+            // SAFETY: a registered handle and a 1 MiB device buffer.
+            assert_eq!(unsafe { hipFileRead(fh, dev, 1 << 20, 0, 0) }, 1 << 20);
+        }
+        assert_eq!(cuda().download(dev, 1 << 20), data);
+        assert_eq!(
+            sim().counter("cuFileHandleRegister"),
+            1,
+            "the refusal is remembered"
+        );
+        assert_eq!(sim().counter("cuFileRead"), 0);
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(
+            text.matches("cuFile cannot register descriptor").count(),
+            1,
+            "one logged reason: {text}"
+        );
+        assert!(text.contains("(error 5027)"), "{text}");
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(&log);
+    }
+);
 
 cufile_test!(cufile_io_failures, [("HIPSIM_CUFILE_GDS", "1")], {
     use_hipsim_cufile();

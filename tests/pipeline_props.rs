@@ -374,55 +374,86 @@ fn drop_cache(file: &std::fs::File) {
     // SAFETY: plain calls on our descriptor.
     unsafe {
         assert_eq!(libc::fdatasync(file.as_raw_fd()), 0);
-        assert_eq!(libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED), 0);
+        assert_eq!(
+            libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED),
+            0
+        );
     }
 }
 
-child_test!(cold_reads_through_o_direct_match, [("HIPFILE_FORCE_COMPAT_MODE", "true"), ("HIPFILE_CHUNK_SIZE", "64K"), ("HIPFILE_IO_THREADS", "4")], {
-    // Reads of data the page cache does not hold go through the O_DIRECT descriptor when
-    // aligned, and through the cache otherwise; partly cached ranges mix both.
-    let len = (3 << 20) + 1234;
-    let path = scratch_file("cold");
-    let data = pattern(len, 31);
-    make_file(&path, &data);
-    let file = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
-    let fh = register_fd(file.as_raw_fd());
-    let dev = sim().device_alloc(4 << 20);
-    let host = std::cell::RefCell::new(vec![0u8; 4 << 20]);
-    let strategy = (edgy(len as u64 + 8192), edgy(3 << 20), any::<bool>(), any::<bool>());
-    let mut runner = TestRunner::new(PropConfig { cases: 64, failure_persistence: None, ..PropConfig::default() });
-    runner
-        .run(&strategy, |(off, size, warm_half, to_host)| {
-            let size = size as usize;
-            drop_cache(&file);
-            if warm_half {
-                // Bring every other 64 KiB of the range back into the cache.
-                let mut tmp = vec![0u8; 65536];
-                let mut o = off & !65535;
-                while o < off + size as u64 {
-                    // SAFETY: a valid buffer.
-                    unsafe { libc::pread(file.as_raw_fd(), tmp.as_mut_ptr().cast(), 65536, o as i64) };
-                    o += 131072;
+child_test!(
+    cold_reads_through_o_direct_match,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_CHUNK_SIZE", "64K"),
+        ("HIPFILE_IO_THREADS", "4")
+    ],
+    {
+        // Reads of data the page cache does not hold go through the O_DIRECT descriptor when
+        // aligned, and through the cache otherwise; partly cached ranges mix both.
+        let len = (3 << 20) + 1234;
+        let path = scratch_file("cold");
+        let data = pattern(len, 31);
+        make_file(&path, &data);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let fh = register_fd(file.as_raw_fd());
+        let dev = sim().device_alloc(4 << 20);
+        let host = std::cell::RefCell::new(vec![0u8; 4 << 20]);
+        let strategy = (
+            edgy(len as u64 + 8192),
+            edgy(3 << 20),
+            any::<bool>(),
+            any::<bool>(),
+        );
+        let mut runner = TestRunner::new(PropConfig {
+            cases: 64,
+            failure_persistence: None,
+            ..PropConfig::default()
+        });
+        runner
+            .run(&strategy, |(off, size, warm_half, to_host)| {
+                let size = size as usize;
+                drop_cache(&file);
+                if warm_half {
+                    // Bring every other 64 KiB of the range back into the cache.
+                    let mut tmp = vec![0u8; 65536];
+                    let mut o = off & !65535;
+                    while o < off + size as u64 {
+                        // SAFETY: a valid buffer.
+                        unsafe {
+                            libc::pread(file.as_raw_fd(), tmp.as_mut_ptr().cast(), 65536, o as i64)
+                        };
+                        o += 131072;
+                    }
                 }
-            }
-            let expect = len.saturating_sub(off as usize).min(size);
-            let got = if to_host {
-                let mut host = host.borrow_mut();
-                // SAFETY: a registered handle and 4 MiB of host memory.
-                let n = unsafe { hipFileRead(fh, host.as_mut_ptr().cast(), size, off as i64, 0) };
-                prop_assert_eq!(n, expect as isize);
-                host[..expect].to_vec()
-            } else {
-                // SAFETY: a registered handle and a 4 MiB device buffer.
-                let n = unsafe { hipFileRead(fh, dev.ptr, size, off as i64, 0) };
-                prop_assert_eq!(n, expect as isize);
-                sim().download(dev.ptr, expect)
-            };
-            let want = if expect == 0 { &[][..] } else { &data[off as usize..off as usize + expect] };
-            prop_assert!(got == want, "bytes at {} size {}", off, size);
-            Ok(())
-        })
-        .unwrap();
-    hipFileHandleDeregister(fh);
-    let _ = std::fs::remove_file(&path);
-});
+                let expect = len.saturating_sub(off as usize).min(size);
+                let got = if to_host {
+                    let mut host = host.borrow_mut();
+                    // SAFETY: a registered handle and 4 MiB of host memory.
+                    let n =
+                        unsafe { hipFileRead(fh, host.as_mut_ptr().cast(), size, off as i64, 0) };
+                    prop_assert_eq!(n, expect as isize);
+                    host[..expect].to_vec()
+                } else {
+                    // SAFETY: a registered handle and a 4 MiB device buffer.
+                    let n = unsafe { hipFileRead(fh, dev.ptr, size, off as i64, 0) };
+                    prop_assert_eq!(n, expect as isize);
+                    sim().download(dev.ptr, expect)
+                };
+                let want = if expect == 0 {
+                    &[][..]
+                } else {
+                    &data[off as usize..off as usize + expect]
+                };
+                prop_assert!(got == want, "bytes at {} size {}", off, size);
+                Ok(())
+            })
+            .unwrap();
+        hipFileHandleDeregister(fh);
+        let _ = std::fs::remove_file(&path);
+    }
+);

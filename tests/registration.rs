@@ -1090,7 +1090,11 @@ child_test!(
         let n = unsafe { hipFileRead(fh, buf.ptr, 1 << 20, 0, 0) };
         assert_eq!(n as usize, expected.len(), "short read at end of file");
         assert_eq!(sim().download(buf.ptr, expected.len()), expected);
-        assert_eq!(sim().counter("hipAmdFileRead"), 0, "no O_DIRECT descriptor, no fastpath");
+        assert_eq!(
+            sim().counter("hipAmdFileRead"),
+            0,
+            "no O_DIRECT descriptor, no fastpath"
+        );
         hipFileHandleDeregister(fh);
         // SAFETY: our descriptor.
         unsafe { libc::close(fd) };

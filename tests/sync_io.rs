@@ -995,17 +995,28 @@ child_test!(
         let data = pattern(len, 41);
         let f = TestFile::rw("memalign", &data);
         let facts = hipfile::sys::statx::statx_fd(f.fd).unwrap();
-        eprintln!("statx: dio_mem_align {}, dio_offset_align {}", facts.dio_mem_align, facts.dio_offset_align);
+        eprintln!(
+            "statx: dio_mem_align {}, dio_offset_align {}",
+            facts.dio_mem_align, facts.dio_offset_align
+        );
         let dev = device_filled(len, 0);
         for boff in [512usize, 1024, 2048, 3072] {
             fill(dev.ptr, 0, len);
             let before = paths();
-            assert_eq!(rd_e(f.fh, dev.ptr, 2 * K4, K4 as i64, boff as i64), (2 * K4 as isize, 0), "read at buffer offset {boff}");
+            assert_eq!(
+                rd_e(f.fh, dev.ptr, 2 * K4, K4 as i64, boff as i64),
+                (2 * K4 as isize, 0),
+                "read at buffer offset {boff}"
+            );
             assert_fallback(paths_since(before), "read at an address not 4 KiB aligned");
             assert_eq!(s.download(dev.at(boff), 2 * K4), data[K4..3 * K4]);
             let out = TestFile::rw("memalign-out", &[]);
             let before = paths();
-            assert_eq!(wr_e(out.fh, dev.ptr, 2 * K4, 0, boff as i64), (2 * K4 as isize, 0), "write at buffer offset {boff}");
+            assert_eq!(
+                wr_e(out.fh, dev.ptr, 2 * K4, 0, boff as i64),
+                (2 * K4 as isize, 0),
+                "write at buffer offset {boff}"
+            );
             assert_fallback(paths_since(before), "write at an address not 4 KiB aligned");
             assert_eq!(out.contents(), data[K4..3 * K4]);
         }
@@ -2288,24 +2299,34 @@ child_test!(
 
 child_test!(
     panic_on_the_calling_thread_waits_for_the_workers,
-    [("HIPFILE_CHUNK_SIZE", "4096"), ("HIPFILE_IO_THREADS", "4"), ("HIPFILE_INLINE_THRESHOLD", "4096")],
+    [
+        ("HIPFILE_CHUNK_SIZE", "4096"),
+        ("HIPFILE_IO_THREADS", "4"),
+        ("HIPFILE_INLINE_THRESHOLD", "4096")
+    ],
     {
-    // When the calling thread's part of a parallel request panics, the call must still not
-    // return before the workers are done with the application's memory (and the workers must
-    // stop taking chunks of a request that failed).
-    watchdog(120);
-    use std::sync::atomic::Ordering;
-    fake::install(fake::Mode::CopyOnCaller);
-    let dev = fake::BASE as *mut c_void;
-    let size = 256 * 1024;
-    let f = TestFile::rw("panic-caller", &pattern(size, 35));
-    assert_eq!(rd(f.fh, dev, size, 0, 0), -5030);
-    let in_flight = fake::IN_FLIGHT.load(Ordering::SeqCst);
-    fake::RETURNED.store(true, Ordering::SeqCst);
-    std::thread::sleep(Duration::from_millis(500));
-    let late = fake::LATE.load(Ordering::SeqCst);
-    eprintln!("worker copies in flight at return: {in_flight}; started after return: {late}");
-    assert_eq!(in_flight, 0, "the call returned while workers were still copying into the buffer");
-    assert_eq!(late, 0, "workers kept copying into the buffer after the call returned");
-}
+        // When the calling thread's part of a parallel request panics, the call must still not
+        // return before the workers are done with the application's memory (and the workers must
+        // stop taking chunks of a request that failed).
+        watchdog(120);
+        use std::sync::atomic::Ordering;
+        fake::install(fake::Mode::CopyOnCaller);
+        let dev = fake::BASE as *mut c_void;
+        let size = 256 * 1024;
+        let f = TestFile::rw("panic-caller", &pattern(size, 35));
+        assert_eq!(rd(f.fh, dev, size, 0, 0), -5030);
+        let in_flight = fake::IN_FLIGHT.load(Ordering::SeqCst);
+        fake::RETURNED.store(true, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(500));
+        let late = fake::LATE.load(Ordering::SeqCst);
+        eprintln!("worker copies in flight at return: {in_flight}; started after return: {late}");
+        assert_eq!(
+            in_flight, 0,
+            "the call returned while workers were still copying into the buffer"
+        );
+        assert_eq!(
+            late, 0,
+            "workers kept copying into the buffer after the call returned"
+        );
+    }
 );

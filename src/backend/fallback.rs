@@ -25,7 +25,10 @@ pub fn io(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
         dir: req.dir,
         fd: req.file.buffered_fd(),
         direct: super::direct_fd(ctx, req),
-        target: Target::Device { addr: req.mem_addr(), device: req.buf.device },
+        target: Target::Device {
+            addr: req.mem_addr(),
+            device: req.buf.device,
+        },
         size: req.size,
         offset: req.file_offset,
         sync: ctx.config.sync_writes,

@@ -42,7 +42,9 @@ pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
         return Err(Refusal::UnalignedSize);
     }
     // As for offsets: never finer than 4 KiB, the granularity the kernel path accepts.
-    if req.file.dio_mem_align() == 0 || req.mem_addr() % offset_alignment(req.file.dio_mem_align()) as usize != 0 {
+    if req.file.dio_mem_align() == 0
+        || req.mem_addr() % offset_alignment(req.file.dio_mem_align()) as usize != 0
+    {
         return Err(Refusal::UnalignedMemory);
     }
     Ok(100)
@@ -50,9 +52,16 @@ pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
 
 /// Run the request through the runtime's GPU-direct entry point.
 pub fn io(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
-    let fd = req.file.unbuffered_fd().ok_or(Error::NoBackend("no O_DIRECT descriptor"))?;
-    let offset = i64::try_from(req.file_offset).map_err(|_| Error::InvalidValue("file offset too large"))?;
-    match ctx.rt.fastpath_io(req.dir, fd, req.mem_addr(), req.size as u64, offset) {
+    let fd = req
+        .file
+        .unbuffered_fd()
+        .ok_or(Error::NoBackend("no O_DIRECT descriptor"))?;
+    let offset =
+        i64::try_from(req.file_offset).map_err(|_| Error::InvalidValue("file offset too large"))?;
+    match ctx
+        .rt
+        .fastpath_io(req.dir, fd, req.mem_addr(), req.size as u64, offset)
+    {
         Ok(n) => Ok(n as usize),
         Err(FastpathFault::Os(e)) => Err(Error::Os(e)),
         Err(FastpathFault::Runtime(e)) => Err(Error::Runtime(e)),

@@ -24,7 +24,9 @@ pub fn io(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
         dir: req.dir,
         fd: req.file.buffered_fd(),
         direct: super::direct_fd(ctx, req),
-        target: Target::Host { addr: req.mem_addr() },
+        target: Target::Host {
+            addr: req.mem_addr(),
+        },
         size: req.size,
         offset: req.file_offset,
         sync: ctx.config.sync_writes,

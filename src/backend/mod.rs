@@ -114,8 +114,11 @@ impl Request<'_> {
     /// Bounds of behaviour §B.8 step 5: `buffer_offset < length` (strictly) and
     /// `size <= length - buffer_offset`.
     pub fn check_bounds(&self) -> Result<()> {
-        if self.buffer_offset >= self.buf.length || self.size > self.buf.length - self.buffer_offset {
-            return Err(Error::InvalidValue("the request does not fit in the buffer"));
+        if self.buffer_offset >= self.buf.length || self.size > self.buf.length - self.buffer_offset
+        {
+            return Err(Error::InvalidValue(
+                "the request does not fit in the buffer",
+            ));
         }
         Ok(())
     }
@@ -143,7 +146,11 @@ pub fn direct_fd(ctx: &Context<'_>, req: &Request<'_>) -> Option<crate::engine::
     if offset_align == 0 || mem_align == 0 {
         return None;
     }
-    Some(crate::engine::DirectFd { fd, offset_align, mem_align })
+    Some(crate::engine::DirectFd {
+        fd,
+        offset_align,
+        mem_align,
+    })
 }
 
 /// The score of `kind` for `req`.
@@ -156,10 +163,17 @@ pub fn score(kind: BackendKind, ctx: &Context<'_>, req: &Request<'_>) -> Result<
 }
 
 /// Selection order; ties keep the earlier entry (behaviour §C.1).
-const ORDER: [BackendKind; 3] = [BackendKind::Fallback, BackendKind::Fastpath, BackendKind::Host];
+const ORDER: [BackendKind; 3] = [
+    BackendKind::Fallback,
+    BackendKind::Fastpath,
+    BackendKind::Host,
+];
 
 /// The winning backend, or the refusals of all of them.
-pub fn select(ctx: &Context<'_>, req: &Request<'_>) -> Result<BackendKind, Vec<(BackendKind, Refusal)>> {
+pub fn select(
+    ctx: &Context<'_>,
+    req: &Request<'_>,
+) -> Result<BackendKind, Vec<(BackendKind, Refusal)>> {
     let mut best: Option<(BackendKind, i32)> = None;
     let mut refusals = Vec::new();
     for kind in ORDER {
@@ -169,7 +183,58 @@ pub fn select(ctx: &Context<'_>, req: &Request<'_>) -> Result<BackendKind, Vec<(
             Err(r) => refusals.push((kind, r)),
         }
     }
-    best.map(|(k, _)| k).ok_or(refusals)
+    match best {
+        // Why the fastpath lost to the fallback is worth counting; that host memory is not
+        // device memory is not.
+        Some((BackendKind::Fallback, _)) => {
+            for &(kind, r) in refusals.iter().filter(|(k, _)| *k == BackendKind::Fastpath) {
+                crate::stats::recorder::refused(kind, r);
+            }
+            Ok(BackendKind::Fallback)
+        }
+        Some((k, _)) => Ok(k),
+        None => {
+            for &(kind, r) in &refusals {
+                crate::stats::recorder::refused(kind, r);
+            }
+            Err(refusals)
+        }
+    }
+}
+
+/// Whether offset, size and address meet the fastpath's alignment (behaviour §C.2 rules 6–7),
+/// for the statistics' unaligned counters.
+fn dio_aligned(req: &Request<'_>) -> bool {
+    let (off, mem) = (req.file.dio_offset_align(), req.file.dio_mem_align());
+    let a = fastpath::offset_alignment(off);
+    let m = fastpath::offset_alignment(mem);
+    off != 0
+        && mem != 0
+        && req.file_offset % a == 0
+        && req.size as u64 % a == 0
+        && req.mem_addr() as u64 % m == 0
+}
+
+/// Run `io` on `kind` and record its outcome in the statistics.
+fn timed(
+    kind: BackendKind,
+    req: &Request<'_>,
+    io: impl FnOnce() -> Result<usize>,
+) -> Result<usize> {
+    let start = std::time::Instant::now();
+    let r = io();
+    match &r {
+        Ok(n) => crate::stats::recorder::io_done(
+            req.dir,
+            kind,
+            req.buf.device,
+            *n as u64,
+            start.elapsed(),
+            kind == BackendKind::Fastpath || dio_aligned(req),
+        ),
+        Err(_) => crate::stats::recorder::io_failed(req.dir, kind, req.buf.device, req.size as u64),
+    }
+    r
 }
 
 /// Choose a backend and run the request on it, retrying fastpath failures on the fallback.
@@ -183,17 +248,18 @@ pub fn run(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
     };
     req.check_bounds()?;
     match kind {
-        BackendKind::Fastpath => match fastpath::io(ctx, req) {
+        BackendKind::Fastpath => match timed(kind, req, || fastpath::io(ctx, req)) {
             Err(Error::Os(e)) if e == libc::ENODEV || e == libc::EREMOTEIO => {
                 if fallback::score(ctx, req).is_err() {
                     return Err(Error::Os(e));
                 }
                 tracing::debug!(target: "hipfile", "fastpath failed with errno {e}; retrying on the fallback");
-                fallback::io(ctx, req)
+                crate::stats::recorder::fallback_retry();
+                timed(BackendKind::Fallback, req, || fallback::io(ctx, req))
             }
             other => other,
         },
-        BackendKind::Fallback => fallback::io(ctx, req),
-        BackendKind::Host => host::io(ctx, req),
+        BackendKind::Fallback => timed(kind, req, || fallback::io(ctx, req)),
+        BackendKind::Host => timed(kind, req, || host::io(ctx, req)),
     }
 }

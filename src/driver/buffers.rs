@@ -64,7 +64,13 @@ fn range_error(e: RtError) -> Error {
 
 /// Check a buffer for registration and build its record (behaviour §B.6 steps 3–6, plus host
 /// memory when the host backend is on).
-pub fn validate(rt: &dyn Runtime, base: usize, length: usize, flags: i32, host_io: bool) -> Result<Buffer> {
+pub fn validate(
+    rt: &dyn Runtime,
+    base: usize,
+    length: usize,
+    flags: i32,
+    host_io: bool,
+) -> Result<Buffer> {
     if base == 0 {
         return Err(Error::InvalidValue("NULL buffer"));
     }
@@ -82,7 +88,13 @@ pub fn validate(rt: &dyn Runtime, base: usize, length: usize, flags: i32, host_i
         }
         _ => return Err(Error::MemoryTypeInvalid),
     }
-    Ok(Buffer { base, length, flags, memory: info.memory_type, device: info.device })
+    Ok(Buffer {
+        base,
+        length,
+        flags,
+        memory: info.memory_type,
+        device: info.device,
+    })
 }
 
 /// The [D] range rule of behaviour §B.6 step 6.
@@ -110,12 +122,20 @@ pub fn resolve_unregistered(rt: &dyn Runtime, base: usize, host_io: bool) -> Res
             (alloc_base + alloc_size).saturating_sub(base)
         }
         MemoryType::Host | MemoryType::Unregistered if host_io => match rt.address_range(base) {
-            Ok((alloc_base, alloc_size)) if alloc_base <= base => (alloc_base + alloc_size).saturating_sub(base),
+            Ok((alloc_base, alloc_size)) if alloc_base <= base => {
+                (alloc_base + alloc_size).saturating_sub(base)
+            }
             _ => usize::MAX - base,
         },
         _ => return Err(Error::MemoryTypeInvalid),
     };
-    Ok(BufferView { base, length, memory: info.memory_type, device: info.device, registration: None })
+    Ok(BufferView {
+        base,
+        length,
+        memory: info.memory_type,
+        device: info.device,
+        registration: None,
+    })
 }
 
 /// Registered buffers by exact base address.
@@ -175,7 +195,13 @@ impl BufferRegistry {
 impl BufferView {
     /// View of a registered buffer.
     pub fn registered(b: &Arc<Buffer>) -> BufferView {
-        BufferView { base: b.base, length: b.length, memory: b.memory, device: b.device, registration: Some(b.clone()) }
+        BufferView {
+            base: b.base,
+            length: b.length,
+            memory: b.memory,
+            device: b.device,
+            registration: Some(b.clone()),
+        }
     }
 }
 
@@ -187,12 +213,21 @@ mod tests {
     fn range_rule_matches_the_test_vectors() {
         let k4 = 4096;
         // 4 KiB allocation, length 8192 → range error.
-        assert_eq!(check_range(0x10000, 8192, 0x10000, k4), Err(Error::PointerRange));
+        assert_eq!(
+            check_range(0x10000, 8192, 0x10000, k4),
+            Err(Error::PointerRange)
+        );
         // ptr+4096 into an 8 KiB allocation, length 4096 → OK; 8192 → range error.
         assert_eq!(check_range(0x11000, 4096, 0x10000, 8192), Ok(()));
-        assert_eq!(check_range(0x11000, 8192, 0x10000, 8192), Err(Error::PointerRange));
+        assert_eq!(
+            check_range(0x11000, 8192, 0x10000, 8192),
+            Err(Error::PointerRange)
+        );
         // length UINT64_MAX → range error.
-        assert_eq!(check_range(0x10000, usize::MAX, 0x10000, k4), Err(Error::PointerRange));
+        assert_eq!(
+            check_range(0x10000, usize::MAX, 0x10000, k4),
+            Err(Error::PointerRange)
+        );
         // A range ending exactly at UINTPTR_MAX is fine.
         let base = usize::MAX - k4 + 1;
         assert_eq!(check_range(base, k4, base, k4), Ok(()));
@@ -206,7 +241,13 @@ mod tests {
     #[test]
     fn registry_rules() {
         let mut r = BufferRegistry::default();
-        let b = Buffer { base: 0x1000, length: 10, flags: 0, memory: MemoryType::Device, device: 0 };
+        let b = Buffer {
+            base: 0x1000,
+            length: 10,
+            flags: 0,
+            memory: MemoryType::Device,
+            device: 0,
+        };
         r.insert(b.clone()).unwrap();
         assert_eq!(r.insert(b), Err(Error::MemoryAlreadyRegistered));
         assert!(r.get(0x1001).is_none(), "interior pointers are not keys");

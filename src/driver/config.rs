@@ -157,7 +157,9 @@ pub const MAX_IO_THREADS: usize = 64;
 
 /// Default worker count: the machine's cores, between 1 and 16.
 pub fn default_io_threads() -> usize {
-    std::thread::available_parallelism().map_or(4, |n| n.get()).clamp(1, 16)
+    std::thread::available_parallelism()
+        .map_or(4, |n| n.get())
+        .clamp(1, 16)
 }
 
 /// The configuration snapshot in force while the driver is open.
@@ -209,7 +211,9 @@ impl Config {
         } else {
             allow
         };
-        let io_threads = params.size(SizeParam::MaxIoThreads).clamp(1, MAX_IO_THREADS as u64) as usize;
+        let io_threads = params
+            .size(SizeParam::MaxIoThreads)
+            .clamp(1, MAX_IO_THREADS as u64) as usize;
         let request_parallelism = if !params.flag(BoolParam::ExecutionParallelIo) {
             1
         } else {
@@ -233,7 +237,8 @@ impl Config {
             io_threads,
             request_parallelism,
             chunk_size,
-            bounce_budget: ((params.size(SizeParam::MaxDeviceCacheSizeKb) as usize) << 10).max(chunk_size),
+            bounce_budget: ((params.size(SizeParam::MaxDeviceCacheSizeKb) as usize) << 10)
+                .max(chunk_size),
             inline_threshold: (params.size(SizeParam::MinIoThresholdSizeKb) as usize) << 10,
             direct_reads: env.direct_reads.unwrap_or(true),
             params,
@@ -286,28 +291,48 @@ mod tests {
     }
 
     fn env_of(pairs: &[(&str, &str)]) -> Env {
-        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         Env::from_lookup(|k| m.get(k).cloned())
     }
 
     #[test]
     fn defaults_and_conflicts() {
         let c = Config::resolve(&env_of(&[]), &Staged::default());
-        assert!(c.allow_compat && !c.force_compat && !c.unsupported_fs && c.host_io && c.sync_writes);
+        assert!(
+            c.allow_compat && !c.force_compat && !c.unsupported_fs && c.host_io && c.sync_writes
+        );
         assert_eq!(c.stats_level, 1);
         assert_eq!(c.async_buffer_size, 16 << 20);
         assert_eq!(c.chunk_size, DEFAULT_CHUNK_SIZE);
 
-        let c = Config::resolve(&env_of(&[("HIPFILE_ALLOW_COMPAT_MODE", "false")]), &Staged::default());
+        let c = Config::resolve(
+            &env_of(&[("HIPFILE_ALLOW_COMPAT_MODE", "false")]),
+            &Staged::default(),
+        );
         assert!(!c.allow_compat);
         let c = Config::resolve(
-            &env_of(&[("HIPFILE_ALLOW_COMPAT_MODE", "false"), ("HIPFILE_FORCE_COMPAT_MODE", "TRUE")]),
+            &env_of(&[
+                ("HIPFILE_ALLOW_COMPAT_MODE", "false"),
+                ("HIPFILE_FORCE_COMPAT_MODE", "TRUE"),
+            ]),
             &Staged::default(),
         );
         assert!(c.allow_compat && c.force_compat);
-        let c = Config::resolve(&env_of(&[("HIPFILE_ALLOW_COMPAT_MODE", "0")]), &Staged::default());
+        let c = Config::resolve(
+            &env_of(&[("HIPFILE_ALLOW_COMPAT_MODE", "0")]),
+            &Staged::default(),
+        );
         assert!(c.allow_compat, "0 is not a boolean upstream");
-        let c = Config::resolve(&env_of(&[("HIPFILE_STATS_LEVEL", "9"), ("HIPFILE_ASYNC_BUFFER_SIZE", "0")]), &Staged::default());
+        let c = Config::resolve(
+            &env_of(&[
+                ("HIPFILE_STATS_LEVEL", "9"),
+                ("HIPFILE_ASYNC_BUFFER_SIZE", "0"),
+            ]),
+            &Staged::default(),
+        );
         assert_eq!(c.stats_level, 3);
         assert_eq!(c.async_buffer_size, 16 << 20);
     }

@@ -66,30 +66,49 @@ impl File {
     /// Inspect and prepare a client descriptor (behaviour §B.4 step 3; contract §3 adds the
     /// `O_APPEND` refusal). Does not touch any registry.
     pub fn inspect(fd: RawFd) -> Result<File> {
-        let facts = statx::statx_fd(fd).map_err(|_| Error::Internal("statx of the descriptor failed"))?;
+        let facts =
+            statx::statx_fd(fd).map_err(|_| Error::Internal("statx of the descriptor failed"))?;
         let flags = sys::io::get_flags(fd).map_err(|_| Error::Internal("fcntl(F_GETFL) failed"))?;
         if flags & libc::O_APPEND != 0 {
             // Positional writes through an O_APPEND descriptor land at the end of the file.
             return Err(Error::InvalidFileOpenFlag);
         }
-        let table = mounts::read_table().map_err(|_| Error::Internal("reading the mount table failed"))?;
+        let table =
+            mounts::read_table().map_err(|_| Error::Internal("reading the mount table failed"))?;
         let mount = mounts::find(&table, facts.dev_major, facts.dev_minor);
         let (ext4_ordered, xfs, fstype) = match mount.map(|m| (m.kind(), m.fstype.clone())) {
-            Some((mounts::FsKind::Ext4(mode), t)) => (mode == mounts::Ext4DataMode::Ordered, false, t),
+            Some((mounts::FsKind::Ext4(mode), t)) => {
+                (mode == mounts::Ext4DataMode::Ordered, false, t)
+            }
             Some((mounts::FsKind::Xfs, t)) => (false, true, t),
             Some((mounts::FsKind::Other(_), t)) => (false, false, t),
             None => (false, false, String::new()),
         };
         let (buffered, unbuffered, mem, off) = if flags & libc::O_DIRECT != 0 {
-            let b = sys::io::reopen(fd, flags & !libc::O_DIRECT)
-                .map_err(|_| Error::Internal("re-opening the descriptor without O_DIRECT failed"))?;
-            (Descriptor::Owned(b), Some(Descriptor::Client(fd)), facts.dio_mem_align, facts.dio_offset_align)
+            let b = sys::io::reopen(fd, flags & !libc::O_DIRECT).map_err(|_| {
+                Error::Internal("re-opening the descriptor without O_DIRECT failed")
+            })?;
+            (
+                Descriptor::Owned(b),
+                Some(Descriptor::Client(fd)),
+                facts.dio_mem_align,
+                facts.dio_offset_align,
+            )
         } else {
             match sys::io::reopen(fd, flags | libc::O_DIRECT) {
-                Ok(u) => (Descriptor::Client(fd), Some(Descriptor::Owned(u)), facts.dio_mem_align, facts.dio_offset_align),
+                Ok(u) => (
+                    Descriptor::Client(fd),
+                    Some(Descriptor::Owned(u)),
+                    facts.dio_mem_align,
+                    facts.dio_offset_align,
+                ),
                 // The file system has no O_DIRECT (tmpfs...): register without the fastpath.
                 Err(libc::EINVAL) => (Descriptor::Client(fd), None, 0, 0),
-                Err(_) => return Err(Error::Internal("re-opening the descriptor with O_DIRECT failed")),
+                Err(_) => {
+                    return Err(Error::Internal(
+                        "re-opening the descriptor with O_DIRECT failed",
+                    ))
+                }
             }
         };
         let acc = flags & libc::O_ACCMODE;
@@ -97,7 +116,12 @@ impl File {
             client_fd: fd,
             buffered,
             unbuffered,
-            kind: FileKind { regular: facts.is_regular, block_device: facts.is_block_device, ext4_ordered, xfs },
+            kind: FileKind {
+                regular: facts.is_regular,
+                block_device: facts.is_block_device,
+                ext4_ordered,
+                xfs,
+            },
             fstype,
             dio_mem_align: mem,
             dio_offset_align: off,
@@ -185,14 +209,19 @@ impl FileRegistry {
         let index = match self.free.pop() {
             Some(i) => i,
             None => {
-                self.slots.push(Slot { generation: 1, file: None });
+                self.slots.push(Slot {
+                    generation: 1,
+                    file: None,
+                });
                 self.slots.len() - 1
             }
         };
         let slot = &mut self.slots[index];
         self.by_fd.insert(file.client_fd, index);
         slot.file = Some(Arc::new(file));
-        Ok(FileToken(((u64::from(slot.generation) << 32) | (index as u64 + 1)) as usize))
+        Ok(FileToken(
+            ((u64::from(slot.generation) << 32) | (index as u64 + 1)) as usize,
+        ))
     }
 
     /// The file behind a token, if the token is current.
@@ -208,12 +237,18 @@ impl FileRegistry {
     /// Remove a file unless I/O still holds it (behaviour §B.5: refused silently then).
     /// Returns whether it was removed.
     pub fn remove(&mut self, token: FileToken) -> bool {
-        let Some((index, gen)) = Self::decode(token) else { return false };
-        let Some(slot) = self.slots.get_mut(index) else { return false };
+        let Some((index, gen)) = Self::decode(token) else {
+            return false;
+        };
+        let Some(slot) = self.slots.get_mut(index) else {
+            return false;
+        };
         if slot.generation != gen {
             return false;
         }
-        let Some(file) = slot.file.as_ref() else { return false };
+        let Some(file) = slot.file.as_ref() else {
+            return false;
+        };
         if Arc::strong_count(file) > 1 {
             return false;
         }
@@ -258,7 +293,11 @@ mod tests {
             .write(true)
             .create(true)
             .truncate(true)
-            .open(std::env::temp_dir().join(format!("hipfile-files-{}-{:?}", std::process::id(), std::thread::current().id())))
+            .open(std::env::temp_dir().join(format!(
+                "hipfile-files-{}-{:?}",
+                std::process::id(),
+                std::thread::current().id()
+            )))
             .unwrap();
         f.into_raw_fd()
     }
@@ -269,7 +308,10 @@ mod tests {
         let fd = temp_fd();
         let t1 = r.insert(File::inspect(fd).unwrap()).unwrap();
         assert_ne!(t1.0, 0);
-        assert_eq!(r.insert(File::inspect(fd).unwrap()).unwrap_err(), Error::HandleAlreadyRegistered);
+        assert_eq!(
+            r.insert(File::inspect(fd).unwrap()).unwrap_err(),
+            Error::HandleAlreadyRegistered
+        );
         assert!(r.get(t1).is_some());
         assert!(r.remove(t1));
         assert!(r.get(t1).is_none());

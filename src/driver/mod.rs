@@ -27,8 +27,8 @@ use crate::error::{Error, Result};
 use crate::runtime::{self, Direction, Runtime};
 use buffers::{BufferRegistry, BufferView};
 use config::Config;
-use params::Staged;
 use files::{File, FileRegistry, FileToken};
+use params::Staged;
 
 /// What exists only while the driver is open.
 struct Session {
@@ -57,14 +57,14 @@ pub fn driver() -> &'static Driver {
     DRIVER.get_or_init(|| {
         crate::log::init();
         Driver {
-        state: RwLock::new(State {
-            use_count: 0,
-            files: FileRegistry::default(),
-            buffers: BufferRegistry::default(),
-            session: None,
-        }),
-        staged: Mutex::new(Staged::default()),
-        streams: streams::StreamRegistry::default(),
+            state: RwLock::new(State {
+                use_count: 0,
+                files: FileRegistry::default(),
+                buffers: BufferRegistry::default(),
+                session: None,
+            }),
+            staged: Mutex::new(Staged::default()),
+            streams: streams::StreamRegistry::default(),
         }
     })
 }
@@ -77,6 +77,7 @@ impl Driver {
 
     /// Start a session (count 0 → 1): configuration snapshot and engine.
     fn activate(&self, st: &mut State) {
+        crate::stats::init();
         let config = Arc::new(Config::resolve(config::env(), &self.staged.lock()));
         let rt = self.rt();
         tracing::debug!(target: "hipfile", "driver open: {config:?}");
@@ -136,7 +137,6 @@ impl Driver {
         }
     }
 
-
     /// Whether the driver is open.
     pub fn is_open(&self) -> bool {
         self.state.read().use_count > 0
@@ -195,7 +195,10 @@ impl Driver {
         self.rt();
         let mut st = self.state.write();
         self.implicit_open(&mut st);
-        st.files.insert(file)
+        let token = st.files.insert(file)?;
+        drop(st);
+        crate::stats::recorder::file_registered();
+        Ok(token)
     }
 
     /// `hipFileHandleDeregister` (behaviour §B.5): silently nothing when closed, unknown or busy.
@@ -204,7 +207,10 @@ impl Driver {
         if st.use_count == 0 {
             return;
         }
-        if !st.files.remove(token) {
+        if st.files.remove(token) {
+            drop(st);
+            crate::stats::recorder::file_deregistered();
+        } else {
             tracing::debug!(target: "hipfile", "deregistration of handle {:#x} ignored (unknown or in use)", token.0);
         }
     }
@@ -227,7 +233,10 @@ impl Driver {
             // Closed while we validated: the registration would be dropped by that close.
             return Err(Error::DriverClosing);
         }
-        st.buffers.insert(buffer)
+        st.buffers.insert(buffer)?;
+        drop(st);
+        crate::stats::recorder::buffer_registered();
+        Ok(())
     }
 
     /// `hipFileBufDeregister` (behaviour §B.7).
@@ -236,7 +245,10 @@ impl Driver {
         if st.use_count == 0 {
             return Err(Error::DriverClosing);
         }
-        st.buffers.remove(base)
+        st.buffers.remove(base)?;
+        drop(st);
+        crate::stats::recorder::buffer_deregistered();
+        Ok(())
     }
 
     /// Resolve a handle (for the async and batch paths).
@@ -245,7 +257,10 @@ impl Driver {
         if st.use_count == 0 {
             return Err(Error::DriverNotInitialized);
         }
-        st.files.get(token).cloned().ok_or(Error::HandleNotRegistered)
+        st.files
+            .get(token)
+            .cloned()
+            .ok_or(Error::HandleNotRegistered)
     }
 
     /// `hipFileRead` / `hipFileWrite` (behaviour §B.8, contract §3).
@@ -263,9 +278,18 @@ impl Driver {
             if st.use_count == 0 {
                 return Err(Error::DriverNotInitialized);
             }
-            let file = st.files.get(token).cloned().ok_or(Error::HandleNotRegistered)?;
+            let file = st
+                .files
+                .get(token)
+                .cloned()
+                .ok_or(Error::HandleNotRegistered)?;
             let session = st.session.as_ref().expect("open driver has a session");
-            (file, st.buffers.get(base).cloned(), session.config.clone(), session.engine.clone())
+            (
+                file,
+                st.buffers.get(base).cloned(),
+                session.config.clone(),
+                session.engine.clone(),
+            )
         };
         let rt = self.rt();
         let buf = match &registration {
@@ -282,9 +306,14 @@ impl Driver {
             buf: &buf,
             size: size.min(MAX_RW),
             file_offset: file_offset as u64,
-            buffer_offset: usize::try_from(buffer_offset).map_err(|_| Error::InvalidValue("buffer offset too large"))?,
+            buffer_offset: usize::try_from(buffer_offset)
+                .map_err(|_| Error::InvalidValue("buffer offset too large"))?,
         };
-        let ctx = Context { rt, config: &config, engine: &engine };
+        let ctx = Context {
+            rt,
+            config: &config,
+            engine: &engine,
+        };
         backend::run(&ctx, &req)
     }
 }

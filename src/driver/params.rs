@@ -107,26 +107,39 @@ pub const BOOL_PARAMS: [BoolParam; 12] = [
 ];
 
 /// All string parameters in enum order.
-pub const STRING_PARAMS: [StringParam; 3] = [StringParam::LoggingLevel, StringParam::EnvLogfilePath, StringParam::LogDir];
+pub const STRING_PARAMS: [StringParam; 3] = [
+    StringParam::LoggingLevel,
+    StringParam::EnvLogfilePath,
+    StringParam::LogDir,
+];
 
 impl TryFrom<i32> for SizeParam {
     type Error = ();
     fn try_from(v: i32) -> Result<Self, ()> {
-        usize::try_from(v).ok().and_then(|i| SIZE_PARAMS.get(i).copied()).ok_or(())
+        usize::try_from(v)
+            .ok()
+            .and_then(|i| SIZE_PARAMS.get(i).copied())
+            .ok_or(())
     }
 }
 
 impl TryFrom<i32> for BoolParam {
     type Error = ();
     fn try_from(v: i32) -> Result<Self, ()> {
-        usize::try_from(v).ok().and_then(|i| BOOL_PARAMS.get(i).copied()).ok_or(())
+        usize::try_from(v)
+            .ok()
+            .and_then(|i| BOOL_PARAMS.get(i).copied())
+            .ok_or(())
     }
 }
 
 impl TryFrom<i32> for StringParam {
     type Error = ();
     fn try_from(v: i32) -> Result<Self, ()> {
-        usize::try_from(v).ok().and_then(|i| STRING_PARAMS.get(i).copied()).ok_or(())
+        usize::try_from(v)
+            .ok()
+            .and_then(|i| STRING_PARAMS.get(i).copied())
+            .ok_or(())
     }
 }
 
@@ -176,10 +189,15 @@ impl SizeParam {
     pub fn from_env(self, env: &Env) -> Option<u64> {
         match self {
             SizeParam::ProfileStats => env.stats_level.map(|v| u64::from(v).min(3)),
-            SizeParam::MaxIoThreads => env.io_threads.filter(|&n| n > 0).map(|n| u64::from(n).min(MAX_IO_THREADS)),
+            SizeParam::MaxIoThreads => env
+                .io_threads
+                .filter(|&n| n > 0)
+                .map(|n| u64::from(n).min(MAX_IO_THREADS)),
             SizeParam::MinIoThresholdSizeKb => env.inline_threshold.map(|b| b >> 10),
             SizeParam::MaxDeviceCacheSizeKb => env.bounce_budget.map(|b| (b >> 10).max(4)),
-            SizeParam::PerBufferCacheSizeKb => env.chunk_size.map(|b| (b.div_ceil(4096) * 4).clamp(4, 1 << 20)),
+            SizeParam::PerBufferCacheSizeKb => env
+                .chunk_size
+                .map(|b| (b.div_ceil(4096) * 4).clamp(4, 1 << 20)),
             _ => None,
         }
     }
@@ -231,7 +249,12 @@ impl BoolParam {
 
     /// The value used when neither the API nor the environment sets one.
     pub fn default_value(self) -> bool {
-        matches!(self, BoolParam::AllowCompatMode | BoolParam::ExecutionParallelIo | BoolParam::AllowSystemMemory)
+        matches!(
+            self,
+            BoolParam::AllowCompatMode
+                | BoolParam::ExecutionParallelIo
+                | BoolParam::AllowSystemMemory
+        )
     }
 
     /// The value the environment gives, if any.
@@ -323,10 +346,21 @@ impl ParamValues {
     /// API value > environment > default.
     pub fn resolve(env: &Env, staged: &Staged) -> ParamValues {
         ParamValues {
-            sizes: SIZE_PARAMS.map(|p| staged.sizes[p as usize].or_else(|| p.from_env(env)).unwrap_or_else(|| p.default_value())),
-            bools: BOOL_PARAMS.map(|p| staged.bools[p as usize].or_else(|| p.from_env(env)).unwrap_or_else(|| p.default_value())),
+            sizes: SIZE_PARAMS.map(|p| {
+                staged.sizes[p as usize]
+                    .or_else(|| p.from_env(env))
+                    .unwrap_or_else(|| p.default_value())
+            }),
+            bools: BOOL_PARAMS.map(|p| {
+                staged.bools[p as usize]
+                    .or_else(|| p.from_env(env))
+                    .unwrap_or_else(|| p.default_value())
+            }),
             strings: STRING_PARAMS.map(|p| {
-                staged.strings[p as usize].clone().or_else(|| p.from_env()).unwrap_or_else(|| p.default_value())
+                staged.strings[p as usize]
+                    .clone()
+                    .or_else(|| p.from_env())
+                    .unwrap_or_else(|| p.default_value())
             }),
         }
     }
@@ -373,7 +407,11 @@ mod tests {
 
     #[test]
     fn precedence_api_env_default() {
-        let env = Env { io_threads: Some(3), allow_compat: Some(false), ..Default::default() };
+        let env = Env {
+            io_threads: Some(3),
+            allow_compat: Some(false),
+            ..Default::default()
+        };
         let mut staged = Staged::default();
         let v = ParamValues::resolve(&env, &staged);
         assert_eq!(v.size(SizeParam::MaxIoThreads), 3);

@@ -46,7 +46,11 @@ impl StreamRegistry {
 
     /// Deregister `stream`.
     pub fn deregister(&self, stream: StreamHandle) -> Result<()> {
-        self.map.lock().remove(&stream).map(|_| ()).ok_or(Error::InvalidValue("stream not registered"))
+        self.map
+            .lock()
+            .remove(&stream)
+            .map(|_| ())
+            .ok_or(Error::InvalidValue("stream not registered"))
     }
 
     /// The registration of `stream`.

@@ -43,7 +43,10 @@ impl BouncePool {
             rt,
             chunk,
             max_buffers: std::sync::atomic::AtomicUsize::new((budget / chunk).max(1)),
-            state: Mutex::new(PoolState { free: Vec::new(), allocated: 0 }),
+            state: Mutex::new(PoolState {
+                free: Vec::new(),
+                allocated: 0,
+            }),
             returned: Condvar::new(),
         }
     }
@@ -61,7 +64,10 @@ impl BouncePool {
     /// Change the budget; at least one buffer. Free buffers above a lowered budget are
     /// released now, busy ones when they come back.
     pub fn set_budget(&self, budget: usize) {
-        self.max_buffers.store((budget / self.chunk).max(1), std::sync::atomic::Ordering::Relaxed);
+        self.max_buffers.store(
+            (budget / self.chunk).max(1),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         let surplus: Vec<NonNull<u8>> = {
             let mut st = self.state.lock();
             let mut out = Vec::new();
@@ -79,6 +85,7 @@ impl BouncePool {
         for p in surplus {
             // SAFETY: a free buffer from host_alloc, no longer reachable from the pool.
             unsafe { self.rt.host_free(p.as_ptr()) };
+            crate::stats::recorder::bounce_released(self.chunk as u64);
         }
         self.returned.notify_all();
     }
@@ -130,7 +137,10 @@ impl BouncePool {
         };
         match self.rt.host_alloc(self.chunk) {
             Ok(p) => NonNull::new(p)
-                .map(|ptr| Bounce { pool: self, ptr })
+                .map(|ptr| {
+                    crate::stats::recorder::bounce_allocated(self.chunk as u64);
+                    Bounce { pool: self, ptr }
+                })
                 .ok_or_else(|| unreserve(Error::Internal("pinned allocation returned NULL"))),
             Err(e) => Err(unreserve(Error::Runtime(e))),
         }
@@ -144,6 +154,7 @@ impl Drop for BouncePool {
         for p in st.free.drain(..) {
             // SAFETY: each pointer came from host_alloc and no Bounce borrows the pool anymore.
             unsafe { self.rt.host_free(p.as_ptr()) };
+            crate::stats::recorder::bounce_released(self.chunk as u64);
         }
     }
 }
@@ -171,6 +182,7 @@ impl Drop for Bounce<'_> {
             drop(st);
             // SAFETY: this buffer came from host_alloc and is no longer used.
             unsafe { pool.rt.host_free(self.ptr.as_ptr()) };
+            crate::stats::recorder::bounce_released(pool.chunk as u64);
         } else {
             st.free.push(self.ptr);
             drop(st);

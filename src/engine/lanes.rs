@@ -68,7 +68,11 @@ impl LanePool {
                 return Err(e);
             }
         };
-        Ok(Lane { device, stream, events: [e0, e1] })
+        Ok(Lane {
+            device,
+            stream,
+            events: [e0, e1],
+        })
     }
 
     /// A lane (see [`LanePool::get`]) when `wanted`, returned to the pool when the guard drops
@@ -77,7 +81,10 @@ impl LanePool {
         if !wanted {
             return None;
         }
-        self.get(rt, device).map(|lane| LaneGuard { pool: self, lane: Some(lane) })
+        self.get(rt, device).map(|lane| LaneGuard {
+            pool: self,
+            lane: Some(lane),
+        })
     }
 
     /// Give a lane back.

@@ -90,7 +90,9 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
         0
     } else {
         let cap = inner.request_parallelism.saturating_sub(1);
-        inner.workers().map_or(0, |w| w.len().min(chunks - 1).min(cap))
+        inner
+            .workers()
+            .map_or(0, |w| w.len().min(chunks - 1).min(cap))
     };
     if helpers > 0 {
         *req.helpers.lock() = helpers;
@@ -99,15 +101,21 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
             let inner = inner.clone();
             let req = req.clone();
             workers.spawn(Box::new(move || {
-                let guard = HelperGuard { inner: Some(inner), req };
+                let guard = HelperGuard {
+                    inner: Some(inner),
+                    req,
+                };
                 participate(guard.inner.as_ref().expect("set"), &guard.req);
             }));
         }
     }
     // The calling thread's share runs under catch_unwind: if it panics, the request fails
     // and we still wait for the helpers below, which may be using the application's memory.
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| participate(inner, &req))).is_err() {
-        req.fail(Error::Internal("panic on the calling thread's share of a request"));
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| participate(inner, &req))).is_err()
+    {
+        req.fail(Error::Internal(
+            "panic on the calling thread's share of a request",
+        ));
     }
     {
         let mut n = req.helpers.lock();
@@ -179,7 +187,10 @@ fn participate(inner: &Inner, req: &Request) {
             };
             // Requests of several chunks pipeline file I/O with stream-ordered copies on a
             // lane; a single chunk gains nothing from that and is copied synchronously.
-            let _restore = RestoreDevice { inner, restore: Some(restore) };
+            let _restore = RestoreDevice {
+                inner,
+                restore: Some(restore),
+            };
             match inner.lanes.get_if(req.chunks > 1, inner.rt, device) {
                 Some(lane) => match req.t.dir {
                     Direction::Read => pipelined_read(inner, req, addr, &lane),
@@ -231,7 +242,12 @@ fn synchronous_device(inner: &Inner, req: &Request, addr: usize) {
             }
         }
         let buf = &mut bounce.as_mut().expect("set above").as_mut_slice()[..len];
-        if !record(req, off, len, device_chunk(inner, req.t, addr + off, buf, off)) {
+        if !record(
+            req,
+            off,
+            len,
+            device_chunk(inner, req.t, addr + off, buf, off),
+        ) {
             break;
         }
     }
@@ -254,7 +270,11 @@ fn pipelined_read(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
         let s = k % slots;
         k += 1;
         if in_flight[s] {
-            let waited = if slots == 2 { rt.event_synchronize(lane.events[s]) } else { rt.stream_synchronize(lane.stream) };
+            let waited = if slots == 2 {
+                rt.event_synchronize(lane.events[s])
+            } else {
+                rt.stream_synchronize(lane.stream)
+            };
             if let Err(e) = waited {
                 req.fail(Error::Runtime(e));
                 break;
@@ -275,8 +295,9 @@ fn pipelined_read(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
         if n > 0 {
             // SAFETY: the buffer stays checked out, and is not written, until the copy's event
             // (or the stream) has completed: below, or at the synchronisation after the loop.
-            let issued = unsafe { rt.copy_to_device_async(addr + off, buf.as_ptr(), n, lane.stream) }
-                .and_then(|()| rt.event_record(lane.events[s], lane.stream));
+            let issued =
+                unsafe { rt.copy_to_device_async(addr + off, buf.as_ptr(), n, lane.stream) }
+                    .and_then(|()| rt.event_record(lane.events[s], lane.stream));
             if let Err(e) = issued {
                 req.fail(Error::Runtime(e));
                 break;
@@ -306,7 +327,8 @@ fn pipelined_write(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
     let issue = |buf: &mut super::bounce::Bounce<'_>, off: usize, len: usize| -> Result<()> {
         // SAFETY: the buffer stays checked out and untouched until the stream is synchronised
         // before its pwrite (or after the loop).
-        unsafe { rt.copy_from_device_async(buf.as_ptr(), addr + off, len, lane.stream) }.map_err(Error::Runtime)
+        unsafe { rt.copy_from_device_async(buf.as_ptr(), addr + off, len, lane.stream) }
+            .map_err(Error::Runtime)
     };
     let mut current = claim(req);
     if let Some((off, len)) = current {
@@ -331,7 +353,8 @@ fn pipelined_write(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
             next_issued = true;
         }
         let file_off = req.t.offset + off as u64;
-        let n = sys::io::pwrite_full(req.t.fd, &a.as_mut_slice()[..len], file_off).map_err(Error::Os);
+        let n =
+            sys::io::pwrite_full(req.t.fd, &a.as_mut_slice()[..len], file_off).map_err(Error::Os);
         if !record(req, off, len, n) {
             break;
         }
@@ -357,12 +380,19 @@ fn pipelined_write(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
 }
 
 /// One chunk between the file and device memory through a pinned bounce buffer.
-fn device_chunk(inner: &Inner, t: Transfer, dev: usize, buf: &mut [u8], off: usize) -> Result<usize> {
+fn device_chunk(
+    inner: &Inner,
+    t: Transfer,
+    dev: usize,
+    buf: &mut [u8],
+    off: usize,
+) -> Result<usize> {
     let file_off = t.offset + off as u64;
     match t.dir {
         Direction::Read => {
             // SAFETY: `buf` is an exclusively borrowed slice.
-            let n = unsafe { read_chunk(&t, buf.as_mut_ptr(), buf.len(), file_off) }.map_err(Error::Os)?;
+            let n = unsafe { read_chunk(&t, buf.as_mut_ptr(), buf.len(), file_off) }
+                .map_err(Error::Os)?;
             if n > 0 {
                 inner.rt.copy_to_device(dev, &buf[..n])?;
             }
@@ -384,7 +414,9 @@ fn host_chunk(t: Transfer, addr: usize, len: usize, off: usize) -> Result<usize>
         // touches the same chunk.
         Direction::Read => unsafe { read_chunk(&t, addr as *mut u8, len, file_off) },
         // SAFETY: as above, for reading the application's memory.
-        Direction::Write => unsafe { sys::io::pwrite_full_raw(t.fd, addr as *const u8, len, file_off) },
+        Direction::Write => unsafe {
+            sys::io::pwrite_full_raw(t.fd, addr as *const u8, len, file_off)
+        },
     }
     .map_err(Error::Os)
 }
@@ -398,7 +430,9 @@ fn host_chunk(t: Transfer, addr: usize, len: usize, off: usize) -> Result<usize>
 /// `ptr..ptr+len` must be writable host memory used by nobody else meanwhile.
 unsafe fn read_chunk(t: &Transfer, ptr: *mut u8, len: usize, off: u64) -> Result<usize, i32> {
     if let Some(d) = t.direct {
-        let aligned = |o: u64, n: usize, p: usize| o % d.offset_align == 0 && n as u64 % d.offset_align == 0 && p as u64 % d.mem_align == 0;
+        let aligned = |o: u64, n: usize, p: usize| {
+            o % d.offset_align == 0 && n as u64 % d.offset_align == 0 && p as u64 % d.mem_align == 0
+        };
         if len > 0 && aligned(off, len, ptr as usize) {
             // SAFETY: the caller guarantees the buffer.
             let cached = match unsafe { sys::io::pread_nowait(t.fd, ptr, len, off) } {
@@ -411,7 +445,8 @@ unsafe fn read_chunk(t: &Transfer, ptr: *mut u8, len: usize, off: u64) -> Result
             if cached == len {
                 return Ok(len);
             }
-            let (rest_off, rest_len, rest_ptr) = (off + cached as u64, len - cached, ptr as usize + cached);
+            let (rest_off, rest_len, rest_ptr) =
+                (off + cached as u64, len - cached, ptr as usize + cached);
             let more = if aligned(rest_off, rest_len, rest_ptr) {
                 // SAFETY: the remainder lies inside the caller's buffer and is aligned.
                 unsafe { direct_read(t.fd, d.fd, rest_ptr as *mut u8, rest_len, rest_off)? }
@@ -431,7 +466,13 @@ unsafe fn read_chunk(t: &Transfer, ptr: *mut u8, len: usize, off: u64) -> Result
 ///
 /// # Safety
 /// `ptr..ptr+len` must be writable host memory; `off`, `len` and `ptr` aligned for `direct`.
-unsafe fn direct_read(buffered: RawFd, direct: RawFd, ptr: *mut u8, len: usize, off: u64) -> Result<usize, i32> {
+unsafe fn direct_read(
+    buffered: RawFd,
+    direct: RawFd,
+    ptr: *mut u8,
+    len: usize,
+    off: u64,
+) -> Result<usize, i32> {
     // SAFETY: the caller guarantees the buffer.
     let n = unsafe { sys::io::pread_raw(direct, ptr, len, off)? };
     if n == len || n == 0 {

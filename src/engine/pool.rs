@@ -32,12 +32,23 @@ impl WorkerPool {
     /// Start `n` workers. If a thread cannot be started, the ones already running are shut
     /// down and the error is returned.
     pub fn new(n: usize) -> std::io::Result<WorkerPool> {
-        let shared = Arc::new(Shared { queue: Mutex::new(Queue { jobs: VecDeque::new(), closed: false }), ready: Condvar::new() });
-        let mut pool = WorkerPool { shared, threads: Vec::with_capacity(n) };
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::new(),
+                closed: false,
+            }),
+            ready: Condvar::new(),
+        });
+        let mut pool = WorkerPool {
+            shared,
+            threads: Vec::with_capacity(n),
+        };
         for i in 0..n {
             let shared = pool.shared.clone();
             // On error `pool` is dropped, which closes the queue and joins what started.
-            let t = std::thread::Builder::new().name(format!("hipfile-io-{i}")).spawn(move || worker(&shared))?;
+            let t = std::thread::Builder::new()
+                .name(format!("hipfile-io-{i}"))
+                .spawn(move || worker(&shared))?;
             pool.threads.push(t);
         }
         Ok(pool)

@@ -4,7 +4,12 @@
 //! so an out-of-range value is an error, never undefined behaviour. Every size and offset the
 //! header promises is asserted at compile time below, and `tests/c/abi_asserts.c` asserts the
 //! same numbers on the C side.
-#![allow(non_camel_case_types, non_upper_case_globals, non_snake_case, missing_docs)]
+#![allow(
+    non_camel_case_types,
+    non_upper_case_globals,
+    non_snake_case,
+    missing_docs
+)]
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::mem::{offset_of, size_of};
@@ -86,7 +91,10 @@ pub struct hipFileError_t {
 impl hipFileError_t {
     /// `{err, hipSuccess}`.
     pub const fn op(err: hipFileOpError_t) -> Self {
-        hipFileError_t { err, hip_drv_err: 0 }
+        hipFileError_t {
+            err,
+            hip_drv_err: 0,
+        }
     }
     /// `{hipFileSuccess, hipSuccess}`.
     pub const SUCCESS: Self = Self::op(hipFileSuccess);
@@ -157,15 +165,28 @@ pub struct hipFileRDMAInfo_t {
 #[derive(Clone, Copy)]
 pub struct hipFileFSOps_t {
     pub fs_type: Option<unsafe extern "C" fn(*mut c_void) -> *const c_char>,
-    pub getRDMADeviceList: Option<unsafe extern "C" fn(*mut c_void, *mut *mut libc::sockaddr) -> c_int>,
+    pub getRDMADeviceList:
+        Option<unsafe extern "C" fn(*mut c_void, *mut *mut libc::sockaddr) -> c_int>,
     pub getRDMADevicePriority: Option<
         unsafe extern "C" fn(*mut c_void, *mut c_char, usize, hoff_t, *mut libc::sockaddr) -> c_int,
     >,
     pub read: Option<
-        unsafe extern "C" fn(*mut c_void, *mut c_char, usize, hoff_t, *mut hipFileRDMAInfo_t) -> isize,
+        unsafe extern "C" fn(
+            *mut c_void,
+            *mut c_char,
+            usize,
+            hoff_t,
+            *mut hipFileRDMAInfo_t,
+        ) -> isize,
     >,
     pub write: Option<
-        unsafe extern "C" fn(*mut c_void, *const c_char, usize, hoff_t, *mut hipFileRDMAInfo_t) -> isize,
+        unsafe extern "C" fn(
+            *mut c_void,
+            *const c_char,
+            usize,
+            hoff_t,
+            *mut hipFileRDMAInfo_t,
+        ) -> isize,
     >,
 }
 

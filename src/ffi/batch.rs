@@ -11,7 +11,10 @@ use super::abi::*;
 /// # Safety
 /// `batch_idp` is NULL or valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn hipFileBatchIOSetUp(_batch_idp: *mut hipFileBatchHandle_t, _max_nr: c_uint) -> hipFileError_t {
+pub unsafe extern "C" fn hipFileBatchIOSetUp(
+    _batch_idp: *mut hipFileBatchHandle_t,
+    _max_nr: c_uint,
+) -> hipFileError_t {
     hipFileError_t::op(hipFileInternalError)
 }
 

@@ -13,7 +13,11 @@ use crate::driver::driver;
 /// unknown pointer), `hipFileHipMemoryTypeInvalid`, `hipFileHipPointerRangeError` or a runtime
 /// error as `hipFileHipDriverError`.
 #[no_mangle]
-pub extern "C" fn hipFileBufRegister(buffer_base: *const c_void, length: usize, flags: c_int) -> hipFileError_t {
+pub extern "C" fn hipFileBufRegister(
+    buffer_base: *const c_void,
+    length: usize,
+    flags: c_int,
+) -> hipFileError_t {
     boundary_op(|| driver().register_buffer(buffer_base as usize, length, flags))
 }
 

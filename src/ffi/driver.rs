@@ -36,9 +36,17 @@ pub extern "C" fn hipFileUseCount() -> i64 {
 /// # Safety
 /// Each pointer is NULL or valid for a write of an `unsigned`.
 #[no_mangle]
-pub unsafe extern "C" fn hipFileGetVersion(major: *mut c_uint, minor: *mut c_uint, patch: *mut c_uint) -> hipFileError_t {
+pub unsafe extern "C" fn hipFileGetVersion(
+    major: *mut c_uint,
+    minor: *mut c_uint,
+    patch: *mut c_uint,
+) -> hipFileError_t {
     boundary_op(|| {
-        for (p, v) in [(major, HIPFILE_VERSION_MAJOR), (minor, HIPFILE_VERSION_MINOR), (patch, HIPFILE_VERSION_PATCH)] {
+        for (p, v) in [
+            (major, HIPFILE_VERSION_MAJOR),
+            (minor, HIPFILE_VERSION_MINOR),
+            (patch, HIPFILE_VERSION_PATCH),
+        ] {
             if !p.is_null() {
                 // SAFETY: non-NULL and valid per the C contract.
                 unsafe { p.write(v) };
@@ -51,7 +59,9 @@ pub unsafe extern "C" fn hipFileGetVersion(major: *mut c_uint, minor: *mut c_uin
 /// `hipFileGetOpErrorString`: a static description of `status` (never NULL).
 #[no_mangle]
 pub extern "C" fn hipFileGetOpErrorString(status: hipFileOpError_t) -> *const c_char {
-    boundary(c"Internal GPU IO library error".as_ptr(), || error::op_error_string(status).as_ptr())
+    boundary(c"Internal GPU IO library error".as_ptr(), || {
+        error::op_error_string(status).as_ptr()
+    })
 }
 
 /// `hipFileDriverGetProperties`: the driver's limits and features (cuFile's semantics; the
@@ -60,7 +70,9 @@ pub extern "C" fn hipFileGetOpErrorString(status: hipFileOpError_t) -> *const c_
 /// # Safety
 /// `props` is NULL or valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn hipFileDriverGetProperties(props: *mut hipFileDriverProps_t) -> hipFileError_t {
+pub unsafe extern "C" fn hipFileDriverGetProperties(
+    props: *mut hipFileDriverProps_t,
+) -> hipFileError_t {
     boundary_op(|| {
         if props.is_null() {
             return Err(Error::InvalidValue("NULL properties"));
@@ -88,7 +100,8 @@ pub unsafe extern "C" fn hipFileDriverGetProperties(props: *mut hipFileDriverPro
             per_buffer_cache_size: v.size(SizeParam::PerBufferCacheSizeKb),
             max_device_pinned_mem_size: v.size(SizeParam::MaxDevicePinnedMemSizeKb),
             max_batch_io_count: v.size(SizeParam::IoBatchSize) as c_uint,
-            max_batch_io_timeout_msecs: v.size(SizeParam::BatchIoTimeoutMs).min(u64::from(u32::MAX)) as c_uint,
+            max_batch_io_timeout_msecs: v.size(SizeParam::BatchIoTimeoutMs).min(u64::from(u32::MAX))
+                as c_uint,
         };
         // SAFETY: non-NULL and valid per the C contract.
         unsafe { props.write(p) };
@@ -99,7 +112,10 @@ pub unsafe extern "C" fn hipFileDriverGetProperties(props: *mut hipFileDriverPro
 /// `hipFileDriverSetPollMode`: records poll mode and its threshold (KiB) for later I/O.
 /// `hipFileDriverNotInitialized` while the driver is closed.
 #[no_mangle]
-pub extern "C" fn hipFileDriverSetPollMode(poll: bool, poll_threshold_size: usize) -> hipFileError_t {
+pub extern "C" fn hipFileDriverSetPollMode(
+    poll: bool,
+    poll_threshold_size: usize,
+) -> hipFileError_t {
     boundary_op(|| {
         driver().update_live(|c, _| {
             c.params.bools[BoolParam::UsePollMode as usize] = poll;
@@ -116,7 +132,9 @@ pub extern "C" fn hipFileDriverSetMaxDirectIOSize(max_direct_io_size: usize) -> 
         if max_direct_io_size == 0 {
             return Err(Error::InvalidValue("zero size"));
         }
-        driver().update_live(|c, _| c.params.sizes[SizeParam::MaxDirectIoSizeKb as usize] = max_direct_io_size as u64)
+        driver().update_live(|c, _| {
+            c.params.sizes[SizeParam::MaxDirectIoSizeKb as usize] = max_direct_io_size as u64
+        })
     })
 }
 
@@ -144,6 +162,8 @@ pub extern "C" fn hipFileDriverSetMaxPinnedMemSize(max_pinned_size: usize) -> hi
         if max_pinned_size == 0 {
             return Err(Error::InvalidValue("zero size"));
         }
-        driver().update_live(|c, _| c.params.sizes[SizeParam::MaxDevicePinnedMemSizeKb as usize] = max_pinned_size as u64)
+        driver().update_live(|c, _| {
+            c.params.sizes[SizeParam::MaxDevicePinnedMemSizeKb as usize] = max_pinned_size as u64
+        })
     })
 }

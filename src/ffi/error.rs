@@ -35,7 +35,10 @@ pub fn op_error(e: Error) -> hipFileError_t {
         Error::Runtime(RtError(code)) => code,
         _ => 0,
     };
-    hipFileError_t { err: op_code(&e), hip_drv_err }
+    hipFileError_t {
+        err: op_code(&e),
+        hip_drv_err,
+    }
 }
 
 /// The `ssize_t` result of a failed read or write, setting `errno` when it is `-1`.
@@ -137,15 +140,33 @@ mod tests {
 
     #[test]
     fn op_mapping() {
-        assert_eq!(op_error(Error::Runtime(RtError(999))), hipFileError_t { err: 5011, hip_drv_err: 999 });
+        assert_eq!(
+            op_error(Error::Runtime(RtError(999))),
+            hipFileError_t {
+                err: 5011,
+                hip_drv_err: 999
+            }
+        );
         assert_eq!(op_error(Error::Os(5)), hipFileError_t::op(5030));
-        assert_eq!(op_error(Error::HandleAlreadyRegistered), hipFileError_t::op(5028));
+        assert_eq!(
+            op_error(Error::HandleAlreadyRegistered),
+            hipFileError_t::op(5028)
+        );
     }
 
     #[test]
     fn strings() {
-        assert_eq!(op_error_string(5036).to_str().unwrap(), "Failed to allocated pinned device memory");
-        assert_eq!(op_error_string(5021).to_str().unwrap(), "Unknown hipFile error");
-        assert_eq!(op_error_string(-5022).to_str().unwrap(), "Unknown hipFile error");
+        assert_eq!(
+            op_error_string(5036).to_str().unwrap(),
+            "Failed to allocated pinned device memory"
+        );
+        assert_eq!(
+            op_error_string(5021).to_str().unwrap(),
+            "Unknown hipFile error"
+        );
+        assert_eq!(
+            op_error_string(-5022).to_str().unwrap(),
+            "Unknown hipFile error"
+        );
     }
 }

@@ -18,7 +18,10 @@ use crate::error::Error;
 /// # Safety
 /// `fh` and `descr` are NULL or valid pointers.
 #[no_mangle]
-pub unsafe extern "C" fn hipFileHandleRegister(fh: *mut hipFileHandle_t, descr: *mut hipFileDescr_t) -> hipFileError_t {
+pub unsafe extern "C" fn hipFileHandleRegister(
+    fh: *mut hipFileHandle_t,
+    descr: *mut hipFileDescr_t,
+) -> hipFileError_t {
     boundary_op(|| {
         if fh.is_null() || descr.is_null() {
             return Err(Error::InvalidValue("NULL handle or descriptor"));
@@ -27,7 +30,9 @@ pub unsafe extern "C" fn hipFileHandleRegister(fh: *mut hipFileHandle_t, descr: 
         // value is safe, and a union member of type int accepts any bits.
         let (kind, fd) = unsafe { ((*descr).type_, (*descr).handle.fd) };
         if kind != hipFileHandleTypeOpaqueFD {
-            return Err(Error::IoNotSupported("only hipFileHandleTypeOpaqueFD is supported"));
+            return Err(Error::IoNotSupported(
+                "only hipFileHandleTypeOpaqueFD is supported",
+            ));
         }
         let token = driver().register_file(fd)?;
         // SAFETY: non-NULL and valid per the C contract. The token is an integer, not an

@@ -9,9 +9,23 @@ use crate::driver::driver;
 use crate::driver::files::FileToken;
 use crate::runtime::Direction;
 
-fn read_write(dir: Direction, fh: hipFileHandle_t, base: usize, size: usize, file_offset: hoff_t, buffer_offset: hoff_t) -> isize {
+fn read_write(
+    dir: Direction,
+    fh: hipFileHandle_t,
+    base: usize,
+    size: usize,
+    file_offset: hoff_t,
+    buffer_offset: hoff_t,
+) -> isize {
     boundary(-(hipFileInternalError as isize), || {
-        match driver().io(dir, FileToken(fh as usize), base, size, file_offset, buffer_offset) {
+        match driver().io(
+            dir,
+            FileToken(fh as usize),
+            base,
+            size,
+            file_offset,
+            buffer_offset,
+        ) {
             Ok(n) => n as isize,
             Err(e) => error::ssize_error(e),
         }
@@ -33,7 +47,14 @@ pub unsafe extern "C" fn hipFileRead(
     file_offset: hoff_t,
     buffer_offset: hoff_t,
 ) -> libc::ssize_t {
-    read_write(Direction::Read, fh, buffer_base as usize, size, file_offset, buffer_offset)
+    read_write(
+        Direction::Read,
+        fh,
+        buffer_base as usize,
+        size,
+        file_offset,
+        buffer_offset,
+    )
 }
 
 /// `hipFileWrite`: writes up to `size` bytes (clamped to `0x7ffff000`) from
@@ -50,5 +71,12 @@ pub unsafe extern "C" fn hipFileWrite(
     file_offset: hoff_t,
     buffer_offset: hoff_t,
 ) -> libc::ssize_t {
-    read_write(Direction::Write, fh, buffer_base as usize, size, file_offset, buffer_offset)
+    read_write(
+        Direction::Write,
+        fh,
+        buffer_base as usize,
+        size,
+        file_offset,
+        buffer_offset,
+    )
 }

@@ -29,7 +29,10 @@ fn string_param(p: hipFileStringConfigParameter_t) -> crate::Result<StringParam>
 /// # Safety
 /// `value` is NULL or valid for a write of a `size_t`.
 #[no_mangle]
-pub unsafe extern "C" fn hipFileGetParameterSizeT(param: hipFileSizeTConfigParameter_t, value: *mut usize) -> hipFileError_t {
+pub unsafe extern "C" fn hipFileGetParameterSizeT(
+    param: hipFileSizeTConfigParameter_t,
+    value: *mut usize,
+) -> hipFileError_t {
     boundary_op(|| {
         let p = size_param(param)?;
         if value.is_null() {
@@ -47,7 +50,10 @@ pub unsafe extern "C" fn hipFileGetParameterSizeT(param: hipFileSizeTConfigParam
 /// # Safety
 /// `value` is NULL or valid for a write of a `bool`.
 #[no_mangle]
-pub unsafe extern "C" fn hipFileGetParameterBool(param: hipFileBoolConfigParameter_t, value: *mut bool) -> hipFileError_t {
+pub unsafe extern "C" fn hipFileGetParameterBool(
+    param: hipFileBoolConfigParameter_t,
+    value: *mut bool,
+) -> hipFileError_t {
     boundary_op(|| {
         let p = bool_param(param)?;
         if value.is_null() {
@@ -94,7 +100,10 @@ pub unsafe extern "C" fn hipFileGetParameterString(
 /// `hipFileSetParameterSizeT`: stages `value` for the next open. `hipFileDriverAlreadyOpen`
 /// while open; `hipFileInvalidValue` for an unknown parameter or a value out of range.
 #[no_mangle]
-pub extern "C" fn hipFileSetParameterSizeT(param: hipFileSizeTConfigParameter_t, value: usize) -> hipFileError_t {
+pub extern "C" fn hipFileSetParameterSizeT(
+    param: hipFileSizeTConfigParameter_t,
+    value: usize,
+) -> hipFileError_t {
     boundary_op(|| {
         let p = size_param(param)?;
         driver().stage(|s| {
@@ -110,7 +119,10 @@ pub extern "C" fn hipFileSetParameterSizeT(param: hipFileSizeTConfigParameter_t,
 /// `hipFileSetParameterBool`: stages `value` for the next open (`hipFileDriverAlreadyOpen`
 /// while open).
 #[no_mangle]
-pub extern "C" fn hipFileSetParameterBool(param: hipFileBoolConfigParameter_t, value: bool) -> hipFileError_t {
+pub extern "C" fn hipFileSetParameterBool(
+    param: hipFileBoolConfigParameter_t,
+    value: bool,
+) -> hipFileError_t {
     boundary_op(|| {
         let p = bool_param(param)?;
         driver().stage(|s| {
@@ -127,14 +139,20 @@ pub extern "C" fn hipFileSetParameterBool(param: hipFileBoolConfigParameter_t, v
 /// # Safety
 /// `desc_str` is NULL or a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn hipFileSetParameterString(param: hipFileStringConfigParameter_t, desc_str: *const c_char) -> hipFileError_t {
+pub unsafe extern "C" fn hipFileSetParameterString(
+    param: hipFileStringConfigParameter_t,
+    desc_str: *const c_char,
+) -> hipFileError_t {
     boundary_op(|| {
         let p = string_param(param)?;
         if desc_str.is_null() {
             return Err(Error::InvalidValue("NULL string"));
         }
         // SAFETY: non-NULL and NUL-terminated per the C contract.
-        let v = unsafe { CStr::from_ptr(desc_str) }.to_str().map_err(|_| Error::InvalidValue("not UTF-8"))?.to_string();
+        let v = unsafe { CStr::from_ptr(desc_str) }
+            .to_str()
+            .map_err(|_| Error::InvalidValue("not UTF-8"))?
+            .to_string();
         driver().stage(|s| {
             if !p.valid(&v) {
                 return Err(Error::InvalidValue("the log directory does not exist"));

@@ -16,7 +16,8 @@ use crate::runtime::StreamHandle;
 pub extern "C" fn hipFileStreamRegister(stream: hipStream_t, flags: c_uint) -> hipFileError_t {
     boundary_op(|| {
         let d = driver();
-        d.streams().register(d.rt(), StreamHandle(stream as usize), flags)
+        d.streams()
+            .register(d.rt(), StreamHandle(stream as usize), flags)
     })
 }
 
@@ -37,7 +38,12 @@ fn async_io(
     if driver().open_if_closed() {
         return Err(Error::InvalidValue("the driver was not open"));
     }
-    if buffer_base.is_null() || size_p.is_null() || file_offset_p.is_null() || buffer_offset_p.is_null() || bytes_p.is_null() {
+    if buffer_base.is_null()
+        || size_p.is_null()
+        || file_offset_p.is_null()
+        || buffer_offset_p.is_null()
+        || bytes_p.is_null()
+    {
         return Err(Error::InvalidValue("NULL argument"));
     }
     Err(Error::Internal("stream-ordered I/O is not implemented yet"))
@@ -58,7 +64,15 @@ pub unsafe extern "C" fn hipFileReadAsync(
     bytes_read_p: *mut libc::ssize_t,
     _stream: hipStream_t,
 ) -> hipFileError_t {
-    boundary_op(|| async_io(buffer_base, size_p, file_offset_p, buffer_offset_p, bytes_read_p))
+    boundary_op(|| {
+        async_io(
+            buffer_base,
+            size_p,
+            file_offset_p,
+            buffer_offset_p,
+            bytes_read_p,
+        )
+    })
 }
 
 /// `hipFileWriteAsync`: stream-ordered write. Not implemented yet (see [`hipFileReadAsync`]).
@@ -75,5 +89,13 @@ pub unsafe extern "C" fn hipFileWriteAsync(
     bytes_written_p: *mut libc::ssize_t,
     _stream: hipStream_t,
 ) -> hipFileError_t {
-    boundary_op(|| async_io(buffer_base, size_p, file_offset_p, buffer_offset_p, bytes_written_p))
+    boundary_op(|| {
+        async_io(
+            buffer_base,
+            size_p,
+            file_offset_p,
+            buffer_offset_p,
+            bytes_written_p,
+        )
+    })
 }

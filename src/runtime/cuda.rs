@@ -21,8 +21,8 @@ use libloading::os::unix::Library;
 use super::cufile::CuFile;
 
 use super::{
-    DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform, PointerInfo, RtError,
-    RtResult, Runtime, StreamHandle,
+    DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform,
+    PointerInfo, RtError, RtResult, Runtime, StreamHandle,
 };
 
 type CuResult = c_int;
@@ -38,14 +38,26 @@ pub const HIP_TWINS: &[(i32, &str)] = &[
     (3, "CUDA_ERROR_NOT_INITIALIZED → hipErrorNotInitialized"),
     (4, "CUDA_ERROR_DEINITIALIZED → hipErrorDeinitialized"),
     (5, "CUDA_ERROR_PROFILER_DISABLED → hipErrorProfilerDisabled"),
-    (6, "CUDA_ERROR_PROFILER_NOT_INITIALIZED → hipErrorProfilerNotInitialized"),
-    (7, "CUDA_ERROR_PROFILER_ALREADY_STARTED → hipErrorProfilerAlreadyStarted"),
-    (8, "CUDA_ERROR_PROFILER_ALREADY_STOPPED → hipErrorProfilerAlreadyStopped"),
+    (
+        6,
+        "CUDA_ERROR_PROFILER_NOT_INITIALIZED → hipErrorProfilerNotInitialized",
+    ),
+    (
+        7,
+        "CUDA_ERROR_PROFILER_ALREADY_STARTED → hipErrorProfilerAlreadyStarted",
+    ),
+    (
+        8,
+        "CUDA_ERROR_PROFILER_ALREADY_STOPPED → hipErrorProfilerAlreadyStopped",
+    ),
     (100, "CUDA_ERROR_NO_DEVICE → hipErrorNoDevice"),
     (101, "CUDA_ERROR_INVALID_DEVICE → hipErrorInvalidDevice"),
     (200, "CUDA_ERROR_INVALID_IMAGE → hipErrorInvalidImage"),
     (201, "CUDA_ERROR_INVALID_CONTEXT → hipErrorInvalidContext"),
-    (202, "CUDA_ERROR_CONTEXT_ALREADY_CURRENT → hipErrorContextAlreadyCurrent"),
+    (
+        202,
+        "CUDA_ERROR_CONTEXT_ALREADY_CURRENT → hipErrorContextAlreadyCurrent",
+    ),
     (205, "CUDA_ERROR_MAP_FAILED → hipErrorMapFailed"),
     (206, "CUDA_ERROR_UNMAP_FAILED → hipErrorUnmapFailed"),
     (207, "CUDA_ERROR_ARRAY_IS_MAPPED → hipErrorArrayIsMapped"),
@@ -53,45 +65,123 @@ pub const HIP_TWINS: &[(i32, &str)] = &[
     (209, "CUDA_ERROR_NO_BINARY_FOR_GPU → hipErrorNoBinaryForGpu"),
     (210, "CUDA_ERROR_ALREADY_ACQUIRED → hipErrorAlreadyAcquired"),
     (211, "CUDA_ERROR_NOT_MAPPED → hipErrorNotMapped"),
-    (212, "CUDA_ERROR_NOT_MAPPED_AS_ARRAY → hipErrorNotMappedAsArray"),
-    (213, "CUDA_ERROR_NOT_MAPPED_AS_POINTER → hipErrorNotMappedAsPointer"),
-    (214, "CUDA_ERROR_ECC_UNCORRECTABLE → hipErrorECCNotCorrectable"),
-    (215, "CUDA_ERROR_UNSUPPORTED_LIMIT → hipErrorUnsupportedLimit"),
-    (216, "CUDA_ERROR_CONTEXT_ALREADY_IN_USE → hipErrorContextAlreadyInUse"),
-    (217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED → hipErrorPeerAccessUnsupported"),
+    (
+        212,
+        "CUDA_ERROR_NOT_MAPPED_AS_ARRAY → hipErrorNotMappedAsArray",
+    ),
+    (
+        213,
+        "CUDA_ERROR_NOT_MAPPED_AS_POINTER → hipErrorNotMappedAsPointer",
+    ),
+    (
+        214,
+        "CUDA_ERROR_ECC_UNCORRECTABLE → hipErrorECCNotCorrectable",
+    ),
+    (
+        215,
+        "CUDA_ERROR_UNSUPPORTED_LIMIT → hipErrorUnsupportedLimit",
+    ),
+    (
+        216,
+        "CUDA_ERROR_CONTEXT_ALREADY_IN_USE → hipErrorContextAlreadyInUse",
+    ),
+    (
+        217,
+        "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED → hipErrorPeerAccessUnsupported",
+    ),
     (218, "CUDA_ERROR_INVALID_PTX → hipErrorInvalidKernelFile"),
-    (219, "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT → hipErrorInvalidGraphicsContext"),
+    (
+        219,
+        "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT → hipErrorInvalidGraphicsContext",
+    ),
     (300, "CUDA_ERROR_INVALID_SOURCE → hipErrorInvalidSource"),
     (301, "CUDA_ERROR_FILE_NOT_FOUND → hipErrorFileNotFound"),
-    (302, "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND → hipErrorSharedObjectSymbolNotFound"),
-    (303, "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED → hipErrorSharedObjectInitFailed"),
+    (
+        302,
+        "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND → hipErrorSharedObjectSymbolNotFound",
+    ),
+    (
+        303,
+        "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED → hipErrorSharedObjectInitFailed",
+    ),
     (304, "CUDA_ERROR_OPERATING_SYSTEM → hipErrorOperatingSystem"),
     (400, "CUDA_ERROR_INVALID_HANDLE → hipErrorInvalidHandle"),
     (500, "CUDA_ERROR_NOT_FOUND → hipErrorNotFound"),
     (600, "CUDA_ERROR_NOT_READY → hipErrorNotReady"),
     (700, "CUDA_ERROR_ILLEGAL_ADDRESS → hipErrorIllegalAddress"),
-    (701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES → hipErrorLaunchOutOfResources"),
+    (
+        701,
+        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES → hipErrorLaunchOutOfResources",
+    ),
     (702, "CUDA_ERROR_LAUNCH_TIMEOUT → hipErrorLaunchTimeOut"),
-    (704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED → hipErrorPeerAccessAlreadyEnabled"),
-    (705, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED → hipErrorPeerAccessNotEnabled"),
-    (708, "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE → hipErrorSetOnActiveProcess"),
-    (709, "CUDA_ERROR_CONTEXT_IS_DESTROYED → hipErrorContextIsDestroyed"),
+    (
+        704,
+        "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED → hipErrorPeerAccessAlreadyEnabled",
+    ),
+    (
+        705,
+        "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED → hipErrorPeerAccessNotEnabled",
+    ),
+    (
+        708,
+        "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE → hipErrorSetOnActiveProcess",
+    ),
+    (
+        709,
+        "CUDA_ERROR_CONTEXT_IS_DESTROYED → hipErrorContextIsDestroyed",
+    ),
     (710, "CUDA_ERROR_ASSERT → hipErrorAssert"),
-    (712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED → hipErrorHostMemoryAlreadyRegistered"),
-    (713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED → hipErrorHostMemoryNotRegistered"),
+    (
+        712,
+        "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED → hipErrorHostMemoryAlreadyRegistered",
+    ),
+    (
+        713,
+        "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED → hipErrorHostMemoryNotRegistered",
+    ),
     (719, "CUDA_ERROR_LAUNCH_FAILED → hipErrorLaunchFailure"),
-    (720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE → hipErrorCooperativeLaunchTooLarge"),
+    (
+        720,
+        "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE → hipErrorCooperativeLaunchTooLarge",
+    ),
     (801, "CUDA_ERROR_NOT_SUPPORTED → hipErrorNotSupported"),
-    (900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED → hipErrorStreamCaptureUnsupported"),
-    (901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED → hipErrorStreamCaptureInvalidated"),
-    (902, "CUDA_ERROR_STREAM_CAPTURE_MERGE → hipErrorStreamCaptureMerge"),
-    (903, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED → hipErrorStreamCaptureUnmatched"),
-    (904, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED → hipErrorStreamCaptureUnjoined"),
-    (905, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION → hipErrorStreamCaptureIsolation"),
-    (906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT → hipErrorStreamCaptureImplicit"),
+    (
+        900,
+        "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED → hipErrorStreamCaptureUnsupported",
+    ),
+    (
+        901,
+        "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED → hipErrorStreamCaptureInvalidated",
+    ),
+    (
+        902,
+        "CUDA_ERROR_STREAM_CAPTURE_MERGE → hipErrorStreamCaptureMerge",
+    ),
+    (
+        903,
+        "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED → hipErrorStreamCaptureUnmatched",
+    ),
+    (
+        904,
+        "CUDA_ERROR_STREAM_CAPTURE_UNJOINED → hipErrorStreamCaptureUnjoined",
+    ),
+    (
+        905,
+        "CUDA_ERROR_STREAM_CAPTURE_ISOLATION → hipErrorStreamCaptureIsolation",
+    ),
+    (
+        906,
+        "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT → hipErrorStreamCaptureImplicit",
+    ),
     (907, "CUDA_ERROR_CAPTURED_EVENT → hipErrorCapturedEvent"),
-    (908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD → hipErrorStreamCaptureWrongThread"),
-    (910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE → hipErrorGraphExecUpdateFailure"),
+    (
+        908,
+        "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD → hipErrorStreamCaptureWrongThread",
+    ),
+    (
+        910,
+        "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE → hipErrorGraphExecUpdateFailure",
+    ),
     (999, "CUDA_ERROR_UNKNOWN → hipErrorUnknown"),
 ];
 
@@ -134,12 +224,16 @@ struct CudaApi {
     ctx_push_current: unsafe extern "C" fn(CuContext) -> CuResult,
     ctx_pop_current: unsafe extern "C" fn(*mut CuContext) -> CuResult,
     ctx_get_device: unsafe extern "C" fn(*mut c_int) -> CuResult,
-    pointer_get_attributes: unsafe extern "C" fn(c_uint, *mut c_int, *mut *mut c_void, CuDevicePtr) -> CuResult,
-    mem_get_address_range: unsafe extern "C" fn(*mut CuDevicePtr, *mut usize, CuDevicePtr) -> CuResult,
+    pointer_get_attributes:
+        unsafe extern "C" fn(c_uint, *mut c_int, *mut *mut c_void, CuDevicePtr) -> CuResult,
+    mem_get_address_range:
+        unsafe extern "C" fn(*mut CuDevicePtr, *mut usize, CuDevicePtr) -> CuResult,
     memcpy_htod: unsafe extern "C" fn(CuDevicePtr, *const c_void, usize) -> CuResult,
     memcpy_dtoh: unsafe extern "C" fn(*mut c_void, CuDevicePtr, usize) -> CuResult,
-    memcpy_htod_async: unsafe extern "C" fn(CuDevicePtr, *const c_void, usize, *mut c_void) -> CuResult,
-    memcpy_dtoh_async: unsafe extern "C" fn(*mut c_void, CuDevicePtr, usize, *mut c_void) -> CuResult,
+    memcpy_htod_async:
+        unsafe extern "C" fn(CuDevicePtr, *const c_void, usize, *mut c_void) -> CuResult,
+    memcpy_dtoh_async:
+        unsafe extern "C" fn(*mut c_void, CuDevicePtr, usize, *mut c_void) -> CuResult,
     stream_create: unsafe extern "C" fn(*mut *mut c_void, c_uint) -> CuResult,
     stream_destroy: unsafe extern "C" fn(*mut c_void) -> CuResult,
     stream_synchronize: unsafe extern "C" fn(*mut c_void) -> CuResult,
@@ -239,7 +333,8 @@ impl CudaRuntime {
         }
         let mut version = 0;
         // SAFETY: valid out-pointer.
-        check(unsafe { (api.driver_get_version)(&mut version) }).map_err(|e| format!("cuDriverGetVersion: {e}"))?;
+        check(unsafe { (api.driver_get_version)(&mut version) })
+            .map_err(|e| format!("cuDriverGetVersion: {e}"))?;
         let mut count = 0;
         // SAFETY: valid out-pointer.
         if unsafe { (api.device_get_count)(&mut count) } != 0 {
@@ -248,13 +343,21 @@ impl CudaRuntime {
         let simulated = sym::<unsafe extern "C" fn() -> c_int>(&lib, "hipsimIsSimulator").is_ok();
         // Never dlclose the driver.
         std::mem::forget(lib);
-        let cufile_path = std::env::var("HIPFILE_CUFILE_LIBRARY").ok().filter(|v| !v.is_empty());
+        let cufile_path = std::env::var("HIPFILE_CUFILE_LIBRARY")
+            .ok()
+            .filter(|v| !v.is_empty());
         let (cufile, cufile_status) = match cufile_path.as_deref() {
-            Some("none") | Some("off") => (None, "cuFile not used: HIPFILE_CUFILE_LIBRARY=none".to_string()),
+            Some("none") | Some("off") => (
+                None,
+                "cuFile not used: HIPFILE_CUFILE_LIBRARY=none".to_string(),
+            ),
             p => match CuFile::load(p) {
                 Ok(c) => {
                     let (major, minor) = c.version();
-                    (Some(c), format!("GPUDirect Storage through cuFile (nvidia-fs {major}.{minor})"))
+                    (
+                        Some(c),
+                        format!("GPUDirect Storage through cuFile (nvidia-fs {major}.{minor})"),
+                    )
                 }
                 Err(reason) => (None, format!("cuFile not used: {reason}")),
             },
@@ -274,7 +377,10 @@ impl CudaRuntime {
 
     /// The primary context of `device`, retained once.
     fn primary_ctx(&self, device: i32) -> RtResult<CuContext> {
-        let slot = self.primary.get(usize::try_from(device).map_err(|_| RtError::INVALID_DEVICE)?).ok_or(RtError::INVALID_DEVICE)?;
+        let slot = self
+            .primary
+            .get(usize::try_from(device).map_err(|_| RtError::INVALID_DEVICE)?)
+            .ok_or(RtError::INVALID_DEVICE)?;
         if let Some(&c) = slot.get() {
             return Ok(c as CuContext);
         }
@@ -299,12 +405,18 @@ impl CudaRuntime {
     /// Make sure a context is current for the duration of the returned guard.
     fn ctx(&self) -> RtResult<CtxGuard<'_>> {
         if !self.current_ctx().is_null() {
-            return Ok(CtxGuard { rt: self, pushed: false });
+            return Ok(CtxGuard {
+                rt: self,
+                pushed: false,
+            });
         }
         let ctx = self.primary_ctx(0)?;
         // SAFETY: a valid primary context.
         check(unsafe { (self.api.ctx_push_current)(ctx) })?;
-        Ok(CtxGuard { rt: self, pushed: true })
+        Ok(CtxGuard {
+            rt: self,
+            pushed: true,
+        })
     }
 }
 
@@ -319,7 +431,11 @@ impl Runtime for CudaRuntime {
             self.version / 1000,
             (self.version % 1000) / 10,
             self.path,
-            if self.simulated { " (simulated GPU runtime)" } else { "" },
+            if self.simulated {
+                " (simulated GPU runtime)"
+            } else {
+                ""
+            },
             self.device_count,
             self.cufile_status
         )
@@ -344,11 +460,20 @@ impl Runtime for CudaRuntime {
         let mut mem_type: c_uint = 0;
         let mut ordinal: c_int = -1;
         let mut managed: c_int = 0;
-        let mut attrs = [CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_IS_MANAGED];
-        let mut data: [*mut c_void; 3] =
-            [(&mut mem_type as *mut c_uint).cast(), (&mut ordinal as *mut c_int).cast(), (&mut managed as *mut c_int).cast()];
+        let mut attrs = [
+            CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        ];
+        let mut data: [*mut c_void; 3] = [
+            (&mut mem_type as *mut c_uint).cast(),
+            (&mut ordinal as *mut c_int).cast(),
+            (&mut managed as *mut c_int).cast(),
+        ];
         // SAFETY: three attributes with three valid, correctly sized out-pointers.
-        check(unsafe { (self.api.pointer_get_attributes)(3, attrs.as_mut_ptr(), data.as_mut_ptr(), ptr as u64) })?;
+        check(unsafe {
+            (self.api.pointer_get_attributes)(3, attrs.as_mut_ptr(), data.as_mut_ptr(), ptr as u64)
+        })?;
         let memory_type = if managed != 0 {
             MemoryType::Managed
         } else {
@@ -360,7 +485,10 @@ impl Runtime for CudaRuntime {
                 _ => MemoryType::Unified,
             }
         };
-        Ok(PointerInfo { memory_type, device: ordinal })
+        Ok(PointerInfo {
+            memory_type,
+            device: ordinal,
+        })
     }
 
     fn address_range(&self, ptr: usize) -> RtResult<(usize, usize)> {
@@ -427,16 +555,32 @@ impl Runtime for CudaRuntime {
         check(unsafe { (self.api.memcpy_dtoh)(dst.as_mut_ptr().cast(), src as u64, dst.len()) })
     }
 
-    unsafe fn copy_to_device_async(&self, dst: usize, src: *const u8, len: usize, stream: StreamHandle) -> RtResult<()> {
+    unsafe fn copy_to_device_async(
+        &self,
+        dst: usize,
+        src: *const u8,
+        len: usize,
+        stream: StreamHandle,
+    ) -> RtResult<()> {
         let _g = self.ctx()?;
         // SAFETY: the caller keeps `src` valid until the copy completes.
-        check(unsafe { (self.api.memcpy_htod_async)(dst as u64, src.cast(), len, stream.0 as *mut c_void) })
+        check(unsafe {
+            (self.api.memcpy_htod_async)(dst as u64, src.cast(), len, stream.0 as *mut c_void)
+        })
     }
 
-    unsafe fn copy_from_device_async(&self, dst: *mut u8, src: usize, len: usize, stream: StreamHandle) -> RtResult<()> {
+    unsafe fn copy_from_device_async(
+        &self,
+        dst: *mut u8,
+        src: usize,
+        len: usize,
+        stream: StreamHandle,
+    ) -> RtResult<()> {
         let _g = self.ctx()?;
         // SAFETY: the caller keeps `dst` valid until the copy completes.
-        check(unsafe { (self.api.memcpy_dtoh_async)(dst.cast(), src as u64, len, stream.0 as *mut c_void) })
+        check(unsafe {
+            (self.api.memcpy_dtoh_async)(dst.cast(), src as u64, len, stream.0 as *mut c_void)
+        })
     }
 
     fn stream_create(&self) -> RtResult<StreamHandle> {
@@ -465,7 +609,10 @@ impl Runtime for CudaRuntime {
         check(unsafe { (self.api.stream_get_ctx)(stream.0 as *mut c_void, &mut ctx) })?;
         // SAFETY: a context the driver just returned.
         check(unsafe { (self.api.ctx_push_current)(ctx) })?;
-        let pushed = CtxGuard { rt: self, pushed: true };
+        let pushed = CtxGuard {
+            rt: self,
+            pushed: true,
+        };
         let mut d = 0;
         // SAFETY: valid out-pointer.
         let rc = unsafe { (self.api.ctx_get_device)(&mut d) };
@@ -474,7 +621,12 @@ impl Runtime for CudaRuntime {
         Ok(d)
     }
 
-    unsafe fn launch_host_func(&self, stream: StreamHandle, f: HostFn, data: *mut c_void) -> RtResult<()> {
+    unsafe fn launch_host_func(
+        &self,
+        stream: StreamHandle,
+        f: HostFn,
+        data: *mut c_void,
+    ) -> RtResult<()> {
         let _g = self.ctx()?;
         // SAFETY: the caller guarantees `f`/`data` per the trait contract.
         check(unsafe { (self.api.launch_host_func)(stream.0 as *mut c_void, f, data) })
@@ -536,7 +688,12 @@ impl Runtime for CudaRuntime {
 
     unsafe fn host_register(&self, ptr: *mut u8, len: usize, read_only: bool) -> RtResult<()> {
         let _g = self.ctx()?;
-        let flags = CU_MEMHOSTREGISTER_PORTABLE | if read_only { CU_MEMHOSTREGISTER_READ_ONLY } else { 0 };
+        let flags = CU_MEMHOSTREGISTER_PORTABLE
+            | if read_only {
+                CU_MEMHOSTREGISTER_READ_ONLY
+            } else {
+                0
+            };
         // SAFETY: the caller guarantees the range.
         check(unsafe { (self.api.mem_host_register)(ptr.cast(), len, flags) })
     }
@@ -557,8 +714,18 @@ impl Runtime for CudaRuntime {
         }
     }
 
-    fn fastpath_io(&self, dir: Direction, fd: RawFd, dev: usize, size: u64, offset: i64) -> Result<u64, FastpathFault> {
-        let c = self.cufile.as_ref().ok_or(FastpathFault::Runtime(RtError::NOT_SUPPORTED))?;
+    fn fastpath_io(
+        &self,
+        dir: Direction,
+        fd: RawFd,
+        dev: usize,
+        size: u64,
+        offset: i64,
+    ) -> Result<u64, FastpathFault> {
+        let c = self
+            .cufile
+            .as_ref()
+            .ok_or(FastpathFault::Runtime(RtError::NOT_SUPPORTED))?;
         // cuFile works in the caller's CUDA context.
         let _g = self.ctx().map_err(FastpathFault::Runtime)?;
         c.io(dir, fd, dev, size, offset)

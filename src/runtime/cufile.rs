@@ -94,7 +94,9 @@ pub struct CuFile {
 fn sym<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
     let cname = format!("{name}\0");
     // SAFETY: the caller names the documented C signature of `name`.
-    unsafe { lib.get::<T>(cname.as_bytes()) }.map(|s| *s).map_err(|e| format!("{name} missing: {e}"))
+    unsafe { lib.get::<T>(cname.as_bytes()) }
+        .map(|s| *s)
+        .map_err(|e| format!("{name} missing: {e}"))
 }
 
 impl CuFile {
@@ -103,9 +105,11 @@ impl CuFile {
     pub fn load(path: Option<&str>) -> Result<CuFile, String> {
         let name = path.unwrap_or("libcufile.so.0");
         // SAFETY: loading NVIDIA's library runs its initialisers; that is the purpose.
-        let lib = unsafe { Library::open(Some(name), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| format!("{name} not loadable ({e})"))?;
+        let lib = unsafe { Library::open(Some(name), RTLD_NOW | RTLD_LOCAL) }
+            .map_err(|e| format!("{name} not loadable ({e})"))?;
         let open: unsafe extern "C" fn() -> CuFileError = sym(&lib, "cuFileDriverOpen")?;
-        let props_fn: unsafe extern "C" fn(*mut CuFileDrvProps) -> CuFileError = sym(&lib, "cuFileDriverGetProperties")?;
+        let props_fn: unsafe extern "C" fn(*mut CuFileDrvProps) -> CuFileError =
+            sym(&lib, "cuFileDriverGetProperties")?;
         let api = CuFileApi {
             handle_register: sym(&lib, "cuFileHandleRegister")?,
             handle_deregister: sym(&lib, "cuFileHandleDeregister")?,
@@ -117,7 +121,10 @@ impl CuFile {
         // SAFETY: no arguments.
         let e = unsafe { open() };
         if e.err != 0 {
-            return Err(format!("cuFileDriverOpen failed with {} (CUDA error {})", e.err, e.cu_err));
+            return Err(format!(
+                "cuFileDriverOpen failed with {} (CUDA error {})",
+                e.err, e.cu_err
+            ));
         }
         let mut props = CuFileDrvProps::default();
         // SAFETY: a valid, oversized out-structure.
@@ -129,7 +136,11 @@ impl CuFile {
         if nvfs.major_version == 0 && nvfs.dstatusflags & NVME_P2P_SUPPORTED == 0 {
             return Err("cuFile reports no GPUDirect Storage path (no nvidia-fs driver, no P2PDMA): it would only run its own compat mode".into());
         }
-        Ok(CuFile { api, handles: RwLock::new(HashMap::new()), version: (nvfs.major_version, nvfs.minor_version) })
+        Ok(CuFile {
+            api,
+            handles: RwLock::new(HashMap::new()),
+            version: (nvfs.major_version, nvfs.minor_version),
+        })
     }
 
     /// The nvidia-fs version cuFile reports.
@@ -152,7 +163,11 @@ impl CuFile {
                 Registration::Refused(code) => Err(code),
             };
         }
-        let mut descr = CuFileDescr { kind: 1, fd: fd as u32 as u64, fs_ops: std::ptr::null() };
+        let mut descr = CuFileDescr {
+            kind: 1,
+            fd: fd as u32 as u64,
+            fs_ops: std::ptr::null(),
+        };
         let mut h: *mut c_void = std::ptr::null_mut();
         // SAFETY: valid out-pointer and descriptor (CU_FILE_HANDLE_TYPE_OPAQUE_FD).
         let e = unsafe { (self.api.handle_register)(&mut h, &mut descr) };
@@ -171,8 +186,17 @@ impl CuFile {
 
     /// One GPU-direct transfer. A file cuFile refuses, and cuFile's own failures, come back as
     /// `ENODEV`/`EREMOTEIO` so that the request is retried on our fallback.
-    pub fn io(&self, dir: Direction, fd: RawFd, dev: usize, size: u64, offset: i64) -> Result<u64, FastpathFault> {
-        let h = self.handle(fd).map_err(|_| FastpathFault::Os(libc::ENODEV))?;
+    pub fn io(
+        &self,
+        dir: Direction,
+        fd: RawFd,
+        dev: usize,
+        size: u64,
+        offset: i64,
+    ) -> Result<u64, FastpathFault> {
+        let h = self
+            .handle(fd)
+            .map_err(|_| FastpathFault::Os(libc::ENODEV))?;
         let size = usize::try_from(size).map_err(|_| FastpathFault::Os(libc::EINVAL))?;
         // SAFETY: a registered handle; cuFile validates the device range.
         let r = unsafe {

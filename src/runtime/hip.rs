@@ -12,8 +12,8 @@ use std::os::fd::RawFd;
 use libloading::os::unix::Library;
 
 use super::{
-    DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform, PointerInfo, RtError,
-    RtResult, Runtime, StreamHandle,
+    DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform,
+    PointerInfo, RtError, RtResult, Runtime, StreamHandle,
 };
 
 type HipError = c_int;
@@ -49,7 +49,8 @@ struct HipAmdFileHandle {
     handle: u64,
 }
 
-type FileRwFn = unsafe extern "C" fn(HipAmdFileHandle, *mut c_void, u64, i64, *mut u64, *mut i32) -> HipError;
+type FileRwFn =
+    unsafe extern "C" fn(HipAmdFileHandle, *mut c_void, u64, i64, *mut u64, *mut i32) -> HipError;
 
 const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
 const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
@@ -66,10 +67,13 @@ struct HipApi {
     get_device_count: unsafe extern "C" fn(*mut c_int) -> HipError,
     get_device: unsafe extern "C" fn(*mut c_int) -> HipError,
     set_device: unsafe extern "C" fn(c_int) -> HipError,
-    pointer_get_attributes: unsafe extern "C" fn(*mut HipPointerAttribute, *const c_void) -> HipError,
-    mem_get_address_range: unsafe extern "C" fn(*mut *mut c_void, *mut usize, *mut c_void) -> HipError,
+    pointer_get_attributes:
+        unsafe extern "C" fn(*mut HipPointerAttribute, *const c_void) -> HipError,
+    mem_get_address_range:
+        unsafe extern "C" fn(*mut *mut c_void, *mut usize, *mut c_void) -> HipError,
     memcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> HipError,
-    memcpy_async: unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int, *mut c_void) -> HipError,
+    memcpy_async:
+        unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int, *mut c_void) -> HipError,
     stream_create: unsafe extern "C" fn(*mut *mut c_void) -> HipError,
     stream_destroy: unsafe extern "C" fn(*mut c_void) -> HipError,
     stream_synchronize: unsafe extern "C" fn(*mut c_void) -> HipError,
@@ -129,7 +133,13 @@ impl HipRuntime {
     /// Bind the HIP API in `lib` (already opened by the loader) and initialise it.
     pub fn bind(lib: Library, path: &str) -> Result<Self, String> {
         let get_proc_address: Option<
-            unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_int) -> HipError,
+            unsafe extern "C" fn(
+                *const c_char,
+                *mut *mut c_void,
+                c_int,
+                u64,
+                *mut c_int,
+            ) -> HipError,
         > = opt_sym(&lib, "hipGetProcAddress");
         let mut api = HipApi {
             init: sym(&lib, "hipInit")?,
@@ -195,10 +205,17 @@ impl HipRuntime {
                 api.file_write = None;
             }
         }
-        let simulated = opt_sym::<unsafe extern "C" fn() -> c_int>(&lib, "hipsimIsSimulator").is_some();
+        let simulated =
+            opt_sym::<unsafe extern "C" fn() -> c_int>(&lib, "hipsimIsSimulator").is_some();
         // Never dlclose a GPU runtime: other code in the process may hold its pointers.
         std::mem::forget(lib);
-        Ok(HipRuntime { api, version, device_count: count, simulated, path: path.to_string() })
+        Ok(HipRuntime {
+            api,
+            version,
+            device_count: count,
+            simulated,
+            path: path.to_string(),
+        })
     }
 
     fn memory_type(&self, raw: c_int, managed: bool) -> MemoryType {
@@ -238,9 +255,17 @@ impl Runtime for HipRuntime {
             (v / 100_000) % 100,
             v % 100_000,
             self.path,
-            if self.simulated { " (simulated GPU runtime)" } else { "" },
+            if self.simulated {
+                " (simulated GPU runtime)"
+            } else {
+                ""
+            },
             self.device_count,
-            if self.has_fastpath() { "present" } else { "absent" }
+            if self.has_fastpath() {
+                "present"
+            } else {
+                "absent"
+            }
         )
     }
 
@@ -262,17 +287,25 @@ impl Runtime for HipRuntime {
         let rc = unsafe { (self.api.pointer_get_attributes)(&mut attr, ptr as *const c_void) };
         if rc == RtError::INVALID_VALUE.0 && self.version < ROCM6 && ptr != 0 {
             // ROCm 5 answers InvalidValue for memory it does not know: pageable host memory.
-            return Ok(PointerInfo { memory_type: MemoryType::Unregistered, device: -1 });
+            return Ok(PointerInfo {
+                memory_type: MemoryType::Unregistered,
+                device: -1,
+            });
         }
         check(rc)?;
-        Ok(PointerInfo { memory_type: self.memory_type(attr.memory_type, attr.is_managed != 0), device: attr.device })
+        Ok(PointerInfo {
+            memory_type: self.memory_type(attr.memory_type, attr.is_managed != 0),
+            device: attr.device,
+        })
     }
 
     fn address_range(&self, ptr: usize) -> RtResult<(usize, usize)> {
         let mut base: *mut c_void = std::ptr::null_mut();
         let mut size = 0usize;
         // SAFETY: valid out-pointers.
-        check(unsafe { (self.api.mem_get_address_range)(&mut base, &mut size, ptr as *mut c_void) })?;
+        check(unsafe {
+            (self.api.mem_get_address_range)(&mut base, &mut size, ptr as *mut c_void)
+        })?;
         Ok((base as usize, size))
     }
 
@@ -318,28 +351,62 @@ impl Runtime for HipRuntime {
     fn copy_to_device(&self, dst: usize, src: &[u8]) -> RtResult<()> {
         // SAFETY: `src` is valid host memory for its length; the runtime validates `dst`.
         check(unsafe {
-            (self.api.memcpy)(dst as *mut c_void, src.as_ptr().cast(), src.len(), HIP_MEMCPY_HOST_TO_DEVICE)
+            (self.api.memcpy)(
+                dst as *mut c_void,
+                src.as_ptr().cast(),
+                src.len(),
+                HIP_MEMCPY_HOST_TO_DEVICE,
+            )
         })
     }
 
     fn copy_from_device(&self, dst: &mut [u8], src: usize) -> RtResult<()> {
         // SAFETY: `dst` is valid writable host memory; the runtime validates `src`.
         check(unsafe {
-            (self.api.memcpy)(dst.as_mut_ptr().cast(), src as *const c_void, dst.len(), HIP_MEMCPY_DEVICE_TO_HOST)
+            (self.api.memcpy)(
+                dst.as_mut_ptr().cast(),
+                src as *const c_void,
+                dst.len(),
+                HIP_MEMCPY_DEVICE_TO_HOST,
+            )
         })
     }
 
-    unsafe fn copy_to_device_async(&self, dst: usize, src: *const u8, len: usize, stream: StreamHandle) -> RtResult<()> {
+    unsafe fn copy_to_device_async(
+        &self,
+        dst: usize,
+        src: *const u8,
+        len: usize,
+        stream: StreamHandle,
+    ) -> RtResult<()> {
         // SAFETY: the caller keeps `src` valid until the copy completes on `stream`.
         check(unsafe {
-            (self.api.memcpy_async)(dst as *mut c_void, src.cast(), len, HIP_MEMCPY_HOST_TO_DEVICE, stream.0 as *mut c_void)
+            (self.api.memcpy_async)(
+                dst as *mut c_void,
+                src.cast(),
+                len,
+                HIP_MEMCPY_HOST_TO_DEVICE,
+                stream.0 as *mut c_void,
+            )
         })
     }
 
-    unsafe fn copy_from_device_async(&self, dst: *mut u8, src: usize, len: usize, stream: StreamHandle) -> RtResult<()> {
+    unsafe fn copy_from_device_async(
+        &self,
+        dst: *mut u8,
+        src: usize,
+        len: usize,
+        stream: StreamHandle,
+    ) -> RtResult<()> {
         // SAFETY: the caller keeps `dst` valid until the copy completes on `stream`.
         check(unsafe {
-            (self.api.memcpy_async)(dst.cast(), src as *const c_void, len, HIP_MEMCPY_DEVICE_TO_HOST, stream.0 as *mut c_void)
+            (self.api.memcpy_async)(
+                dst.cast(),
+                src as *const c_void,
+                len,
+                HIP_MEMCPY_DEVICE_TO_HOST,
+                stream.0 as *mut c_void,
+            )
         })
     }
 
@@ -372,7 +439,12 @@ impl Runtime for HipRuntime {
         }
     }
 
-    unsafe fn launch_host_func(&self, stream: StreamHandle, f: HostFn, data: *mut c_void) -> RtResult<()> {
+    unsafe fn launch_host_func(
+        &self,
+        stream: StreamHandle,
+        f: HostFn,
+        data: *mut c_void,
+    ) -> RtResult<()> {
         // SAFETY: the caller guarantees `f`/`data` per the trait contract.
         check(unsafe { (self.api.launch_host_func)(stream.0 as *mut c_void, f, data) })
     }
@@ -424,7 +496,12 @@ impl Runtime for HipRuntime {
     }
 
     unsafe fn host_register(&self, ptr: *mut u8, len: usize, read_only: bool) -> RtResult<()> {
-        let flags = HIP_HOST_REGISTER_PORTABLE | if read_only { HIP_HOST_REGISTER_READ_ONLY } else { 0 };
+        let flags = HIP_HOST_REGISTER_PORTABLE
+            | if read_only {
+                HIP_HOST_REGISTER_READ_ONLY
+            } else {
+                0
+            };
         // SAFETY: the caller guarantees the range.
         check(unsafe { (self.api.host_register)(ptr.cast(), len, flags) })
     }
@@ -438,19 +515,37 @@ impl Runtime for HipRuntime {
         self.api.file_read.is_some() && self.api.file_write.is_some()
     }
 
-    fn fastpath_io(&self, dir: Direction, fd: RawFd, dev: usize, size: u64, offset: i64) -> Result<u64, FastpathFault> {
+    fn fastpath_io(
+        &self,
+        dir: Direction,
+        fd: RawFd,
+        dev: usize,
+        size: u64,
+        offset: i64,
+    ) -> Result<u64, FastpathFault> {
         let f = match dir {
             Direction::Read => self.api.file_read,
             Direction::Write => self.api.file_write,
         }
         .ok_or(FastpathFault::Runtime(RtError::NOT_SUPPORTED))?;
         self.thread_init();
-        let handle = HipAmdFileHandle { handle: fd as u32 as u64 };
+        let handle = HipAmdFileHandle {
+            handle: fd as u32 as u64,
+        };
         let mut bytes = 0u64;
         let mut status = 0i32;
         // SAFETY: the entry point has the documented signature; out-pointers are valid; the
         // kernel path validates the device address and descriptor.
-        let rc = unsafe { f(handle, dev as *mut c_void, size, offset, &mut bytes, &mut status) };
+        let rc = unsafe {
+            f(
+                handle,
+                dev as *mut c_void,
+                size,
+                offset,
+                &mut bytes,
+                &mut status,
+            )
+        };
         if status != 0 {
             return Err(FastpathFault::Os(status.abs()));
         }

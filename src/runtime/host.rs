@@ -5,8 +5,8 @@ use std::ffi::c_void;
 use std::os::fd::RawFd;
 
 use super::{
-    DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform, PointerInfo, RtError,
-    RtResult, Runtime, StreamHandle,
+    DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform,
+    PointerInfo, RtError, RtResult, Runtime, StreamHandle,
 };
 
 /// The runtime used when no GPU runtime was chosen.
@@ -17,7 +17,9 @@ pub struct HostRuntime {
 impl HostRuntime {
     /// A host-only runtime; `reason` says why no GPU runtime was used.
     pub fn new(reason: impl Into<String>) -> Self {
-        HostRuntime { reason: reason.into() }
+        HostRuntime {
+            reason: reason.into(),
+        }
     }
 }
 
@@ -41,7 +43,10 @@ impl Runtime for HostRuntime {
         if ptr == 0 {
             return Err(RtError::INVALID_VALUE);
         }
-        Ok(PointerInfo { memory_type: MemoryType::Unregistered, device: -1 })
+        Ok(PointerInfo {
+            memory_type: MemoryType::Unregistered,
+            device: -1,
+        })
     }
     fn address_range(&self, _ptr: usize) -> RtResult<(usize, usize)> {
         Err(RtError::NOT_FOUND)
@@ -63,10 +68,22 @@ impl Runtime for HostRuntime {
     fn copy_from_device(&self, _dst: &mut [u8], _src: usize) -> RtResult<()> {
         Err(RtError::NO_DEVICE)
     }
-    unsafe fn copy_to_device_async(&self, _: usize, _: *const u8, _: usize, _: StreamHandle) -> RtResult<()> {
+    unsafe fn copy_to_device_async(
+        &self,
+        _: usize,
+        _: *const u8,
+        _: usize,
+        _: StreamHandle,
+    ) -> RtResult<()> {
         Err(RtError::NO_DEVICE)
     }
-    unsafe fn copy_from_device_async(&self, _: *mut u8, _: usize, _: usize, _: StreamHandle) -> RtResult<()> {
+    unsafe fn copy_from_device_async(
+        &self,
+        _: *mut u8,
+        _: usize,
+        _: usize,
+        _: StreamHandle,
+    ) -> RtResult<()> {
         Err(RtError::NO_DEVICE)
     }
     fn stream_create(&self) -> RtResult<StreamHandle> {
@@ -130,7 +147,14 @@ impl Runtime for HostRuntime {
     fn has_fastpath(&self) -> bool {
         false
     }
-    fn fastpath_io(&self, _: Direction, _: RawFd, _: usize, _: u64, _: i64) -> Result<u64, FastpathFault> {
+    fn fastpath_io(
+        &self,
+        _: Direction,
+        _: RawFd,
+        _: usize,
+        _: u64,
+        _: i64,
+    ) -> Result<u64, FastpathFault> {
         Err(FastpathFault::Runtime(RtError::NOT_SUPPORTED))
     }
 }

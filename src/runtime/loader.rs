@@ -56,7 +56,11 @@ pub fn choice() -> &'static Choice {
 /// before the first API call that needs a runtime; returns the runtime back if one was already
 /// chosen.
 pub fn install(runtime: Box<dyn Runtime>, reason: &str) -> Result<(), Box<dyn Runtime>> {
-    let mut slot = Some(Choice { runtime, reason: reason.to_string(), attempts: Vec::new() });
+    let mut slot = Some(Choice {
+        runtime,
+        reason: reason.to_string(),
+        attempts: Vec::new(),
+    });
     CHOICE.get_or_init(|| slot.take().expect("taken once"));
     match slot {
         None => Ok(()),
@@ -96,9 +100,14 @@ impl EnvNames {
             Some(p) => vec![p.clone()],
             // The unversioned name first (a development install), then the sonames of the
             // ROCm releases whose HIP exports the fastpath entry points (7.x) or not (6.x).
-            None => ["libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"]
-                .map(String::from)
-                .to_vec(),
+            None => [
+                "libamdhip64.so",
+                "libamdhip64.so.7",
+                "libamdhip64.so.6",
+                "libamdhip64.so.5",
+            ]
+            .map(String::from)
+            .to_vec(),
         }
     }
 
@@ -159,7 +168,12 @@ pub fn choose(env: &EnvNames) -> Choice {
     let mut attempts = Vec::new();
     let hip = env.hip_candidates();
     let cuda = env.cuda_candidates();
-    let forced = match env.platform.as_deref().map(str::to_ascii_lowercase).as_deref() {
+    let forced = match env
+        .platform
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         None => None,
         Some("amd") | Some("hip") => Some(Platform::Amd),
         Some("nvidia") | Some("cuda") => Some(Platform::Nvidia),
@@ -177,24 +191,43 @@ pub fn choose(env: &EnvNames) -> Choice {
         if let Some(rt) = try_platform(p, cands, true, false, &mut attempts)
             .or_else(|| try_platform(p, cands, false, false, &mut attempts))
         {
-            return Choice { runtime: rt, reason: format!("HIPFILE_PLATFORM={}", p.name()), attempts };
+            return Choice {
+                runtime: rt,
+                reason: format!("HIPFILE_PLATFORM={}", p.name()),
+                attempts,
+            };
         }
         tracing::warn!(target: "hipfile", "HIPFILE_PLATFORM={} but its runtime could not be loaded: {}", p.name(), attempts.join("; "));
-        return host_choice(&format!("HIPFILE_PLATFORM={} could not be loaded", p.name()), attempts);
+        return host_choice(
+            &format!("HIPFILE_PLATFORM={} could not be loaded", p.name()),
+            attempts,
+        );
     }
     for (p, cands) in [(Platform::Amd, &hip), (Platform::Nvidia, &cuda)] {
         if let Some(rt) = try_platform(p, cands, true, true, &mut attempts) {
-            return Choice { runtime: rt, reason: "already loaded in the process".into(), attempts };
+            return Choice {
+                runtime: rt,
+                reason: "already loaded in the process".into(),
+                attempts,
+            };
         }
     }
     for (p, cands) in [(Platform::Amd, &hip), (Platform::Nvidia, &cuda)] {
         if let Some(rt) = try_platform(p, cands, false, true, &mut attempts) {
-            return Choice { runtime: rt, reason: "first runtime with a device".into(), attempts };
+            return Choice {
+                runtime: rt,
+                reason: "first runtime with a device".into(),
+                attempts,
+            };
         }
     }
     host_choice("no GPU runtime with a device was found", attempts)
 }
 
 fn host_choice(reason: &str, attempts: Vec<String>) -> Choice {
-    Choice { runtime: Box::new(HostRuntime::new(reason)), reason: reason.to_string(), attempts }
+    Choice {
+        runtime: Box::new(HostRuntime::new(reason)),
+        reason: reason.to_string(),
+        attempts,
+    }
 }

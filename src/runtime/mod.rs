@@ -232,7 +232,12 @@ pub trait Runtime: Send + Sync + 'static {
     /// # Safety
     /// `f` must be safe to call with `data` once, from a runtime thread, and must not call the
     /// GPU runtime.
-    unsafe fn launch_host_func(&self, stream: StreamHandle, f: HostFn, data: *mut c_void) -> RtResult<()>;
+    unsafe fn launch_host_func(
+        &self,
+        stream: StreamHandle,
+        f: HostFn,
+        data: *mut c_void,
+    ) -> RtResult<()>;
 
     /// Create an event.
     fn event_create(&self) -> RtResult<EventHandle>;

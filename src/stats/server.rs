@@ -1,12 +1,15 @@
 //! The thread that hands the statistics memfd to readers (behaviour §F.1).
 //!
-//! It listens on the abstract UNIX stream socket `"\0AISSTATS%08x"` (this pid in eight
+//! [`start`] binds the abstract UNIX stream socket `"\0AISSTATS%08x"` (this pid in eight
 //! lowercase hex digits, address length the full `sizeof(sockaddr_un)`, so the name is
-//! zero-padded to 108 bytes and clients must use the same length), `listen(64)`, and polls
-//! {socket, eventfd}. Each accepted connection receives the memfd through `SCM_RIGHTS` with
-//! a 4-byte `int` payload of 1, then is closed. Writing the eventfd ([`shutdown`]) stops the
-//! thread. Any socket failure ends the thread with one log line; statistics are still
-//! recorded. Process exit never waits for the thread (it is killed with the process).
+//! zero-padded to 108 bytes and clients must use the same length) and calls `listen(64)`
+//! before it returns, so a client that connects afterwards is served and every descriptor
+//! of the server (socket, eventfd; the memfd is the block's own) exists from then on. The
+//! thread `hipfile-stats` then polls {socket, eventfd}. Each accepted connection receives the
+//! memfd through `SCM_RIGHTS` with a 4-byte `int` payload of 1, then is closed. Writing the
+//! eventfd ([`shutdown`]) stops the thread. Any socket failure is logged once and ends the
+//! server; statistics are still recorded. Process exit never waits for the thread (it is
+//! killed with the process).
 //!
 //! `fork()` is unsupported: a child inherits the listening socket but not the thread, so the
 //! `atfork` child handler closes the child's copy (the name must go away when the parent
@@ -20,7 +23,7 @@ use std::io;
 use std::mem::size_of;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// Name of the server thread.
@@ -33,8 +36,8 @@ const PAYLOAD: c_int = 1;
 struct Server {
     /// The process that started the server.
     owner: u32,
-    /// Written to stop the thread.
-    wake: OwnedFd,
+    /// Written to stop the thread (shared with it).
+    wake: Arc<OwnedFd>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -72,32 +75,31 @@ fn cvt(rc: c_int) -> io::Result<c_int> {
     }
 }
 
-/// Start serving `memfd` (called once, when the block is created).
-pub(crate) fn start(memfd: OwnedFd) {
+/// Start serving `memfd` (called once, when the block is created). The socket is bound and
+/// listening when this returns, so every descriptor the server uses exists by then (the
+/// memfd is shared with the block, not duplicated: three descriptors in all).
+pub(crate) fn start(memfd: Arc<OwnedFd>) {
     let mut guard = SERVER.lock().unwrap_or_else(|e| e.into_inner());
     if guard.is_some() {
         return;
     }
-    // SAFETY: plain syscall.
-    let wake = match cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) }) {
-        // SAFETY: a fresh descriptor that nothing else owns.
-        Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
-        Err(e) => {
-            tracing::warn!(target: "hipfile", "statistics are not served to other processes (eventfd: {e})");
-            return;
-        }
-    };
-    let wake_for_thread = match wake.try_clone() {
-        Ok(fd) => fd,
-        Err(e) => {
-            tracing::warn!(target: "hipfile", "statistics are not served to other processes (dup: {e})");
-            return;
-        }
-    };
     let owner = std::process::id();
+    let (sock, wake) = match listen(owner).and_then(|sock| Ok((sock, eventfd()?))) {
+        Ok(fds) => fds,
+        Err(e) => {
+            tracing::warn!(
+                target: "hipfile",
+                "statistics are recorded but not served to other processes: {e}"
+            );
+            return;
+        }
+    };
+    let wake = Arc::new(wake);
+    let wake_for_thread = Arc::clone(&wake);
+    LISTEN_FD.store(sock.as_raw_fd(), Ordering::Relaxed);
     let spawned = std::thread::Builder::new()
         .name(THREAD_NAME.into())
-        .spawn(move || serve(owner, memfd, wake_for_thread));
+        .spawn(move || serve(sock, memfd, wake_for_thread));
     match spawned {
         Ok(thread) => {
             *guard = Some(Server {
@@ -107,9 +109,51 @@ pub(crate) fn start(memfd: OwnedFd) {
             })
         }
         Err(e) => {
-            tracing::warn!(target: "hipfile", "statistics are not served to other processes (thread: {e})")
+            // The closure, and the socket with it, is gone.
+            LISTEN_FD.store(-1, Ordering::Relaxed);
+            tracing::warn!(
+                target: "hipfile",
+                "statistics are recorded but not served to other processes (thread: {e})"
+            )
         }
     }
+}
+
+fn eventfd() -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall.
+    let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) })
+        .map_err(|e| io::Error::new(e.kind(), format!("eventfd: {e}")))?;
+    // SAFETY: a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The listening socket of process `owner`.
+fn listen(owner: u32) -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall.
+    let raw = cvt(unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    })
+    .map_err(|e| io::Error::new(e.kind(), format!("socket: {e}")))?;
+    // SAFETY: a fresh descriptor that nothing else owns.
+    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+    let addr = socket_address(owner);
+    // SAFETY: a valid sockaddr_un and its full length.
+    cvt(unsafe {
+        libc::bind(
+            sock.as_raw_fd(),
+            (&raw const addr).cast(),
+            SOCKET_ADDRESS_LEN,
+        )
+    })
+    .map_err(|e| io::Error::new(e.kind(), format!("bind AISSTATS{owner:08x}: {e}")))?;
+    // SAFETY: plain syscall on our socket.
+    cvt(unsafe { libc::listen(sock.as_raw_fd(), BACKLOG) })
+        .map_err(|e| io::Error::new(e.kind(), format!("listen: {e}")))?;
+    Ok(sock)
 }
 
 /// Stop the server thread and wait for it. Idempotent; the server is not restarted (the
@@ -164,8 +208,10 @@ pub(crate) fn after_fork_in_child() {
     }
 }
 
-fn serve(owner: u32, memfd: OwnedFd, wake: OwnedFd) {
-    match serve_until_shutdown(owner, &memfd, &wake) {
+fn serve(sock: OwnedFd, memfd: Arc<OwnedFd>, wake: Arc<OwnedFd>) {
+    // Locals drop before parameters: the number is unpublished before `sock` closes.
+    let _published = Published;
+    match serve_until_shutdown(&sock, &memfd, &wake) {
         Ok(()) => tracing::debug!(target: "hipfile", "statistics server stopped"),
         Err(e) => tracing::warn!(
             target: "hipfile",
@@ -174,7 +220,7 @@ fn serve(owner: u32, memfd: OwnedFd, wake: OwnedFd) {
     }
 }
 
-/// Clears [`LISTEN_FD`] before the socket closes.
+/// Clears [`LISTEN_FD`] when the thread ends.
 struct Published;
 
 impl Drop for Published {
@@ -183,34 +229,7 @@ impl Drop for Published {
     }
 }
 
-fn serve_until_shutdown(owner: u32, memfd: &OwnedFd, wake: &OwnedFd) -> io::Result<()> {
-    // SAFETY: plain syscall.
-    let raw = cvt(unsafe {
-        libc::socket(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
-            0,
-        )
-    })
-    .map_err(|e| io::Error::new(e.kind(), format!("socket: {e}")))?;
-    // SAFETY: a fresh descriptor that nothing else owns.
-    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
-    let addr = socket_address(owner);
-    // SAFETY: a valid sockaddr_un and its full length.
-    cvt(unsafe {
-        libc::bind(
-            sock.as_raw_fd(),
-            (&raw const addr).cast(),
-            SOCKET_ADDRESS_LEN,
-        )
-    })
-    .map_err(|e| io::Error::new(e.kind(), format!("bind AISSTATS{owner:08x}: {e}")))?;
-    // SAFETY: plain syscall on our socket.
-    cvt(unsafe { libc::listen(sock.as_raw_fd(), BACKLOG) })
-        .map_err(|e| io::Error::new(e.kind(), format!("listen: {e}")))?;
-    // Declared after `sock`, so it is dropped (and the number unpublished) before the close.
-    LISTEN_FD.store(sock.as_raw_fd(), Ordering::Relaxed);
-    let _published = Published;
+fn serve_until_shutdown(sock: &OwnedFd, memfd: &OwnedFd, wake: &OwnedFd) -> io::Result<()> {
     loop {
         let mut fds = [
             libc::pollfd {
@@ -239,7 +258,7 @@ fn serve_until_shutdown(owner: u32, memfd: &OwnedFd, wake: &OwnedFd) -> io::Resu
             return Err(io::Error::other("the listening socket failed"));
         }
         if fds[0].revents & libc::POLLIN != 0 {
-            accept_all(&sock, memfd);
+            accept_all(sock, memfd);
         }
     }
 }

@@ -7,7 +7,7 @@
 //! (`MFD_ALLOW_SEALING | MFD_CLOEXEC`), `ftruncate` to [`SHARED_SIZE`], `mmap` read-write
 //! shared, then the seals `F_SEAL_SHRINK | F_SEAL_FUTURE_WRITE`: readers can neither shrink
 //! the block under us (which would fault their mapping) nor write into it, while our own
-//! mapping, made before the seal, stays writable. Then the server thread starts.
+//! mapping, made before the seal, stays writable. Then the server starts ([`server::start`]).
 //!
 //! If any step fails (no `memfd_create`, or `EINVAL` from the seals on kernels before 5.1)
 //! the block lives in private memory instead: statistics are still recorded and visible to
@@ -29,7 +29,7 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::layout::{SharedStats, SHARED_SIZE};
 use super::server;
@@ -40,7 +40,7 @@ const SEAL_FUTURE_WRITE: c_int = 0x0010;
 /// The process's block.
 pub struct Shared {
     stats: &'static SharedStats,
-    memfd: Option<OwnedFd>,
+    memfd: Option<Arc<OwnedFd>>,
     level: u64,
 }
 
@@ -102,13 +102,8 @@ fn create() -> Shared {
     match map_memfd() {
         Ok((memfd, stats)) => {
             stats.init_header(level);
-            match memfd.try_clone() {
-                Ok(for_server) => server::start(for_server),
-                Err(e) => tracing::warn!(
-                    target: "hipfile",
-                    "statistics are not served to other processes (dup of the memfd failed: {e})"
-                ),
-            }
+            let memfd = Arc::new(memfd);
+            server::start(Arc::clone(&memfd));
             Shared {
                 stats,
                 memfd: Some(memfd),

@@ -82,7 +82,12 @@ pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> 
 ///
 /// # Safety
 /// `buf..buf+len` must be writable host memory not accessed by others meanwhile.
-pub unsafe fn pread_full_raw(fd: RawFd, buf: *mut u8, len: usize, offset: u64) -> Result<usize, i32> {
+pub unsafe fn pread_full_raw(
+    fd: RawFd,
+    buf: *mut u8,
+    len: usize,
+    offset: u64,
+) -> Result<usize, i32> {
     let mut done = 0;
     while done < len {
         // SAFETY: done < len keeps the pointer inside the caller's buffer.
@@ -105,7 +110,12 @@ pub fn pwrite_full(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, i32> {
 ///
 /// # Safety
 /// `buf..buf+len` must be readable host memory.
-pub unsafe fn pwrite_full_raw(fd: RawFd, buf: *const u8, len: usize, offset: u64) -> Result<usize, i32> {
+pub unsafe fn pwrite_full_raw(
+    fd: RawFd,
+    buf: *const u8,
+    len: usize,
+    offset: u64,
+) -> Result<usize, i32> {
     let mut done = 0;
     while done < len {
         // SAFETY: done < len keeps the pointer inside the caller's buffer.
@@ -139,7 +149,10 @@ pub fn fdatasync(fd: RawFd) -> Result<(), i32> {
 /// # Safety
 /// `buf..buf+len` must be writable host memory.
 pub unsafe fn pread_nowait(fd: RawFd, buf: *mut u8, len: usize, offset: u64) -> Result<usize, i32> {
-    let iov = libc::iovec { iov_base: buf.cast(), iov_len: len };
+    let iov = libc::iovec {
+        iov_base: buf.cast(),
+        iov_len: len,
+    };
     loop {
         // SAFETY: one iovec over memory the caller guarantees.
         let r = unsafe { libc::preadv2(fd, &iov, 1, offset as libc::off_t, libc::RWF_NOWAIT) };

@@ -7,7 +7,9 @@ pub mod statx;
 
 /// The calling thread's `errno`.
 pub fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
 }
 
 /// Set the calling thread's `errno` (the C API reports `-1` + `errno`).

@@ -69,7 +69,12 @@ fn unescape(field: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'\\' && i + 3 < bytes.len() && bytes[i + 1..i + 4].iter().all(|b| (b'0'..=b'7').contains(b)) {
+        if bytes[i] == b'\\'
+            && i + 3 < bytes.len()
+            && bytes[i + 1..i + 4]
+                .iter()
+                .all(|b| (b'0'..=b'7').contains(b))
+        {
             let v = (bytes[i + 1] - b'0') * 64 + (bytes[i + 2] - b'0') * 8 + (bytes[i + 3] - b'0');
             out.push(v);
             i += 4;
@@ -146,24 +151,43 @@ mod tests {
     fn parses_and_classifies() {
         let t = parse(SAMPLE);
         assert_eq!(t.len(), 7);
-        assert_eq!(find(&t, 254, 0).unwrap().kind(), FsKind::Ext4(Ext4DataMode::Ordered));
-        assert_eq!(find(&t, 0, 27).unwrap().kind(), FsKind::Other("tmpfs".into()));
-        assert_eq!(find(&t, 259, 1).unwrap().kind(), FsKind::Ext4(Ext4DataMode::Other));
+        assert_eq!(
+            find(&t, 254, 0).unwrap().kind(),
+            FsKind::Ext4(Ext4DataMode::Ordered)
+        );
+        assert_eq!(
+            find(&t, 0, 27).unwrap().kind(),
+            FsKind::Other("tmpfs".into())
+        );
+        assert_eq!(
+            find(&t, 259, 1).unwrap().kind(),
+            FsKind::Ext4(Ext4DataMode::Other)
+        );
         let x = find(&t, 259, 2).unwrap();
         assert_eq!(x.kind(), FsKind::Xfs);
         assert_eq!(x.mount_point, "/mnt/x y");
-        assert_eq!(find(&t, 259, 3).unwrap().kind(), FsKind::Ext4(Ext4DataMode::Other));
+        assert_eq!(
+            find(&t, 259, 3).unwrap().kind(),
+            FsKind::Ext4(Ext4DataMode::Other)
+        );
         // data= not last: whole-value comparison still sees "ordered".
-        assert_eq!(find(&t, 259, 4).unwrap().kind(), FsKind::Ext4(Ext4DataMode::Ordered));
+        assert_eq!(
+            find(&t, 259, 4).unwrap().kind(),
+            FsKind::Ext4(Ext4DataMode::Ordered)
+        );
         // A prefix of "ordered" is not "ordered".
-        assert_eq!(find(&t, 259, 5).unwrap().kind(), FsKind::Ext4(Ext4DataMode::Other));
+        assert_eq!(
+            find(&t, 259, 5).unwrap().kind(),
+            FsKind::Ext4(Ext4DataMode::Other)
+        );
         assert!(find(&t, 1, 1).is_none());
         assert_eq!(find(&t, 0, 27).unwrap().option("size"), Some("24684096k"));
     }
 
     #[test]
     fn first_match_wins_and_bad_lines_are_skipped() {
-        let t = parse("garbage\n1 1 8:1 / /a rw - xfs /dev/a rw\n2 1 8:1 / /b rw - ext4 /dev/a rw\n");
+        let t =
+            parse("garbage\n1 1 8:1 / /a rw - xfs /dev/a rw\n2 1 8:1 / /b rw - ext4 /dev/a rw\n");
         assert_eq!(t.len(), 2);
         assert_eq!(find(&t, 8, 1).unwrap().mount_point, "/a");
     }

@@ -17,13 +17,21 @@ pub use hipfile::ffi::*;
 /// Directory of the test executable (`target/<profile>/deps`), where cargo also puts the
 /// `libhipsim.so` and `libhipfile.so` built for the tests.
 pub fn deps_dir() -> PathBuf {
-    std::env::current_exe().unwrap().parent().unwrap().to_path_buf()
+    std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// Path of the simulated runtime.
 pub fn hipsim_path() -> PathBuf {
     let p = deps_dir().join("libhipsim.so");
-    assert!(p.exists(), "{} is missing: hipsim is a dev-dependency and should be built with the tests", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: hipsim is a dev-dependency and should be built with the tests",
+        p.display()
+    );
     p
 }
 
@@ -61,7 +69,12 @@ pub fn run_in_child(module_path: &str, name: &str, env: &[(&str, &str)]) {
         None => name.to_string(),
     };
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([path_in_binary.as_str(), "--exact", "--nocapture", "--test-threads=1"]);
+    cmd.args([
+        path_in_binary.as_str(),
+        "--exact",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
     for (k, _) in std::env::vars() {
         if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
             cmd.env_remove(&k);
@@ -133,7 +146,8 @@ pub struct Sim {
     pub get_device: unsafe extern "C" fn(*mut c_int) -> HipError,
     pub stream_create: unsafe extern "C" fn(*mut *mut c_void) -> HipError,
     pub stream_destroy: unsafe extern "C" fn(*mut c_void) -> HipError,
-    pub pointer_get_attributes: unsafe extern "C" fn(*mut HipPointerAttribute, *const c_void) -> HipError,
+    pub pointer_get_attributes:
+        unsafe extern "C" fn(*mut HipPointerAttribute, *const c_void) -> HipError,
     counter: unsafe extern "C" fn(*const c_char) -> u64,
     reset: unsafe extern "C" fn(),
     set_fault: unsafe extern "C" fn(*const c_char, i64) -> c_int,
@@ -147,7 +161,8 @@ unsafe impl Send for Sim {}
 macro_rules! load {
     ($lib:expr, $name:literal) => {
         // SAFETY: the symbol has the C signature of the field it is stored in.
-        *unsafe { $lib.get(concat!($name, "\0").as_bytes()) }.unwrap_or_else(|e| panic!("hipsim lacks {}: {e}", $name))
+        *unsafe { $lib.get(concat!($name, "\0").as_bytes()) }
+            .unwrap_or_else(|e| panic!("hipsim lacks {}: {e}", $name))
     };
 }
 
@@ -197,7 +212,11 @@ impl Sim {
     pub fn fault(&self, name: &str, value: i64) {
         let c = CString::new(name).unwrap();
         // SAFETY: valid NUL-terminated name.
-        assert_eq!(unsafe { (self.set_fault)(c.as_ptr(), value) }, 0, "unknown hipsim fault {name}");
+        assert_eq!(
+            unsafe { (self.set_fault)(c.as_ptr(), value) },
+            0,
+            "unknown hipsim fault {name}"
+        );
     }
     /// Allocate device memory.
     pub fn device_alloc(&self, len: usize) -> DeviceBuf {
@@ -209,13 +228,19 @@ impl Sim {
     /// Copy host bytes into device memory.
     pub fn upload(&self, dst: *mut c_void, src: &[u8]) {
         // SAFETY: valid host slice; hipsim validates the device side.
-        assert_eq!(unsafe { (self.memcpy)(dst, src.as_ptr().cast(), src.len(), H2D) }, 0);
+        assert_eq!(
+            unsafe { (self.memcpy)(dst, src.as_ptr().cast(), src.len(), H2D) },
+            0
+        );
     }
     /// Copy device bytes out.
     pub fn download(&self, src: *const c_void, len: usize) -> Vec<u8> {
         let mut v = vec![0u8; len];
         // SAFETY: valid host slice; hipsim validates the device side.
-        assert_eq!(unsafe { (self.memcpy)(v.as_mut_ptr().cast(), src, len, D2H) }, 0);
+        assert_eq!(
+            unsafe { (self.memcpy)(v.as_mut_ptr().cast(), src, len, D2H) },
+            0
+        );
         v
     }
 }
@@ -262,7 +287,12 @@ pub fn open_fd(path: &Path, flags: c_int) -> c_int {
     let c = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: valid path; mode given for O_CREAT.
     let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o644) };
-    assert!(fd >= 0, "open {} failed: {}", path.display(), std::io::Error::last_os_error());
+    assert!(
+        fd >= 0,
+        "open {} failed: {}",
+        path.display(),
+        std::io::Error::last_os_error()
+    );
     fd
 }
 
@@ -279,7 +309,11 @@ pub fn register_fd(fd: c_int) -> hipFileHandle_t {
 
 /// A descriptor struct for `fd`.
 pub fn descr(fd: c_int) -> hipFileDescr_t {
-    hipFileDescr_t { type_: hipFileHandleTypeOpaqueFD, handle: hipFileDescrHandle { fd }, fs_ops: std::ptr::null() }
+    hipFileDescr_t {
+        type_: hipFileHandleTypeOpaqueFD,
+        handle: hipFileDescrHandle { fd },
+        fs_ops: std::ptr::null(),
+    }
 }
 
 /// `errno` of this thread.
