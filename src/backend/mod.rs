@@ -169,32 +169,41 @@ const ORDER: [BackendKind; 3] = [
     BackendKind::Host,
 ];
 
+/// Why each backend that refused a request refused it, in selection order (no allocation:
+/// selection runs on every call).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refusals([Option<(BackendKind, Refusal)>; 3]);
+
+impl Refusals {
+    /// The refusals recorded.
+    pub fn iter(&self) -> impl Iterator<Item = (BackendKind, Refusal)> + '_ {
+        self.0.iter().flatten().copied()
+    }
+}
+
 /// The winning backend, or the refusals of all of them.
-pub fn select(
-    ctx: &Context<'_>,
-    req: &Request<'_>,
-) -> Result<BackendKind, Vec<(BackendKind, Refusal)>> {
+pub fn select(ctx: &Context<'_>, req: &Request<'_>) -> Result<BackendKind, Refusals> {
     let mut best: Option<(BackendKind, i32)> = None;
-    let mut refusals = Vec::new();
-    for kind in ORDER {
+    let mut refusals = Refusals::default();
+    for (slot, kind) in ORDER.into_iter().enumerate() {
         match score(kind, ctx, req) {
             Ok(s) if best.is_none_or(|(_, b)| s > b) => best = Some((kind, s)),
             Ok(_) => {}
-            Err(r) => refusals.push((kind, r)),
+            Err(r) => refusals.0[slot] = Some((kind, r)),
         }
     }
     match best {
         // Why the fastpath lost to the fallback is worth counting; that host memory is not
         // device memory is not.
         Some((BackendKind::Fallback, _)) => {
-            for &(kind, r) in refusals.iter().filter(|(k, _)| *k == BackendKind::Fastpath) {
+            for (kind, r) in refusals.iter().filter(|(k, _)| *k == BackendKind::Fastpath) {
                 crate::stats::recorder::refused(kind, r);
             }
             Ok(BackendKind::Fallback)
         }
         Some((k, _)) => Ok(k),
         None => {
-            for &(kind, r) in &refusals {
+            for (kind, r) in refusals.iter() {
                 crate::stats::recorder::refused(kind, r);
             }
             Err(refusals)

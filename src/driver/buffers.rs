@@ -193,14 +193,14 @@ impl BufferRegistry {
 }
 
 impl BufferView {
-    /// View of a registered buffer.
-    pub fn registered(b: &Arc<Buffer>) -> BufferView {
+    /// View of a registered buffer, holding its registration.
+    pub fn registered(b: Arc<Buffer>) -> BufferView {
         BufferView {
             base: b.base,
             length: b.length,
             memory: b.memory,
             device: b.device,
-            registration: Some(b.clone()),
+            registration: Some(b),
         }
     }
 }

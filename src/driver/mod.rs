@@ -40,7 +40,7 @@ struct State {
     use_count: i64,
     files: FileRegistry,
     buffers: BufferRegistry,
-    session: Option<Session>,
+    session: Option<Arc<Session>>,
 }
 
 /// The process-wide driver.
@@ -82,7 +82,7 @@ impl Driver {
         let rt = self.rt();
         tracing::debug!(target: "hipfile", "driver open: {config:?}");
         let engine = Engine::new(rt, &config);
-        st.session = Some(Session { config, engine });
+        st.session = Some(Arc::new(Session { config, engine }));
     }
 
     fn implicit_open(&self, st: &mut State) {
@@ -170,7 +170,10 @@ impl Driver {
         let session = st.session.as_mut().ok_or(Error::DriverNotInitialized)?;
         let mut config = (*session.config).clone();
         apply(&mut config, &session.engine);
-        session.config = Arc::new(config);
+        *session = Arc::new(Session {
+            config: Arc::new(config),
+            engine: session.engine.clone(),
+        });
         Ok(())
     }
 
@@ -273,7 +276,7 @@ impl Driver {
         file_offset: i64,
         buffer_offset: i64,
     ) -> Result<usize> {
-        let (file, registration, config, engine) = {
+        let (file, registration, session) = {
             let st = self.state.read();
             if st.use_count == 0 {
                 return Err(Error::DriverNotInitialized);
@@ -283,18 +286,13 @@ impl Driver {
                 .get(token)
                 .cloned()
                 .ok_or(Error::HandleNotRegistered)?;
-            let session = st.session.as_ref().expect("open driver has a session");
-            (
-                file,
-                st.buffers.get(base).cloned(),
-                session.config.clone(),
-                session.engine.clone(),
-            )
+            let session = st.session.clone().expect("open driver has a session");
+            (file, st.buffers.get(base).cloned(), session)
         };
         let rt = self.rt();
-        let buf = match &registration {
+        let buf = match registration {
             Some(b) => BufferView::registered(b),
-            None => buffers::resolve_unregistered(rt, base, config.host_io)?,
+            None => buffers::resolve_unregistered(rt, base, session.config.host_io)?,
         };
         if file_offset < 0 || buffer_offset < 0 {
             // hipFile 0.4.0: negative offsets are -1 with errno EINVAL.
@@ -311,8 +309,8 @@ impl Driver {
         };
         let ctx = Context {
             rt,
-            config: &config,
-            engine: &engine,
+            config: &session.config,
+            engine: &session.engine,
         };
         backend::run(&ctx, &req)
     }

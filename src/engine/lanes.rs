@@ -75,12 +75,9 @@ impl LanePool {
         })
     }
 
-    /// A lane (see [`LanePool::get`]) when `wanted`, returned to the pool when the guard drops
-    /// (also when unwinding).
-    pub fn get_if(&self, wanted: bool, rt: &dyn Runtime, device: i32) -> Option<LaneGuard<'_>> {
-        if !wanted {
-            return None;
-        }
+    /// A lane (see [`LanePool::get`]), returned to the pool when the guard drops (also when
+    /// unwinding).
+    pub fn checkout(&self, rt: &dyn Runtime, device: i32) -> Option<LaneGuard<'_>> {
         self.get(rt, device).map(|lane| LaneGuard {
             pool: self,
             lane: Some(lane),

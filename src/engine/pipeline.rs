@@ -75,7 +75,7 @@ impl Drop for HelperGuard {
 pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
     let chunk = inner.chunk;
     let chunks = t.size.div_ceil(chunk);
-    let req = Arc::new(Request {
+    let request = || Request {
         t,
         chunk,
         chunks,
@@ -85,7 +85,7 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
         error: Mutex::new(None),
         helpers: Mutex::new(0),
         helpers_done: Condvar::new(),
-    });
+    };
     let helpers = if t.size <= inner.inline_threshold || chunks <= 1 {
         0
     } else {
@@ -94,38 +94,53 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
             .workers()
             .map_or(0, |w| w.len().min(chunks - 1).min(cap))
     };
-    if helpers > 0 {
-        *req.helpers.lock() = helpers;
-        let workers = inner.workers().expect("helpers > 0 implies workers");
-        for _ in 0..helpers {
-            let inner = inner.clone();
-            let req = req.clone();
-            workers.spawn(Box::new(move || {
-                let guard = HelperGuard {
-                    inner: Some(inner),
-                    req,
-                };
-                participate(guard.inner.as_ref().expect("set"), &guard.req);
-            }));
-        }
+    if helpers == 0 {
+        // The calling thread alone: the request's state lives on its stack.
+        let req = request();
+        participate_guarded(inner, &req);
+        return finish(&req);
     }
-    // The calling thread's share runs under catch_unwind: if it panics, the request fails
-    // and we still wait for the helpers below, which may be using the application's memory.
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| participate(inner, &req))).is_err()
-    {
-        req.fail(Error::Internal(
-            "panic on the calling thread's share of a request",
-        ));
+    let req = Arc::new(request());
+    *req.helpers.lock() = helpers;
+    let workers = inner.workers().expect("helpers > 0 implies workers");
+    for _ in 0..helpers {
+        let inner = inner.clone();
+        let req = req.clone();
+        workers.spawn(Box::new(move || {
+            let guard = HelperGuard {
+                inner: Some(inner),
+                req,
+            };
+            participate(guard.inner.as_ref().expect("set"), &guard.req);
+        }));
     }
+    participate_guarded(inner, &req);
     {
         let mut n = req.helpers.lock();
         while *n > 0 {
             req.helpers_done.wait(&mut n);
         }
     }
+    finish(&req)
+}
+
+/// The calling thread's share, under `catch_unwind`: if it panics the request fails, and the
+/// caller still waits for the helpers, which may be using the application's memory.
+fn participate_guarded(inner: &Inner, req: &Request) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| participate(inner, req))).is_err() {
+        req.fail(Error::Internal(
+            "panic on the calling thread's share of a request",
+        ));
+    }
+}
+
+/// The request's result once every participant is done: its error, or (after the one
+/// `fdatasync` of a durable write) the contiguous byte count.
+fn finish(req: &Request) -> Result<usize> {
     if let Some(e) = req.error.lock().take() {
         return Err(e);
     }
+    let t = req.t;
     if t.dir == Direction::Write && t.sync {
         sys::io::fdatasync(t.fd).map_err(Error::Os)?;
     }
@@ -181,17 +196,22 @@ fn participate(inner: &Inner, req: &Request) {
             }
         }
         Target::Device { addr, device } => {
+            if req.chunks <= 1 {
+                // One chunk, copied synchronously: the copy names the device address, so the
+                // current device need not change (and a small request pays no device calls).
+                return synchronous_device(inner, req, addr);
+            }
+            // Several chunks pipeline file I/O with stream-ordered copies on a lane, whose
+            // stream belongs to the buffer's device: make it current for the participation.
             let restore = match inner.rt.enter_device(device) {
                 Ok(r) => r,
                 Err(e) => return req.fail(Error::Runtime(e)),
             };
-            // Requests of several chunks pipeline file I/O with stream-ordered copies on a
-            // lane; a single chunk gains nothing from that and is copied synchronously.
             let _restore = RestoreDevice {
                 inner,
                 restore: Some(restore),
             };
-            match inner.lanes.get_if(req.chunks > 1, inner.rt, device) {
+            match inner.lanes.checkout(inner.rt, device) {
                 Some(lane) => match req.t.dir {
                     Direction::Read => pipelined_read(inner, req, addr, &lane),
                     Direction::Write => pipelined_write(inner, req, addr, &lane),
@@ -421,6 +441,9 @@ fn host_chunk(t: Transfer, addr: usize, len: usize, off: usize) -> Result<usize>
     .map_err(Error::Os)
 }
 
+/// Smallest read worth sending around the page cache.
+const DIRECT_MIN: usize = 64 << 10;
+
 /// Read one chunk: from the page cache when it holds the data, otherwise (for aligned chunks
 /// with an `O_DIRECT` twin) straight from the device, bypassing the cache. A
 /// `preadv2(RWF_NOWAIT)` first takes whatever is cached without waiting, so warm data costs
@@ -429,7 +452,8 @@ fn host_chunk(t: Transfer, addr: usize, len: usize, off: usize) -> Result<usize>
 /// # Safety
 /// `ptr..ptr+len` must be writable host memory used by nobody else meanwhile.
 unsafe fn read_chunk(t: &Transfer, ptr: *mut u8, len: usize, off: u64) -> Result<usize, i32> {
-    if let Some(d) = t.direct {
+    // Small reads stay in the page cache (readahead serves their neighbours).
+    if let Some(d) = t.direct.filter(|_| len >= DIRECT_MIN) {
         let aligned = |o: u64, n: usize, p: usize| {
             o % d.offset_align == 0 && n as u64 % d.offset_align == 0 && p as u64 % d.mem_align == 0
         };
