@@ -134,10 +134,10 @@ pub struct Context<'a> {
     pub engine: &'a Engine,
 }
 
-/// The `O_DIRECT` descriptor the engine may use for cold reads of this request
-/// (`HIPFILE_DIRECT_IO`, default on), or `None`.
+/// The `O_DIRECT` descriptor the engine may use for cold reads and aligned writes of this
+/// request (`HIPFILE_DIRECT_IO`, default on), or `None`.
 pub fn direct_fd(ctx: &Context<'_>, req: &Request<'_>) -> Option<crate::engine::DirectFd> {
-    if !ctx.config.direct_reads || req.dir != Direction::Read {
+    if !ctx.config.direct_io {
         return None;
     }
     let fd = req.file.unbuffered_fd()?;

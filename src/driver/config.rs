@@ -88,9 +88,9 @@ pub struct Env {
     pub bounce_budget: Option<u64>,
     /// `HIPFILE_INLINE_THRESHOLD`: requests up to this size run on the calling thread.
     pub inline_threshold: Option<u64>,
-    /// `HIPFILE_DIRECT_IO` (default true): reads the page cache cannot serve go through the
-    /// `O_DIRECT` descriptor when aligned.
-    pub direct_reads: Option<bool>,
+    /// `HIPFILE_DIRECT_IO` (default true): aligned writes, and aligned reads of data the page
+    /// cache does not hold, go through the `O_DIRECT` descriptor.
+    pub direct_io: Option<bool>,
 }
 
 impl Env {
@@ -132,7 +132,7 @@ impl Env {
             chunk_size: size("HIPFILE_CHUNK_SIZE"),
             bounce_budget: size("HIPFILE_BOUNCE_BUDGET"),
             inline_threshold: size("HIPFILE_INLINE_THRESHOLD"),
-            direct_reads: boolean("HIPFILE_DIRECT_IO"),
+            direct_io: boolean("HIPFILE_DIRECT_IO"),
         }
     }
 }
@@ -189,8 +189,8 @@ pub struct Config {
     pub bounce_budget: usize,
     /// Inline threshold (bytes).
     pub inline_threshold: usize,
-    /// Cold aligned reads through the `O_DIRECT` descriptor.
-    pub direct_reads: bool,
+    /// Aligned writes and cold aligned reads through the `O_DIRECT` descriptor.
+    pub direct_io: bool,
     /// Every parameter's value (what `hipFileGetParameter*` reports while open).
     pub params: ParamValues,
 }
@@ -240,7 +240,7 @@ impl Config {
             bounce_budget: ((params.size(SizeParam::MaxDeviceCacheSizeKb) as usize) << 10)
                 .max(chunk_size),
             inline_threshold: (params.size(SizeParam::MinIoThresholdSizeKb) as usize) << 10,
-            direct_reads: env.direct_reads.unwrap_or(true),
+            direct_io: env.direct_io.unwrap_or(true),
             params,
         }
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 use super::lanes::LaneGuard as Lane;
-use super::{Inner, Target, Transfer};
+use super::{DirectFd, Inner, Target, Transfer};
 use crate::error::{Error, Result};
 use crate::runtime::Direction;
 use crate::sys;
@@ -373,8 +373,9 @@ fn pipelined_write(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
             next_issued = true;
         }
         let file_off = req.t.offset + off as u64;
-        let n =
-            sys::io::pwrite_full(req.t.fd, &a.as_mut_slice()[..len], file_off).map_err(Error::Os);
+        // SAFETY: the bounce buffer holds `len` bytes whose copy completed (stream synchronised
+        // above) and nothing writes it until it is reused.
+        let n = unsafe { write_chunk(&req.t, a.as_ptr(), len, file_off) }.map_err(Error::Os);
         if !record(req, off, len, n) {
             break;
         }
@@ -420,7 +421,8 @@ fn device_chunk(
         }
         Direction::Write => {
             inner.rt.copy_from_device(buf, dev)?;
-            sys::io::pwrite_full(t.fd, buf, file_off).map_err(Error::Os)
+            // SAFETY: `buf` is an exclusively borrowed slice.
+            unsafe { write_chunk(&t, buf.as_ptr(), buf.len(), file_off) }.map_err(Error::Os)
         }
     }
 }
@@ -434,55 +436,65 @@ fn host_chunk(t: Transfer, addr: usize, len: usize, off: usize) -> Result<usize>
         // touches the same chunk.
         Direction::Read => unsafe { read_chunk(&t, addr as *mut u8, len, file_off) },
         // SAFETY: as above, for reading the application's memory.
-        Direction::Write => unsafe {
-            sys::io::pwrite_full_raw(t.fd, addr as *const u8, len, file_off)
-        },
+        Direction::Write => unsafe { write_chunk(&t, addr as *const u8, len, file_off) },
     }
     .map_err(Error::Os)
 }
 
-/// Smallest read worth sending around the page cache.
+/// Smallest transfer worth sending around the page cache.
 const DIRECT_MIN: usize = 64 << 10;
 
-/// Read one chunk: from the page cache when it holds the data, otherwise (for aligned chunks
-/// with an `O_DIRECT` twin) straight from the device, bypassing the cache. A
-/// `preadv2(RWF_NOWAIT)` first takes whatever is cached without waiting, so warm data costs
-/// one call as before and cold data is not copied through the page cache (target T2).
+/// Whether the chunk at `off` may go through the `O_DIRECT` twin: large enough, aligned in
+/// file offset, length and memory.
+fn direct_ok(d: &DirectFd, ptr: usize, len: usize, off: u64) -> bool {
+    len >= DIRECT_MIN
+        && off % d.offset_align == 0
+        && len as u64 % d.offset_align == 0
+        && ptr as u64 % d.mem_align == 0
+}
+
+/// Read one chunk: through the page cache when it holds any of the chunk, otherwise (for
+/// aligned chunks with an `O_DIRECT` twin) straight from the device, bypassing the cache, so
+/// cold data is neither copied through the cache nor pushed out of it (target T2). Residency
+/// comes from `cachestat`, which, unlike a `RWF_NOWAIT` probe, starts no readahead (a probe
+/// would read cold data twice).
 ///
 /// # Safety
 /// `ptr..ptr+len` must be writable host memory used by nobody else meanwhile.
 unsafe fn read_chunk(t: &Transfer, ptr: *mut u8, len: usize, off: u64) -> Result<usize, i32> {
-    // Small reads stay in the page cache (readahead serves their neighbours).
-    if let Some(d) = t.direct.filter(|_| len >= DIRECT_MIN) {
-        let aligned = |o: u64, n: usize, p: usize| {
-            o % d.offset_align == 0 && n as u64 % d.offset_align == 0 && p as u64 % d.mem_align == 0
-        };
-        if len > 0 && aligned(off, len, ptr as usize) {
-            // SAFETY: the caller guarantees the buffer.
-            let cached = match unsafe { sys::io::pread_nowait(t.fd, ptr, len, off) } {
-                Ok(n) => n,
-                Err(libc::EAGAIN) => 0,
-                // The file system cannot tell what is cached: read through the cache.
-                // SAFETY: the caller guarantees the buffer.
-                Err(_) => return unsafe { sys::io::pread_full_raw(t.fd, ptr, len, off) },
-            };
-            if cached == len {
-                return Ok(len);
+    if let Some(d) = t.direct.filter(|d| direct_ok(d, ptr as usize, len, off)) {
+        if let Ok(cs) = sys::io::cachestat(t.fd, off, len as u64) {
+            if cs.cached == 0 {
+                // SAFETY: the caller guarantees the buffer; direct_ok checked the alignment.
+                return unsafe { direct_read(t.fd, d.fd, ptr, len, off) };
             }
-            let (rest_off, rest_len, rest_ptr) =
-                (off + cached as u64, len - cached, ptr as usize + cached);
-            let more = if aligned(rest_off, rest_len, rest_ptr) {
-                // SAFETY: the remainder lies inside the caller's buffer and is aligned.
-                unsafe { direct_read(t.fd, d.fd, rest_ptr as *mut u8, rest_len, rest_off)? }
-            } else {
-                // SAFETY: the remainder lies inside the caller's buffer.
-                unsafe { sys::io::pread_full_raw(t.fd, rest_ptr as *mut u8, rest_len, rest_off)? }
-            };
-            return Ok(cached + more);
         }
     }
     // SAFETY: the caller guarantees the buffer.
     unsafe { sys::io::pread_full_raw(t.fd, ptr, len, off) }
+}
+
+/// Write one chunk: aligned chunks with an `O_DIRECT` twin go straight to the device (the
+/// request's one `fdatasync` then only flushes metadata and the drive's cache); the rest
+/// through the page cache.
+///
+/// # Safety
+/// `ptr..ptr+len` must be readable host memory not changed meanwhile.
+unsafe fn write_chunk(t: &Transfer, ptr: *const u8, len: usize, off: u64) -> Result<usize, i32> {
+    if let Some(d) = t.direct.filter(|d| direct_ok(d, ptr as usize, len, off)) {
+        // SAFETY: the caller guarantees the buffer.
+        let n = unsafe { sys::io::pwrite_raw(d.fd, ptr, len, off)? };
+        if n == len || n == 0 {
+            return Ok(n);
+        }
+        // A short direct write leaves an unaligned remainder: finish it through the cache.
+        // SAFETY: the remainder lies inside the caller's buffer.
+        return Ok(n + unsafe {
+            sys::io::pwrite_full_raw(t.fd, ptr.add(n), len - n, off + n as u64)?
+        });
+    }
+    // SAFETY: the caller guarantees the buffer.
+    unsafe { sys::io::pwrite_full_raw(t.fd, ptr, len, off) }
 }
 
 /// Read through the `O_DIRECT` descriptor until done; a short (end-of-file) direct read leaves

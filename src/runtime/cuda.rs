@@ -210,6 +210,9 @@ const CU_MEMHOSTREGISTER_PORTABLE: c_uint = 0x1;
 const CU_MEMHOSTREGISTER_READ_ONLY: c_uint = 0x8;
 const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
 const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
+/// `CU_STREAM_PER_THREAD`: the calling thread's implicit stream, which does not synchronise
+/// with other threads' streams.
+const CU_STREAM_PER_THREAD: *mut c_void = 0x2 as *mut c_void;
 const MAX_DEVICES: usize = 64;
 
 /// Typed entry points of `libcuda.so.1` (the `_v2` symbols are what the headers bind to).
@@ -228,8 +231,6 @@ struct CudaApi {
         unsafe extern "C" fn(c_uint, *mut c_int, *mut *mut c_void, CuDevicePtr) -> CuResult,
     mem_get_address_range:
         unsafe extern "C" fn(*mut CuDevicePtr, *mut usize, CuDevicePtr) -> CuResult,
-    memcpy_htod: unsafe extern "C" fn(CuDevicePtr, *const c_void, usize) -> CuResult,
-    memcpy_dtoh: unsafe extern "C" fn(*mut c_void, CuDevicePtr, usize) -> CuResult,
     memcpy_htod_async:
         unsafe extern "C" fn(CuDevicePtr, *const c_void, usize, *mut c_void) -> CuResult,
     memcpy_dtoh_async:
@@ -306,8 +307,6 @@ impl CudaRuntime {
             ctx_get_device: sym(&lib, "cuCtxGetDevice")?,
             pointer_get_attributes: sym(&lib, "cuPointerGetAttributes")?,
             mem_get_address_range: sym(&lib, "cuMemGetAddressRange_v2")?,
-            memcpy_htod: sym(&lib, "cuMemcpyHtoD_v2")?,
-            memcpy_dtoh: sym(&lib, "cuMemcpyDtoH_v2")?,
             memcpy_htod_async: sym(&lib, "cuMemcpyHtoDAsync_v2")?,
             memcpy_dtoh_async: sym(&lib, "cuMemcpyDtoHAsync_v2")?,
             stream_create: sym(&lib, "cuStreamCreate")?,
@@ -545,14 +544,37 @@ impl Runtime for CudaRuntime {
 
     fn copy_to_device(&self, dst: usize, src: &[u8]) -> RtResult<()> {
         let _g = self.ctx()?;
-        // SAFETY: `src` is valid host memory for its length; the driver validates `dst`.
-        check(unsafe { (self.api.memcpy_htod)(dst as u64, src.as_ptr().cast(), src.len()) })
+        // On the calling thread's per-thread stream rather than the legacy default stream,
+        // which serialises the copies of every thread of the process (16 threads of 4 KiB
+        // copies ran 7× slower that way on the H200).
+        // SAFETY: `src` is valid host memory for its length and we wait for the copy before
+        // returning; the driver validates `dst`.
+        check(unsafe {
+            (self.api.memcpy_htod_async)(
+                dst as u64,
+                src.as_ptr().cast(),
+                src.len(),
+                CU_STREAM_PER_THREAD,
+            )
+        })?;
+        // SAFETY: the per-thread stream handle is always valid.
+        check(unsafe { (self.api.stream_synchronize)(CU_STREAM_PER_THREAD) })
     }
 
     fn copy_from_device(&self, dst: &mut [u8], src: usize) -> RtResult<()> {
         let _g = self.ctx()?;
-        // SAFETY: `dst` is valid writable host memory; the driver validates `src`.
-        check(unsafe { (self.api.memcpy_dtoh)(dst.as_mut_ptr().cast(), src as u64, dst.len()) })
+        // SAFETY: `dst` is valid writable host memory and we wait for the copy before
+        // returning; the driver validates `src`.
+        check(unsafe {
+            (self.api.memcpy_dtoh_async)(
+                dst.as_mut_ptr().cast(),
+                src as u64,
+                dst.len(),
+                CU_STREAM_PER_THREAD,
+            )
+        })?;
+        // SAFETY: the per-thread stream handle is always valid.
+        check(unsafe { (self.api.stream_synchronize)(CU_STREAM_PER_THREAD) })
     }
 
     unsafe fn copy_to_device_async(
