@@ -198,6 +198,7 @@ pub fn select(ctx: &Context<'_>, req: &Request<'_>) -> Result<BackendKind, Refus
         Some((BackendKind::Fallback, _)) => {
             for (kind, r) in refusals.iter().filter(|(k, _)| *k == BackendKind::Fastpath) {
                 crate::stats::recorder::refused(kind, r);
+                log_fallback_reason(r);
             }
             Ok(BackendKind::Fallback)
         }
@@ -208,6 +209,18 @@ pub fn select(ctx: &Context<'_>, req: &Request<'_>) -> Result<BackendKind, Refus
             }
             Err(refusals)
         }
+    }
+}
+
+/// One log line per distinct reason the fastpath lost a request to the fallback, the first
+/// time it happens in the process: enough to tell why I/O is slow without a line per request.
+fn log_fallback_reason(r: Refusal) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const N: usize = crate::stats::layout::REFUSALS.len();
+    static LOGGED: [AtomicBool; N] = [const { AtomicBool::new(false) }; N];
+    let slot = &LOGGED[crate::stats::layout::refusal_slot(r)];
+    if !slot.load(Ordering::Relaxed) && !slot.swap(true, Ordering::Relaxed) {
+        tracing::info!(target: "hipfile", "fastpath not used: {}; the fallback serves such requests (logged once)", r.describe());
     }
 }
 
