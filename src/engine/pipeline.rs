@@ -94,6 +94,11 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
             .workers()
             .map_or(0, |w| w.len().min(chunks - 1).min(cap))
     };
+    if chunks <= 1 {
+        // One chunk (small requests, target T4/T9): no request state, no claiming, straight
+        // through on the calling thread.
+        return single_chunk(inner, t);
+    }
     if helpers == 0 {
         // The calling thread alone: the request's state lives on its stack.
         let req = request();
@@ -122,6 +127,24 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
         }
     }
     finish(&req)
+}
+
+/// A request of at most one chunk, served on the calling thread. Its copy is synchronous and
+/// names the device address, so the current device need not change (a small request pays
+/// no device calls).
+fn single_chunk(inner: &Inner, t: Transfer) -> Result<usize> {
+    let n = match t.target {
+        _ if t.size == 0 => 0,
+        Target::Host { addr } => host_chunk(t, addr, t.size, 0)?,
+        Target::Device { addr, .. } => {
+            let mut bounce = inner.bounce.get()?;
+            device_chunk(inner, t, addr, &mut bounce.as_mut_slice()[..t.size], 0)?
+        }
+    };
+    if t.dir == Direction::Write && t.sync {
+        sys::io::fdatasync(t.fd).map_err(Error::Os)?;
+    }
+    Ok(n)
 }
 
 /// The calling thread's share, under `catch_unwind`: if it panics the request fails, and the
@@ -184,9 +207,7 @@ fn record(req: &Request, off: usize, len: usize, result: Result<usize>) -> bool 
 
 /// Claim and process chunks until none is left or the request failed.
 fn participate(inner: &Inner, req: &Request) {
-    if req.chunks == 0 {
-        return;
-    }
+    // Requests of one chunk never get here (see `single_chunk`).
     match req.t.target {
         Target::Host { addr } => {
             while let Some((off, len)) = claim(req) {
@@ -196,11 +217,6 @@ fn participate(inner: &Inner, req: &Request) {
             }
         }
         Target::Device { addr, device } => {
-            if req.chunks <= 1 {
-                // One chunk, copied synchronously: the copy names the device address, so the
-                // current device need not change (and a small request pays no device calls).
-                return synchronous_device(inner, req, addr);
-            }
             // Several chunks pipeline file I/O with stream-ordered copies on a lane, whose
             // stream belongs to the buffer's device: make it current for the participation.
             let restore = match inner.rt.enter_device(device) {
