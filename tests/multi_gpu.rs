@@ -1,0 +1,888 @@
+//! Several simulated GPUs (`HIPSIM_DEVICE_COUNT` 1, 2 and 4): device buffers on every device,
+//! registered and unregistered, read and written from threads whose current device (HIP) or
+//! current context (CUDA) is not the buffer's, through the fastpath (aligned requests) and the
+//! fallback (unaligned ones, below and above the engine chunk, so multi-chunk requests run on
+//! worker threads with lanes). Every result is byte-exact, the caller's current device or
+//! context is exactly the same after every call (behaviour §C.5 [N]: the fallback makes the
+//! buffer's device current for its copies and restores the caller's), worker threads do not
+//! keep a device they switched to, and the per-GPU statistics attribute I/O to the *buffer's*
+//! device (§F.2; our documented deliberate difference from upstream's calling-thread device).
+//!
+//! The async API (streams of each device) does not exist yet and is not tested here.
+//!
+//! Note on hipsim: `hipMemcpy` / `cuMemcpy*` between host memory and device memory of any
+//! device work whatever the calling thread's current device is (as with unified addressing on
+//! real GPUs; the copy only waits for the current device's NULL stream), and the CUDA copies
+//! need *a* current context, not the owning device's. The tests rely on that for their own
+//! uploads and downloads.
+
+mod common;
+use common::*;
+
+use std::ffi::{c_int, c_uint, c_void};
+use std::os::fd::AsRawFd;
+use std::sync::OnceLock;
+
+const OK: hipFileError_t = hipFileError_t::SUCCESS;
+
+/// The engine chunk every test configures (`HIPFILE_CHUNK_SIZE`).
+const CHUNK: usize = 64 << 10;
+/// Bytes of the file each I/O thread owns.
+const REGION: usize = 2 << 20;
+/// Size of every device buffer.
+const BUF_LEN: usize = 2 << 20;
+/// `hipMemoryTypeDevice` with ROCm 6 numbering (hipsim reports HIP 7.2 by default).
+const HIP_MEMORY_TYPE_DEVICE: c_int = 2;
+/// Engine workers: `HIPFILE_IO_THREADS` 4 is the calling thread plus 3 workers.
+const HELPERS: u64 = 3;
+
+// ---- HIP helpers ---------------------------------------------------------------------------------
+
+/// The calling thread's current HIP device.
+fn hip_current() -> c_int {
+    let mut d = -1;
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { (sim().get_device)(&mut d) }, 0, "hipGetDevice");
+    d
+}
+
+/// Make `d` the calling thread's current HIP device.
+fn hip_set(d: c_int) {
+    // SAFETY: plain integer argument.
+    assert_eq!(unsafe { (sim().set_device)(d) }, 0, "hipSetDevice({d})");
+}
+
+/// `hipPointerGetAttributes` of `p`.
+fn hip_attributes(p: *const c_void) -> HipPointerAttribute {
+    let mut a = HipPointerAttribute::default();
+    // SAFETY: valid out-pointer; hipsim only inspects the address.
+    assert_eq!(unsafe { (sim().pointer_get_attributes)(&mut a, p) }, 0);
+    a
+}
+
+/// `BUF_LEN` bytes of device memory on `device` (allocated with `device` current; the calling
+/// thread's current device is given back afterwards).
+fn alloc_on(device: c_int) -> DeviceBuf {
+    let before = hip_current();
+    hip_set(device);
+    let b = sim().device_alloc(BUF_LEN);
+    hip_set(before);
+    let a = hip_attributes(b.ptr);
+    assert_eq!(
+        (a.memory_type, a.device),
+        (HIP_MEMORY_TYPE_DEVICE, device),
+        "hipPointerGetAttributes of a buffer allocated on device {device}"
+    );
+    b
+}
+
+/// A scratch file of `len` pattern bytes, opened read-write and registered.
+struct TestFile {
+    path: std::path::PathBuf,
+    _file: std::fs::File,
+    fh: hipFileHandle_t,
+    data: Vec<u8>,
+}
+
+impl TestFile {
+    fn new(tag: &str, len: usize, seed: u64) -> TestFile {
+        let path = scratch_file(tag);
+        let data = pattern(len, seed);
+        make_file(&path, &data);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let fh = register_fd(file.as_raw_fd());
+        TestFile {
+            path,
+            _file: file,
+            fh,
+            data,
+        }
+    }
+
+    /// The handle as an integer, for moving into threads.
+    fn token(&self) -> usize {
+        self.fh as usize
+    }
+}
+
+impl Drop for TestFile {
+    fn drop(&mut self) {
+        hipFileHandleDeregister(self.fh);
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// `hipFileRead` into device address `buf` (an allocation base) at `buf_off`.
+fn read(fh: usize, buf: usize, size: usize, file_off: usize, buf_off: usize) -> isize {
+    // SAFETY: `buf` is a device allocation (or a registered one) of BUF_LEN bytes and every
+    // request below stays inside it; the library validates device memory itself.
+    unsafe {
+        hipFileRead(
+            fh as hipFileHandle_t,
+            buf as *mut c_void,
+            size,
+            file_off as i64,
+            buf_off as i64,
+        )
+    }
+}
+
+/// `hipFileWrite` from device address `buf` at `buf_off`.
+fn write(fh: usize, buf: usize, size: usize, file_off: usize, buf_off: usize) -> isize {
+    // SAFETY: as for `read`.
+    unsafe {
+        hipFileWrite(
+            fh as hipFileHandle_t,
+            buf as *const c_void,
+            size,
+            file_off as i64,
+            buf_off as i64,
+        )
+    }
+}
+
+// ---- the interleaved workload ----------------------------------------------------------------------
+
+/// One request of the workload; offsets are relative to the thread's file region.
+#[derive(Clone, Copy, Debug)]
+struct Op {
+    write: bool,
+    size: usize,
+    file_off: usize,
+    buf_off: usize,
+}
+
+const fn op(write: bool, size: usize, file_off: usize, buf_off: usize) -> Op {
+    Op {
+        write,
+        size,
+        file_off,
+        buf_off,
+    }
+}
+
+/// Reads and writes interleaved: aligned (fastpath-eligible: 4 KiB aligned offset, size and
+/// address) and unaligned (fallback), below and above the 64 KiB chunk. Later reads cover
+/// earlier writes, so written bytes are checked through the library too.
+const OPS: [Op; 10] = [
+    op(false, 16 << 10, 0, 0),                // read, aligned, one chunk
+    op(true, 1000, 4099, 13),                 // write, unaligned, one chunk
+    op(false, 300_001, 70_001, 777),          // read, unaligned, 5 chunks
+    op(true, 512 << 10, 1 << 20, 256 << 10),  // write, aligned, 8 chunks
+    op(false, 512 << 10, 768 << 10, 1 << 20), // read, aligned, covers the write above
+    op(true, 400_003, 123_457, 99),           // write, unaligned, 7 chunks
+    op(false, 2000, 4000, 5),                 // read, unaligned, one chunk, covers the first write
+    op(true, 32 << 10, 192 << 10, 8 << 10),   // write, aligned, one chunk
+    op(false, REGION, 0, 0),                  // read, aligned, the whole region (32 chunks)
+    op(false, REGION - 2, 1, 1),              // read, unaligned, the whole region (32 chunks)
+];
+
+impl Op {
+    fn aligned(&self) -> bool {
+        self.size % 4096 == 0 && self.file_off % 4096 == 0 && self.buf_off % 4096 == 0
+    }
+}
+
+/// `hipSetDevice` calls the library makes for one round of [`OPS`] into a buffer on
+/// `buffer_device` from a thread whose current device is another: two (enter and restore) per
+/// participant of each multi-chunk fallback request that is not on the buffer's device
+/// already: the calling thread, and the `min(HELPERS, chunks - 1)` workers unless the buffer
+/// is on device 0 (a worker thread's current device is 0, HIP's initial one, as long as no
+/// switch leaks). Single-chunk requests (copied synchronously) and fastpath requests make
+/// none.
+fn library_switches(fastpath: bool, buffer_device: c_int) -> u64 {
+    OPS.iter()
+        .map(|o| {
+            let chunks = o.size.div_ceil(CHUNK) as u64;
+            if (fastpath && o.aligned()) || chunks <= 1 {
+                0
+            } else if buffer_device == 0 {
+                2
+            } else {
+                2 * (1 + HELPERS.min(chunks - 1))
+            }
+        })
+        .sum()
+}
+
+/// How each thread of [`interleaved_io`] knows its current device: `(buffer device + 1) % n`,
+/// never the buffer's own when there are several devices.
+fn caller_device(buffer_device: c_int, devices: c_int) -> c_int {
+    (buffer_device + 1) % devices
+}
+
+/// `threads` threads, thread `t` with its own device buffer on device `t % devices` (the first
+/// half registered, the rest not) and its own region of one shared file, run [`OPS`] `rounds`
+/// times with the current device [`caller_device`]. After every library call the thread's
+/// current device is checked, and every read is compared byte for byte with what the file
+/// holds (the thread's model of its region, updated by its writes); at the end the file on
+/// disk is compared with the models too.
+fn interleaved_io(devices: c_int, threads: usize, rounds: usize) {
+    assert_eq!(hip_current(), 0);
+    let file = TestFile::new("multi-gpu", threads * REGION, 1);
+    let bufs: Vec<DeviceBuf> = (0..threads)
+        .map(|t| alloc_on((t % devices as usize) as c_int))
+        .collect();
+    let registered = threads / 2;
+    for b in &bufs[..registered] {
+        assert_eq!(hipFileBufRegister(b.ptr, b.len, 0), OK);
+    }
+    assert_eq!(
+        hip_current(),
+        0,
+        "allocation gave the main thread's device back"
+    );
+    let fh = file.token();
+    let models: Vec<Vec<u8>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bufs
+            .iter()
+            .enumerate()
+            .map(|(t, b)| {
+                let buf = b.ptr as usize;
+                let mut model = file.data[t * REGION..(t + 1) * REGION].to_vec();
+                scope.spawn(move || {
+                    let buffer_device = (t % devices as usize) as c_int;
+                    let mine = caller_device(buffer_device, devices);
+                    if devices > 1 {
+                        assert_ne!(mine, buffer_device);
+                    }
+                    hip_set(mine);
+                    let base = t * REGION;
+                    for round in 0..rounds {
+                        for (i, o) in OPS.iter().enumerate() {
+                            let what = format!(
+                                "thread {t} (current device {mine}, buffer on device \
+                                 {buffer_device}, {}registered), round {round}, op {i} {o:?}",
+                                if t < registered { "" } else { "un" }
+                            );
+                            if o.write {
+                                let new = pattern(o.size, (t * 1000 + round * 100 + i) as u64);
+                                sim().upload((buf + o.buf_off) as *mut c_void, &new);
+                                assert_eq!(hip_current(), mine, "{what}: after hipMemcpy");
+                                let n = write(fh, buf, o.size, base + o.file_off, o.buf_off);
+                                assert_eq!(n, o.size as isize, "{what}");
+                                assert_eq!(hip_current(), mine, "{what}: current device changed");
+                                model[o.file_off..o.file_off + o.size].copy_from_slice(&new);
+                            } else {
+                                let n = read(fh, buf, o.size, base + o.file_off, o.buf_off);
+                                assert_eq!(n, o.size as isize, "{what}");
+                                assert_eq!(hip_current(), mine, "{what}: current device changed");
+                                let got =
+                                    sim().download((buf + o.buf_off) as *const c_void, o.size);
+                                assert!(
+                                    got == model[o.file_off..o.file_off + o.size],
+                                    "{what}: the bytes read differ from the file's"
+                                );
+                            }
+                        }
+                    }
+                    assert_eq!(hip_current(), mine);
+                    model
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let on_disk = std::fs::read(&file.path).unwrap();
+    for (t, model) in models.iter().enumerate() {
+        assert!(
+            on_disk[t * REGION..(t + 1) * REGION] == model[..],
+            "region of thread {t} on disk differs from what it wrote"
+        );
+    }
+    for b in &bufs[..registered] {
+        assert_eq!(hipFileBufDeregister(b.ptr), OK);
+    }
+    assert_eq!(hip_current(), 0);
+}
+
+child_test!(
+    four_devices_interleaved_from_foreign_current_devices,
+    [
+        ("HIPSIM_DEVICE_COUNT", "4"),
+        ("HIPFILE_CHUNK_SIZE", "64K"),
+        ("HIPFILE_IO_THREADS", "4"),
+        ("HIPFILE_INLINE_THRESHOLD", "64K"),
+        ("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true"),
+    ],
+    {
+        assert_eq!(
+            hipfile::runtime::loader::choice().runtime.device_count(),
+            4,
+            "{}",
+            hipfile::runtime::loader::choice().runtime.describe()
+        );
+        let fastpath = odirect_works();
+        sim().reset_counters();
+        interleaved_io(4, 8, 2);
+        // Both backends served requests (the fastpath only where O_DIRECT works here).
+        assert!(sim().counter("h2d_bytes") > 0 && sim().counter("d2h_bytes") > 0);
+        if fastpath {
+            assert!(sim().counter("fastpath_read_bytes") > 0);
+            assert!(sim().counter("fastpath_write_bytes") > 0);
+        }
+        // 8 buffers (hipSetDevice twice each in alloc_on), 8 threads (once each), and the
+        // library's own switches: every participant of a multi-chunk fallback request not on
+        // the buffer's device made it current once and restored its own once; nothing else
+        // switched (thread t's buffer is on device t % 4; 2 rounds).
+        let library: u64 = (0..8).map(|t| 2 * library_switches(fastpath, t % 4)).sum();
+        assert_eq!(sim().counter("hipSetDevice"), 8 * 2 + 8 + library);
+    }
+);
+
+child_test!(
+    single_device_takes_the_same_path,
+    [
+        ("HIPSIM_DEVICE_COUNT", "1"),
+        ("HIPFILE_CHUNK_SIZE", "64K"),
+        ("HIPFILE_IO_THREADS", "4"),
+        ("HIPFILE_INLINE_THRESHOLD", "64K"),
+        ("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true"),
+    ],
+    {
+        assert_eq!(hipfile::runtime::loader::choice().runtime.device_count(), 1);
+        // Load the runtime and allocate first, then count only the workload's device calls.
+        let warm = alloc_on(0);
+        drop(warm);
+        sim().reset_counters();
+        interleaved_io(1, 4, 2);
+        // 4 buffers (hipSetDevice(0) twice each in alloc_on) and 4 threads (once each): with the
+        // buffer's device already current, the library itself never switched.
+        assert_eq!(sim().counter("hipSetDevice"), 4 * 2 + 4);
+        assert!(sim().counter("h2d_bytes") > 0 && sim().counter("d2h_bytes") > 0);
+    }
+);
+
+// ---- statistics per device ---------------------------------------------------------------------
+
+child_test!(
+    per_gpu_stats_follow_the_buffers_device,
+    [
+        ("HIPSIM_DEVICE_COUNT", "4"),
+        ("HIPFILE_CHUNK_SIZE", "64K"),
+        ("HIPFILE_IO_THREADS", "4"),
+        ("HIPFILE_INLINE_THRESHOLD", "64K"),
+        ("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true"),
+    ],
+    {
+        // Device d (0, 1, 3; 2 has no buffer) does `d + 1` rounds of: an aligned 16 KiB read,
+        // an unaligned 100_001-byte read (2 chunks), an aligned 8 KiB write and an unaligned
+        // 70_000-byte write (2 chunks), alternating between a registered and an unregistered
+        // buffer, from a thread whose current device is (d + 1) % 4: device 2 is the current
+        // device of the thread that does device 1's I/O, and must see none of it.
+        const READS: [(usize, usize); 2] = [(16 << 10, 0), (100_001, 4097 + 3)];
+        // Writes go above the bytes read, so every read sees the file's original bytes.
+        const WRITES: [(usize, usize); 2] = [(8 << 10, 1 << 20), (70_000, (1 << 20) + 12_345)];
+        let io_devices: [c_int; 3] = [0, 1, 3];
+        let file = TestFile::new("multi-gpu-stats", 4 * REGION, 2);
+        let fh = file.token();
+        let bufs: Vec<(c_int, DeviceBuf, DeviceBuf)> = io_devices
+            .iter()
+            .map(|&d| (d, alloc_on(d), alloc_on(d)))
+            .collect();
+        for (_, reg, _) in &bufs {
+            assert_eq!(hipFileBufRegister(reg.ptr, reg.len, 0), OK);
+        }
+        std::thread::scope(|scope| {
+            for (d, reg, unreg) in &bufs {
+                let (d, reg, unreg) = (*d, reg.ptr as usize, unreg.ptr as usize);
+                let data = &file.data;
+                scope.spawn(move || {
+                    let mine = caller_device(d, 4);
+                    hip_set(mine);
+                    let base = d as usize * REGION;
+                    for round in 0..=d as usize {
+                        let buf = if round % 2 == 0 { reg } else { unreg };
+                        for (size, off) in READS {
+                            assert_eq!(read(fh, buf, size, base + off, 0), size as isize);
+                            assert_eq!(hip_current(), mine);
+                            assert!(
+                                sim().download(buf as *const c_void, size)
+                                    == data[base + off..base + off + size]
+                            );
+                        }
+                        for (size, off) in WRITES {
+                            assert_eq!(write(fh, buf, size, base + off, 0), size as isize);
+                            assert_eq!(hip_current(), mine);
+                        }
+                    }
+                });
+            }
+        });
+        let fastpath = odirect_works();
+        let mut l3 = Box::<hipFileStatsLevel3_t>::default();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { hipFileGetStatsL3(&mut *l3) }, OK);
+        // num_gpus counts the GPUs with any record (src/stats/levels.rs).
+        assert_eq!(l3.num_gpus, 3);
+        let mut total_reads = 0;
+        let mut total_read_bytes = 0;
+        for g in 0..16 {
+            let s = &l3.per_gpu_stats[g];
+            if !io_devices.contains(&(g as c_int)) {
+                assert_eq!(*s, hipFilePerGpuStats_t::default(), "GPU {g} had no buffer");
+                continue;
+            }
+            let rounds = g as u64 + 1;
+            let read_bytes = rounds * READS.iter().map(|r| r.0 as u64).sum::<u64>();
+            let write_bytes = rounds * WRITES.iter().map(|w| w.0 as u64).sum::<u64>();
+            assert_eq!(
+                (s.read_bytes, s.n_total_reads, s.n_reads_err),
+                (read_bytes, 2 * rounds, 0),
+                "GPU {g} reads"
+            );
+            assert_eq!(
+                (s.write_bytes, s.n_total_writes, s.n_writes_err),
+                (write_bytes, 2 * rounds, 0),
+                "GPU {g} writes"
+            );
+            if fastpath {
+                // One aligned (fastpath) and one unaligned (fallback) request of each kind.
+                assert_eq!(
+                    (s.n_p2p_reads, s.n_posix_reads, s.n_unaligned_reads),
+                    (rounds, rounds, rounds),
+                    "GPU {g} read backends"
+                );
+                assert_eq!(
+                    (s.n_p2p_writes, s.n_posix_writes, s.n_unaligned_writes),
+                    (rounds, rounds, rounds),
+                    "GPU {g} write backends"
+                );
+            } else {
+                assert_eq!((s.n_p2p_reads, s.n_posix_reads), (0, 2 * rounds));
+                assert_eq!((s.n_p2p_writes, s.n_posix_writes), (0, 2 * rounds));
+            }
+            total_reads += s.n_total_reads;
+            total_read_bytes += s.read_bytes;
+        }
+        assert_eq!(l3.detailed.basic.read_ops.ok, total_reads);
+        assert_eq!(l3.detailed.basic.read_bytes, total_read_bytes);
+        for (_, reg, _) in &bufs {
+            assert_eq!(hipFileBufDeregister(reg.ptr), OK);
+        }
+    }
+);
+
+// ---- worker threads do not keep a device --------------------------------------------------------
+
+child_test!(
+    worker_device_switches_do_not_leak,
+    [
+        ("HIPSIM_DEVICE_COUNT", "4"),
+        ("HIPFILE_CHUNK_SIZE", "64K"),
+        ("HIPFILE_IO_THREADS", "4"),
+        ("HIPFILE_INLINE_THRESHOLD", "64K"),
+    ],
+    {
+        let file = TestFile::new("multi-gpu-workers", 4 << 20, 3);
+        let fh = file.token();
+        let on3 = alloc_on(3);
+        let on1 = alloc_on(1);
+        assert_eq!(hipFileBufRegister(on1.ptr, on1.len, 0), OK);
+        assert_eq!(hip_current(), 0);
+        // Unaligned, so the fallback serves it: 17 chunks, the calling thread and 3 workers.
+        let size = (1 << 20) + 3;
+        let check = |buf: &DeviceBuf, file_off: usize| {
+            sim().reset_counters();
+            assert_eq!(read(fh, buf.ptr as usize, size, file_off, 0), size as isize);
+            assert_eq!(hip_current(), 0, "the calling thread's device is kept");
+            // Each participant (calling thread and 3 helpers, none of them on the buffer's
+            // device beforehand) made the buffer's device current once and gave its own back
+            // once. A worker that kept the buffer's device would skip both next time.
+            assert_eq!(
+                sim().counter("hipSetDevice"),
+                2 * (1 + HELPERS),
+                "device switches of one multi-chunk request"
+            );
+            assert!(
+                sim().download(buf.ptr, size) == file.data[file_off..file_off + size],
+                "bytes"
+            );
+        };
+        check(&on3, 1);
+        check(&on1, 5);
+        check(&on3, 7);
+        check(&on1, 11);
+        let on0 = alloc_on(0);
+        let (p3, p1, p0) = (on3.ptr as usize, on1.ptr as usize, on0.ptr as usize);
+        let data = &file.data;
+        std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    hip_set(2);
+                    sim().reset_counters();
+                    // One chunk: copied synchronously, without a device switch.
+                    assert_eq!(read(fh, p3, 1000, 4001, 17), 1000);
+                    assert_eq!(hip_current(), 2);
+                    assert!(sim().download((p3 + 17) as *const c_void, 1000) == data[4001..5001]);
+                    assert_eq!(read(fh, p1, 60_000, 123, 0), 60_000);
+                    assert_eq!(hip_current(), 2);
+                    assert!(sim().download(p1 as *const c_void, 60_000) == data[123..60_123]);
+                    assert_eq!(
+                        sim().counter("hipSetDevice"),
+                        0,
+                        "single-chunk requests switch no device"
+                    );
+                    // A multi-chunk request into device 0's buffer: only this thread switches;
+                    // the workers are still on device 0 (HIP's initial device), which they
+                    // would not be had a switch to device 3 or 1 above leaked.
+                    assert_eq!(read(fh, p0, 500_000, 3, 0), 500_000);
+                    assert_eq!(hip_current(), 2);
+                    assert!(sim().download(p0 as *const c_void, 500_000) == data[3..500_003]);
+                    assert_eq!(sim().counter("hipSetDevice"), 2, "only the caller switched");
+                    // Into device 3's buffer: every participant switches, and switches back.
+                    sim().reset_counters();
+                    assert_eq!(read(fh, p3, 500_000, 9, 0), 500_000);
+                    assert_eq!(hip_current(), 2);
+                    assert!(sim().download(p3 as *const c_void, 500_000) == data[9..500_009]);
+                    assert_eq!(sim().counter("hipSetDevice"), 2 * (1 + HELPERS));
+                })
+                .join()
+                .unwrap();
+        });
+        assert_eq!(hip_current(), 0);
+        assert_eq!(hipFileBufDeregister(on1.ptr), OK);
+    }
+);
+
+// ---- CUDA: contexts ------------------------------------------------------------------------------
+
+type CuResult = c_int;
+type CuContext = *mut c_void;
+
+/// `CU_POINTER_ATTRIBUTE_MEMORY_TYPE`.
+const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
+/// `CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL`.
+const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: c_int = 9;
+/// `CU_MEMORYTYPE_DEVICE`.
+const CU_MEMORYTYPE_DEVICE: c_uint = 2;
+
+struct Cuda {
+    init: unsafe extern "C" fn(c_uint) -> CuResult,
+    primary_retain: unsafe extern "C" fn(*mut CuContext, c_int) -> CuResult,
+    ctx_get_current: unsafe extern "C" fn(*mut CuContext) -> CuResult,
+    ctx_set_current: unsafe extern "C" fn(CuContext) -> CuResult,
+    ctx_push: unsafe extern "C" fn(CuContext) -> CuResult,
+    ctx_pop: unsafe extern "C" fn(*mut CuContext) -> CuResult,
+    mem_alloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
+    mem_free: unsafe extern "C" fn(u64) -> CuResult,
+    pointer_get_attribute: unsafe extern "C" fn(*mut c_void, c_int, u64) -> CuResult,
+    htod: unsafe extern "C" fn(u64, *const c_void, usize) -> CuResult,
+    dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> CuResult,
+}
+
+// SAFETY: plain function pointers into a thread-safe library.
+unsafe impl Sync for Cuda {}
+// SAFETY: as above.
+unsafe impl Send for Cuda {}
+
+fn cuda() -> &'static Cuda {
+    static C: OnceLock<Cuda> = OnceLock::new();
+    C.get_or_init(|| {
+        // SAFETY: our simulator; the symbols have these C signatures.
+        let lib = unsafe { libloading::Library::new(hipsim_path()) }.unwrap();
+        macro_rules! f {
+            ($n:literal) => {
+                // SAFETY: see above.
+                *unsafe { lib.get(concat!($n, "\0").as_bytes()) }.unwrap()
+            };
+        }
+        let c = Cuda {
+            init: f!("cuInit"),
+            primary_retain: f!("cuDevicePrimaryCtxRetain"),
+            ctx_get_current: f!("cuCtxGetCurrent"),
+            ctx_set_current: f!("cuCtxSetCurrent"),
+            ctx_push: f!("cuCtxPushCurrent_v2"),
+            ctx_pop: f!("cuCtxPopCurrent_v2"),
+            mem_alloc: f!("cuMemAlloc_v2"),
+            mem_free: f!("cuMemFree_v2"),
+            pointer_get_attribute: f!("cuPointerGetAttribute"),
+            htod: f!("cuMemcpyHtoD_v2"),
+            dtoh: f!("cuMemcpyDtoH_v2"),
+        };
+        std::mem::forget(lib);
+        // SAFETY: flags 0.
+        assert_eq!(unsafe { (c.init)(0) }, 0);
+        c
+    })
+}
+
+impl Cuda {
+    fn current(&self) -> usize {
+        let mut c = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (self.ctx_get_current)(&mut c) }, 0);
+        c as usize
+    }
+    fn primary(&self, device: c_int) -> usize {
+        let mut c = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (self.primary_retain)(&mut c, device) }, 0);
+        assert!(!c.is_null());
+        c as usize
+    }
+    fn set_current(&self, ctx: usize) {
+        // SAFETY: a primary context or NULL.
+        assert_eq!(unsafe { (self.ctx_set_current)(ctx as CuContext) }, 0);
+    }
+    fn push(&self, ctx: usize) {
+        // SAFETY: a primary context.
+        assert_eq!(unsafe { (self.ctx_push)(ctx as CuContext) }, 0);
+    }
+    fn pop(&self) -> usize {
+        let mut c = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (self.ctx_pop)(&mut c) }, 0);
+        c as usize
+    }
+    /// `BUF_LEN` bytes allocated with `device`'s primary context current (the thread's
+    /// context is NULL again afterwards).
+    fn alloc_on(&self, device: c_int) -> usize {
+        assert_eq!(self.current(), 0);
+        self.set_current(self.primary(device));
+        let mut p = 0u64;
+        // SAFETY: valid out-pointer; a context is current.
+        assert_eq!(unsafe { (self.mem_alloc)(&mut p, BUF_LEN) }, 0);
+        self.set_current(0);
+        assert_eq!(self.current(), 0);
+        let mut ordinal: c_int = -1;
+        let mut mem_type: c_uint = 0;
+        // SAFETY: out-pointers of the attributes' types.
+        unsafe {
+            assert_eq!(
+                (self.pointer_get_attribute)(
+                    (&raw mut ordinal).cast(),
+                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                    p
+                ),
+                0
+            );
+            assert_eq!(
+                (self.pointer_get_attribute)(
+                    (&raw mut mem_type).cast(),
+                    CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                    p
+                ),
+                0
+            );
+        }
+        assert_eq!((mem_type, ordinal), (CU_MEMORYTYPE_DEVICE, device));
+        p as usize
+    }
+    /// Run `f` with `device`'s primary context pushed, then pop it (the thread's context
+    /// state is as before).
+    fn with_ctx<T>(&self, device: c_int, f: impl FnOnce() -> T) -> T {
+        let before = self.current();
+        let ctx = self.primary(device);
+        self.push(ctx);
+        let r = f();
+        assert_eq!(self.pop(), ctx);
+        assert_eq!(self.current(), before);
+        r
+    }
+    fn upload(&self, device: c_int, dst: usize, src: &[u8]) {
+        self.with_ctx(device, || {
+            // SAFETY: valid host slice; the driver checks the device side.
+            assert_eq!(
+                unsafe { (self.htod)(dst as u64, src.as_ptr().cast(), src.len()) },
+                0
+            );
+        });
+    }
+    fn download(&self, device: c_int, src: usize, len: usize) -> Vec<u8> {
+        let mut v = vec![0u8; len];
+        self.with_ctx(device, || {
+            // SAFETY: valid host slice.
+            assert_eq!(
+                unsafe { (self.dtoh)(v.as_mut_ptr().cast(), src as u64, len) },
+                0
+            );
+        });
+        v
+    }
+}
+
+child_test!(
+    cuda_two_devices_keep_the_callers_context,
+    [
+        ("HIPFILE_PLATFORM", "nvidia"),
+        ("HIPSIM_DEVICE_COUNT", "2"),
+        ("HIPFILE_CHUNK_SIZE", "64K"),
+        ("HIPFILE_IO_THREADS", "4"),
+        ("HIPFILE_INLINE_THRESHOLD", "64K"),
+    ],
+    {
+        assert_eq!(hipFileDriverOpen(), OK);
+        let rt = &hipfile::runtime::loader::choice().runtime;
+        assert_eq!(rt.platform(), hipfile::runtime::Platform::Nvidia);
+        assert_eq!(rt.device_count(), 2);
+        const THREADS: usize = 8;
+        const ROUNDS: usize = 2;
+        let file = TestFile::new("multi-gpu-cuda", THREADS * REGION, 4);
+        let fh = file.token();
+        // Thread t: buffer on device t % 2, registered for t % 4 < 2; threads 0..4 run with
+        // their own device's context under the *other* device's (a stack [own, other]),
+        // threads 4..8 with no context at all.
+        let bufs: Vec<usize> = (0..THREADS)
+            .map(|t| cuda().alloc_on((t % 2) as c_int))
+            .collect();
+        let registered = |t: usize| t % 4 < 2;
+        for (t, &b) in bufs.iter().enumerate() {
+            if registered(t) {
+                assert_eq!(hipFileBufRegister(b as *const c_void, BUF_LEN, 0), OK);
+            }
+        }
+        assert_eq!(cuda().current(), 0);
+        sim().reset_counters();
+        let models: Vec<Vec<u8>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = bufs
+                .iter()
+                .enumerate()
+                .map(|(t, &buf)| {
+                    let mut model = file.data[t * REGION..(t + 1) * REGION].to_vec();
+                    scope.spawn(move || {
+                        let device = (t % 2) as c_int;
+                        let with_context = t < 4;
+                        let (own, other) = (cuda().primary(device), cuda().primary(1 - device));
+                        assert_ne!(own, other);
+                        assert_eq!(cuda().current(), 0, "a new thread has no context");
+                        if with_context {
+                            cuda().set_current(own);
+                            cuda().push(other);
+                        }
+                        let expected = if with_context { other } else { 0 };
+                        let base = t * REGION;
+                        for round in 0..ROUNDS {
+                            for (i, o) in OPS.iter().enumerate() {
+                                let what = format!(
+                                    "thread {t} (buffer on device {device}, {}, {}registered), \
+                                     round {round}, op {i} {o:?}",
+                                    if with_context {
+                                        "other device's context current"
+                                    } else {
+                                        "no context"
+                                    },
+                                    if registered(t) { "" } else { "un" }
+                                );
+                                if o.write {
+                                    let new =
+                                        pattern(o.size, (t * 1000 + round * 100 + i + 7) as u64);
+                                    cuda().upload(device, buf + o.buf_off, &new);
+                                    let n = write(fh, buf, o.size, base + o.file_off, o.buf_off);
+                                    assert_eq!(n, o.size as isize, "{what}");
+                                    assert_eq!(cuda().current(), expected, "{what}: context");
+                                    model[o.file_off..o.file_off + o.size].copy_from_slice(&new);
+                                } else {
+                                    let n = read(fh, buf, o.size, base + o.file_off, o.buf_off);
+                                    assert_eq!(n, o.size as isize, "{what}");
+                                    assert_eq!(cuda().current(), expected, "{what}: context");
+                                    let got = cuda().download(device, buf + o.buf_off, o.size);
+                                    assert!(
+                                        got == model[o.file_off..o.file_off + o.size],
+                                        "{what}: the bytes read differ from the file's"
+                                    );
+                                }
+                            }
+                        }
+                        if with_context {
+                            // The stack under the current context is untouched too.
+                            assert_eq!(cuda().pop(), other);
+                            assert_eq!(cuda().current(), own);
+                            cuda().set_current(0);
+                        }
+                        assert_eq!(cuda().current(), 0);
+                        model
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let on_disk = std::fs::read(&file.path).unwrap();
+        for (t, model) in models.iter().enumerate() {
+            assert!(
+                on_disk[t * REGION..(t + 1) * REGION] == model[..],
+                "region of thread {t} on disk differs from what it wrote"
+            );
+        }
+        assert_eq!(
+            sim().counter("hipMemcpy"),
+            0,
+            "the CUDA runtime never calls HIP"
+        );
+        assert_eq!(sim().counter("hipSetDevice"), 0);
+        // Per-GPU statistics follow the buffers: 4 threads per device, all requests on the
+        // fallback (no cuFile).
+        let per_device = |write: bool| -> u64 {
+            (4 * ROUNDS) as u64
+                * OPS
+                    .iter()
+                    .filter(|o| o.write == write)
+                    .map(|o| o.size as u64)
+                    .sum::<u64>()
+        };
+        let count =
+            |write: bool| (4 * ROUNDS * OPS.iter().filter(|o| o.write == write).count()) as u64;
+        let mut l3 = Box::<hipFileStatsLevel3_t>::default();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { hipFileGetStatsL3(&mut *l3) }, OK);
+        assert_eq!(l3.num_gpus, 2);
+        for g in 0..2 {
+            let s = &l3.per_gpu_stats[g];
+            assert_eq!(
+                (
+                    s.read_bytes,
+                    s.n_total_reads,
+                    s.n_posix_reads,
+                    s.n_p2p_reads
+                ),
+                (per_device(false), count(false), count(false), 0),
+                "GPU {g} reads"
+            );
+            assert_eq!(
+                (
+                    s.write_bytes,
+                    s.n_total_writes,
+                    s.n_posix_writes,
+                    s.n_p2p_writes
+                ),
+                (per_device(true), count(true), count(true), 0),
+                "GPU {g} writes"
+            );
+        }
+        for (t, &b) in bufs.iter().enumerate() {
+            if registered(t) {
+                assert_eq!(hipFileBufDeregister(b as *const c_void), OK);
+            }
+        }
+        cuda().with_ctx(0, || {
+            for &b in &bufs {
+                // SAFETY: allocated by cuMemAlloc above.
+                assert_eq!(unsafe { (cuda().mem_free)(b as u64) }, 0);
+            }
+        });
+    }
+);
+
+/// Sanity of the workload itself: it has every kind of request the tests claim.
+#[test]
+fn the_workload_covers_every_kind_of_request() {
+    for write in [false, true] {
+        for aligned in [false, true] {
+            for multi in [false, true] {
+                assert!(
+                    OPS.iter().any(|o| o.write == write
+                        && o.aligned() == aligned
+                        && (o.size > CHUNK) == multi),
+                    "write {write}, aligned {aligned}, multi-chunk {multi}"
+                );
+            }
+        }
+    }
+    for o in OPS {
+        assert!(o.file_off + o.size <= REGION && o.buf_off + o.size <= BUF_LEN);
+    }
+}
