@@ -3,6 +3,7 @@
 //! - `hipfile check`: which GPU runtime the library uses, why, and its configuration.
 //! - `hipfile cp SRC DST`: copy a file through GPU memory (AMD's `aiscp`).
 //! - `hipfile bench`: gdsio-style throughput and latency, optionally beside plain baselines.
+//! - `hipfile stats`: the statistics of a process using hipfile (AMD's `ais-stats`).
 //!
 //! The global `--sim[=PATH]` runs any of them on the simulated GPU runtime (`libhipsim.so`).
 
@@ -11,6 +12,7 @@ mod check;
 mod cp;
 mod json;
 mod measure;
+mod stats;
 mod util;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +49,8 @@ enum Cmd {
     Cp(CpArgs),
     /// Measure read/write throughput and latency (gdsio-style output).
     Bench(BenchArgs),
+    /// Print the statistics of a process using hipfile, or of a command (like AMD's ais-stats).
+    Stats(stats::StatsArgs),
 }
 
 /// Arguments of `hipfile check`.
@@ -291,15 +295,18 @@ fn confirm_sim(lib: &Path) -> CliResult<()> {
     Ok(())
 }
 
-fn run(cli: Cli, sim: Option<PathBuf>) -> CliResult<()> {
+fn run(cli: Cli, sim: Option<PathBuf>) -> CliResult<ExitCode> {
     if let Some(lib) = &sim {
         confirm_sim(lib)?;
     }
-    match cli.cmd {
+    let done = match cli.cmd {
         Cmd::Check(a) => check::run(&a),
         Cmd::Cp(a) => cp::run(&a),
         Cmd::Bench(a) => bench::run(&a),
-    }
+        // The exit code of the command it ran.
+        Cmd::Stats(a) => return stats::run(&a),
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
@@ -318,7 +325,7 @@ fn main() -> ExitCode {
         }
     };
     match run(cli, sim) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("hipfile: {e}");
             ExitCode::FAILURE

@@ -1,0 +1,586 @@
+//! `hipfile stats`: the statistics of a process using hipfile (ours or AMD's libhipfile: the
+//! transport and the [D] block are the same, behaviour §F), like AMD's `ais-stats`.
+//!
+//! - `hipfile stats -p PID [--json] [--watch S] [--timeout S]`: attach to a live process and
+//!   print its report now; with `--watch`, every S seconds until it exits or Ctrl-C, then once
+//!   more (the final state).
+//! - `hipfile stats [--json] [--watch S] -- CMD ARGS...`: run the command (inheriting stdio),
+//!   attach as soon as its statistics server answers, wait for it to exit and print the report
+//!   of its final state; exit with its status. The block stays readable after the target exits
+//!   because we hold the descriptor the server sent.
+//!
+//! The text is exactly the library's report (AMD's §F.3 report, then our extension section);
+//! `--json` prints the library's JSON object (one line per report).
+
+use std::ffi::{c_int, OsString};
+use std::io::{self, Write as _};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, ExitCode, ExitStatus};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::{ArgGroup, Args};
+use hipfile::stats::client::{Connection, OpenError, Target};
+use hipfile::stats::{report, Snapshot};
+
+use crate::util::{self, fail, CliError, CliResult};
+
+/// How long `-p` waits for the target's statistics server by default.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Said (on standard error) when a command exits without ever serving statistics.
+pub const NO_STATS: &str = "no hipfile statistics: the command never started the hipfile library";
+
+/// Arguments of `hipfile stats`.
+#[derive(Debug, Args)]
+#[command(
+    group(ArgGroup::new("target").required(true).args(["pid", "command"])),
+    override_usage = "hipfile stats [OPTIONS] -p PID\n       hipfile stats [OPTIONS] [--] CMD [ARGS]..."
+)]
+pub struct StatsArgs {
+    /// Attach to this live process (one using libhipfile, ours or AMD's).
+    #[arg(short, long, value_name = "PID", value_parser = pid_arg, allow_negative_numbers = true)]
+    pub pid: Option<i32>,
+    /// Print the library's JSON object instead of the text report (one line per report).
+    #[arg(long)]
+    pub json: bool,
+    /// Print the report again every SECONDS (fractions allowed) until the target exits or
+    /// Ctrl-C, then the final one. On a terminal the screen is cleared between reports;
+    /// otherwise text reports are separated by a blank line.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_arg)]
+    pub watch: Option<Duration>,
+    /// Give up connecting to the target's statistics server after SECONDS (fractions
+    /// allowed). Default: 10 with -p; with a command, as long as the command runs.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_arg)]
+    pub timeout: Option<Duration>,
+    /// Command to run and report on, like AMD's `ais-stats CMD ARGS...` (best after `--`).
+    /// Exits with the command's status.
+    #[arg(value_name = "CMD", trailing_var_arg = true, num_args = 1..)]
+    pub command: Vec<OsString>,
+}
+
+/// `-p`: a process id, positive.
+pub fn pid_arg(s: &str) -> Result<i32, String> {
+    match s.trim().parse::<i64>() {
+        Ok(n) if n > 0 && n <= i64::from(i32::MAX) => Ok(n as i32),
+        Ok(n) if n <= 0 => Err("a process id must be a positive number".to_string()),
+        Ok(_) => Err(format!("a process id is at most {}", i32::MAX)),
+        Err(_) => Err("not a process id (a positive number)".to_string()),
+    }
+}
+
+/// `--watch` / `--timeout`: a positive number of seconds, fractions allowed.
+pub fn seconds_arg(s: &str) -> Result<Duration, String> {
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if x.is_nan() || x <= 0.0 {
+        return Err(format!("'{s}': must be more than 0 seconds"));
+    }
+    Duration::try_from_secs_f64(x).map_err(|_| format!("'{s}' seconds is too long"))
+}
+
+/// Seconds as the user would write them ("10 s", "0.5 s").
+fn fmt_secs(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+/// Run `hipfile stats`; the exit code is 0, or the command's status with a command.
+pub fn run(args: &StatsArgs) -> CliResult<ExitCode> {
+    match (args.pid, args.command.split_first()) {
+        (Some(pid), _) => attach_pid(pid, args).map(|()| ExitCode::SUCCESS),
+        (None, Some((program, rest))) => run_command(program, rest, args),
+        // clap's group makes one of them required.
+        (None, None) => fail("give -p PID or a command to run (see hipfile stats --help)"),
+    }
+}
+
+// ---- -p PID ----------------------------------------------------------------------------------
+
+fn attach_pid(pid: i32, args: &StatsArgs) -> CliResult<()> {
+    // Our own descriptor of the target, to wait for its exit with a timeout between reports.
+    let exit_fd = match args.watch {
+        Some(_) => Some(pidfd_open(pid).map_err(|e| open_failed(pid, &open_error(e)))?),
+        None => None,
+    };
+    let target = Target::open(pid).map_err(|e| open_failed(pid, &e))?;
+    let timeout = args.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let conn = target
+        .connect_timeout(Some(timeout))
+        .map_err(|e| connect_failed(pid, &e, Some(timeout)))?;
+    match (args.watch, exit_fd) {
+        (Some(every), Some(exit_fd)) => {
+            let wake = Wake::install()?;
+            watch(&conn, pid, &exit_fd, every, args.json, &wake, true)
+        }
+        _ => {
+            let mut out = Output::new(args.json);
+            out.frame(&render(&conn, pid, args.json)?)
+        }
+    }
+}
+
+// ---- -- CMD ARGS... --------------------------------------------------------------------------
+
+fn run_command(program: &OsString, rest: &[OsString], args: &StatsArgs) -> CliResult<ExitCode> {
+    // Ctrl-C reaches the command too (same process group): we note it and keep waiting for the
+    // command, so that its final report is printed. Handlers are reset by exec: the command
+    // gets the default disposition.
+    let wake = Wake::install()?;
+    let mut child = Command::new(program).args(rest).spawn().map_err(|e| {
+        CliError(format!(
+            "Failed to start '{}': {}",
+            program.to_string_lossy(),
+            util::io_text(&e)
+        ))
+    })?;
+    let pid = i32::try_from(child.id()).expect("process ids fit in pid_t");
+
+    // Until we reap it, the child's pid cannot be reused: both descriptors name it.
+    let attached = attach_child(pid, args.timeout);
+    let watched = match (&attached, args.watch) {
+        (Ok(Some((conn, exit_fd))), Some(every)) => {
+            Some(watch(conn, pid, exit_fd, every, args.json, &wake, false))
+        }
+        _ => None,
+    };
+    let status = child.wait().map_err(|e| {
+        CliError(format!(
+            "Failed to poll target process {pid}: {}",
+            util::io_text(&e)
+        ))
+    })?;
+    let code = exit_code(status);
+    match attached? {
+        None => {
+            eprintln!("hipfile: {NO_STATS}");
+            Ok(code)
+        }
+        Some((conn, _)) => {
+            match watched {
+                // The watch ended with the final report.
+                Some(done) => done?,
+                None => Output::new(args.json).frame(&render(&conn, pid, args.json)?)?,
+            }
+            Ok(code)
+        }
+    }
+}
+
+/// Connect to our child; `None` if it exited without ever serving statistics.
+fn attach_child(pid: i32, timeout: Option<Duration>) -> CliResult<Option<(Connection, OwnedFd)>> {
+    let exit_fd = pidfd_open(pid).map_err(|e| open_failed(pid, &open_error(e)))?;
+    let target = Target::open(pid).map_err(|e| open_failed(pid, &e))?;
+    match target.connect_timeout(timeout) {
+        Ok(conn) => Ok(Some((conn, exit_fd))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(connect_failed(pid, &e, timeout)),
+    }
+}
+
+/// The exit code that reports `status` the way a shell does (128 + N for signal N).
+pub fn exit_code(status: ExitStatus) -> ExitCode {
+    let n = match (status.code(), status.signal()) {
+        (Some(c), _) => c & 0xff,
+        (None, Some(sig)) => (128 + sig) & 0xff,
+        (None, None) => 1,
+    };
+    ExitCode::from(n as u8)
+}
+
+// ---- reports ---------------------------------------------------------------------------------
+
+fn snapshot(conn: &Connection, pid: i32) -> CliResult<Snapshot> {
+    conn.snapshot().map_err(|e| {
+        CliError(format!(
+            "Failed to generate report from target process {pid}: {}",
+            util::io_text(&e)
+        ))
+    })
+}
+
+/// The report of the block now: the library's text, or its JSON object and a newline.
+fn render(conn: &Connection, pid: i32, json: bool) -> CliResult<String> {
+    let s = snapshot(conn, pid)?;
+    Ok(if json {
+        let mut j = report::json(&s);
+        j.push('\n');
+        j
+    } else {
+        report::text(&s)
+    })
+}
+
+/// Clear the screen and put the cursor home (ANSI).
+const CLEAR: &str = "\x1b[H\x1b[2J";
+
+/// How successive reports are laid out on standard output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// Text on a terminal: the screen is cleared before each report.
+    Screen,
+    /// Text elsewhere: reports separated by a blank line.
+    Blank,
+    /// JSON: one object per line, nothing between.
+    Lines,
+}
+
+/// What to write for the report `body` (`first`: the first one written).
+pub fn frame_text(style: Style, first: bool, body: &str) -> String {
+    match style {
+        Style::Screen => format!("{CLEAR}{body}"),
+        Style::Blank if !first => format!("\n{body}"),
+        Style::Blank | Style::Lines => body.to_string(),
+    }
+}
+
+/// Standard output, written report by report.
+struct Output {
+    style: Style,
+    first: bool,
+}
+
+impl Output {
+    fn new(json: bool) -> Output {
+        let style = if json {
+            Style::Lines
+        } else if util::stdout_is_terminal() {
+            Style::Screen
+        } else {
+            Style::Blank
+        };
+        Output { style, first: true }
+    }
+
+    /// A single report: never clears the screen.
+    fn frame(&mut self, body: &str) -> CliResult<()> {
+        if self.style == Style::Screen {
+            self.style = Style::Blank;
+        }
+        self.write(body)
+    }
+
+    fn write(&mut self, body: &str) -> CliResult<()> {
+        let text = frame_text(self.style, self.first, body);
+        self.first = false;
+        let mut out = io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| {
+                CliError(format!(
+                    "cannot write the report to standard output: {}",
+                    util::io_text(&e)
+                ))
+            })
+    }
+}
+
+/// Why a wait between two reports ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Woken {
+    Time,
+    Exited,
+    Interrupted,
+}
+
+/// Print a report every `every` until the target exits (or, with `stop_on_interrupt`,
+/// Ctrl-C), then the final one.
+fn watch(
+    conn: &Connection,
+    pid: i32,
+    exit_fd: &OwnedFd,
+    every: Duration,
+    json: bool,
+    wake: &Wake,
+    stop_on_interrupt: bool,
+) -> CliResult<()> {
+    let mut out = Output::new(json);
+    loop {
+        out.write(&render(conn, pid, json)?)?;
+        let deadline = Instant::now() + every;
+        let woken = loop {
+            match wait_until(exit_fd, wake, deadline).map_err(|e| {
+                CliError(format!(
+                    "Failed to poll target process {pid}: {}",
+                    util::io_text(&e)
+                ))
+            })? {
+                Woken::Interrupted if !stop_on_interrupt => continue,
+                w => break w,
+            }
+        };
+        if woken != Woken::Time {
+            break;
+        }
+    }
+    out.write(&render(conn, pid, json)?)
+}
+
+/// Wait until `deadline`, the target's exit (`exit_fd`, a pidfd) or an interrupt.
+fn wait_until(exit_fd: &OwnedFd, wake: &Wake, deadline: Instant) -> io::Result<Woken> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        // Round up so that we do not wake early and spin.
+        let ms = c_int::try_from(left.as_micros().div_ceil(1000)).unwrap_or(c_int::MAX);
+        let mut fds = [
+            libc::pollfd {
+                fd: exit_fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: wake.read.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: a valid array of two pollfds.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if fds[0].revents != 0 {
+            return Ok(Woken::Exited);
+        }
+        if fds[1].revents != 0 {
+            wake.drain();
+            return Ok(Woken::Interrupted);
+        }
+        if rc == 0 && Instant::now() >= deadline {
+            return Ok(Woken::Time);
+        }
+    }
+}
+
+// ---- Ctrl-C ----------------------------------------------------------------------------------
+
+/// Write end of the self-pipe the SIGINT handler writes to (-1: none).
+static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_interrupt(_sig: c_int) {
+    // SAFETY: only async-signal-safe calls (write), errno saved and restored around them.
+    unsafe {
+        let errno = libc::__errno_location();
+        let saved = *errno;
+        let fd = WAKE_FD.load(Ordering::Relaxed);
+        if fd >= 0 {
+            let byte = 1u8;
+            libc::write(fd, (&raw const byte).cast(), 1);
+        }
+        *errno = saved;
+    }
+}
+
+/// SIGINT caught into a self-pipe (non-blocking, close-on-exec), so that a poll sees it
+/// without a race. Installed once per process, for the rest of it: the write end is never
+/// closed (the handler may run at any time, even after this value is dropped).
+struct Wake {
+    read: OwnedFd,
+}
+
+impl Wake {
+    fn install() -> CliResult<Wake> {
+        let mut fds = [0 as RawFd; 2];
+        // SAFETY: a valid array of two descriptors to fill.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            let e = io::Error::last_os_error();
+            return fail(format!("cannot create a pipe: {}", util::io_text(&e)));
+        }
+        // SAFETY: a fresh descriptor that nothing else owns.
+        let read = unsafe { OwnedFd::from_raw_fd(fds[0]) };
+        // The write end stays open for the life of the process (see above).
+        WAKE_FD.store(fds[1], Ordering::Relaxed);
+        // SAFETY: sigaction with a zeroed struct, an empty mask and a handler that only calls
+        // async-signal-safe functions. SA_RESTART: waits elsewhere (waitpid) just go on.
+        let rc = unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_interrupt as extern "C" fn(c_int) as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            return fail(format!("cannot catch SIGINT: {}", util::io_text(&e)));
+        }
+        Ok(Wake { read })
+    }
+
+    fn drain(&self) {
+        let mut buf = [0u8; 64];
+        // SAFETY: reads into a live buffer of its length; the pipe is non-blocking.
+        while unsafe { libc::read(self.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {
+        }
+    }
+}
+
+// ---- errors ----------------------------------------------------------------------------------
+
+/// `pidfd_open(pid, 0)`.
+fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes two integers and returns a descriptor or -1.
+    let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as c_int) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor (close-on-exec, as every pidfd) that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(rc as RawFd) })
+}
+
+/// A failed `pidfd_open` as [`Target::open`] classifies it.
+fn open_error(e: io::Error) -> OpenError {
+    if e.raw_os_error() == Some(libc::ENOSYS) {
+        OpenError::Unsupported(e)
+    } else {
+        OpenError::NotFound(e)
+    }
+}
+
+fn open_failed(pid: i32, e: &OpenError) -> CliError {
+    let why = match e {
+        OpenError::InvalidPid => "invalid process id".to_string(),
+        OpenError::NotFound(e) if e.raw_os_error() == Some(libc::ESRCH) => {
+            "no such process".to_string()
+        }
+        OpenError::NotFound(e) => util::io_text(e),
+        OpenError::Unsupported(e) => format!(
+            "this kernel cannot watch processes (pidfd_open needs Linux 5.3 or later): {}",
+            util::io_text(e)
+        ),
+    };
+    CliError(format!(
+        "Failed to create context for target process {pid}: {why}"
+    ))
+}
+
+fn connect_failed(pid: i32, e: &io::Error, timeout: Option<Duration>) -> CliError {
+    let why = match (e.kind(), timeout) {
+        (io::ErrorKind::TimedOut, Some(t)) => format!(
+            "its statistics server did not answer within {} (is it using the hipfile library? \
+             A process serves its statistics from its first hipfile call on; --timeout waits longer)",
+            fmt_secs(t)
+        ),
+        (io::ErrorKind::NotFound, _) => {
+            "it exited before its statistics server answered".to_string()
+        }
+        _ => util::io_text(e),
+    };
+    CliError(format!("Failed to connect to target process {pid}: {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Cli, Cmd};
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> Result<StatsArgs, clap::Error> {
+        let argv = ["hipfile", "stats"].iter().chain(args).copied();
+        Cli::try_parse_from(argv).map(|c| match c.cmd {
+            Cmd::Stats(s) => s,
+            other => panic!("{other:?}"),
+        })
+    }
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn pid_forms() {
+        let a = parse(&["-p", "42"]).unwrap();
+        assert_eq!(a.pid, Some(42));
+        assert!(a.command.is_empty() && !a.json && a.watch.is_none() && a.timeout.is_none());
+        let a = parse(&["--pid=7", "--json", "--watch", "0.5", "--timeout", "3"]).unwrap();
+        assert_eq!(a.pid, Some(7));
+        assert!(a.json);
+        assert_eq!(a.watch, Some(Duration::from_millis(500)));
+        assert_eq!(a.timeout, Some(Duration::from_secs(3)));
+        for bad in ["0", "-1", "x", "99999999999"] {
+            let e = parse(&["-p", bad]).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "usage error for -p {bad}");
+            assert!(e.to_string().contains("process id"), "{e}");
+        }
+        assert!(parse(&["-p", "1", "--watch", "0"]).is_err());
+        assert!(parse(&["-p", "1", "--timeout", "-2"]).is_err());
+    }
+
+    #[test]
+    fn command_forms() {
+        let a = parse(&["--json", "--", "prog", "-x", "--json"]).unwrap();
+        assert!(a.json && a.pid.is_none());
+        assert_eq!(a.command, os(&["prog", "-x", "--json"]));
+        // Without `--`, everything from the program on is the command's.
+        let a = parse(&["prog", "--sim", "bench", "--json"]).unwrap();
+        assert!(!a.json);
+        assert_eq!(a.command, os(&["prog", "--sim", "bench", "--json"]));
+        let a = parse(&["--watch", "2", "--", "prog"]).unwrap();
+        assert_eq!(a.watch, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn exactly_one_target() {
+        assert!(parse(&[]).is_err(), "a target is required");
+        assert!(parse(&["--json"]).is_err());
+        assert!(parse(&["-p", "5", "--", "prog"]).is_err(), "not both");
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(seconds_arg("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(seconds_arg("0.25"), Ok(Duration::from_millis(250)));
+        assert!(seconds_arg("0").is_err());
+        assert!(seconds_arg("nan").is_err());
+        assert!(seconds_arg("inf").is_err());
+        assert!(seconds_arg("1e300").is_err());
+        assert!(seconds_arg("soon").is_err());
+        assert_eq!(fmt_secs(Duration::from_secs(10)), "10 s");
+        assert_eq!(fmt_secs(Duration::from_millis(500)), "0.5 s");
+    }
+
+    #[test]
+    fn exit_codes_like_a_shell() {
+        assert_eq!(exit_code(ExitStatus::from_raw(0)), ExitCode::from(0));
+        assert_eq!(exit_code(ExitStatus::from_raw(3 << 8)), ExitCode::from(3));
+        assert_eq!(
+            exit_code(ExitStatus::from_raw(libc::SIGKILL)),
+            ExitCode::from(137)
+        );
+    }
+
+    #[test]
+    fn frames() {
+        assert_eq!(frame_text(Style::Blank, true, "A\n"), "A\n");
+        assert_eq!(frame_text(Style::Blank, false, "A\n"), "\nA\n");
+        assert_eq!(frame_text(Style::Lines, false, "{}\n"), "{}\n");
+        assert_eq!(frame_text(Style::Screen, true, "A\n"), "\x1b[H\x1b[2JA\n");
+    }
+
+    #[test]
+    fn error_messages_name_the_pid_and_the_reason() {
+        let e = open_failed(
+            999_999,
+            &OpenError::NotFound(io::Error::from_raw_os_error(libc::ESRCH)),
+        );
+        assert_eq!(
+            e.0,
+            "Failed to create context for target process 999999: no such process"
+        );
+        let e = connect_failed(
+            12,
+            &io::Error::new(io::ErrorKind::TimedOut, "x"),
+            Some(Duration::from_millis(500)),
+        );
+        assert!(
+            e.0.starts_with("Failed to connect to target process 12: its statistics server did not answer within 0.5 s"),
+            "{}",
+            e.0
+        );
+    }
+}

@@ -1,0 +1,366 @@
+//! `hipfile stats`: reports of a real target, the `hipfile` tool itself running a benchmark on
+//! the simulated GPU runtime (`--sim=PATH` to libhipsim.so), and its failures.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+// The tool's JSON writer and, under cfg(test), its small parser: used here to read the output.
+#[allow(dead_code)]
+#[path = "../src/json.rs"]
+mod json;
+
+use json::parse::parse;
+use json::Value;
+
+const HIPFILE: &str = env!("CARGO_BIN_EXE_hipfile");
+
+/// `libhipsim.so`: built next to the test executable (it is a dev-dependency), or else built
+/// now with `cargo build -p hipsim` (this crate's tests may be built alone).
+fn hipsim() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let deps = exe.parent().unwrap().to_path_buf(); // target/<profile>/deps
+        let profile_dir = deps.parent().unwrap().to_path_buf();
+        let find = || {
+            [deps.join("libhipsim.so"), profile_dir.join("libhipsim.so")]
+                .into_iter()
+                .find(|p| p.is_file())
+        };
+        if let Some(p) = find() {
+            return p;
+        }
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev".to_string(),
+            Some(other) => other.to_string(),
+        };
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "hipsim", "--profile", &profile])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("running cargo build -p hipsim");
+        assert!(status.success(), "cargo build -p hipsim failed");
+        find().unwrap_or_else(|| {
+            panic!(
+                "libhipsim.so not found in {} after building it",
+                deps.display()
+            )
+        })
+    })
+}
+
+/// A scratch directory of its own for each test.
+fn scratch(tag: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hipfile-stats-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `hipfile ARGS` with a clean hipfile environment (statistics level 1 by default) and
+/// TMPDIR=`tmp`.
+fn tool(tmp: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(HIPFILE);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("HIPFILE_") {
+            cmd.env_remove(&k);
+        }
+    }
+    cmd.env("TMPDIR", tmp)
+        .env("HIPFILE_LOG", "error")
+        .args(args)
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// `hipfile --sim=<hipsim> bench ARGS` on a 64 MiB file of 4 MiB reads.
+fn bench_args(extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        HIPFILE,
+        &format!("--sim={}", hipsim().display()),
+        "bench",
+        "--size",
+        "64M",
+        "--io-size",
+        "4M",
+        "--mode",
+        "read",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+fn stats(tmp: &Path, args: &[&str]) -> Output {
+    tool(tmp, &[&["stats"], args].concat())
+        .output()
+        .expect("running hipfile stats")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "hipfile stats failed ({}): {}{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// The value of the report line `key: value` (the first one), as a number.
+fn field(report: &str, key: &str) -> u64 {
+    let prefix = format!("{key}: ");
+    let line = report
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no line '{key}: ' in:\n{report}"));
+    line[prefix.len()..]
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {line}"))
+}
+
+/// Check one text report (from its first line on) of a finished read benchmark.
+fn check_report(report: &str) {
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(lines[0], "AIS-STATS Version: 1", "{report}");
+    assert_eq!(lines[1], "HipFile Stats Level: 1", "{report}");
+    assert!(
+        lines[2].starts_with("File Handle Registrations: "),
+        "{report}"
+    );
+    assert!(field(report, "File Handle Registrations") >= 1, "{report}");
+    assert!(field(report, "Buffer Registrations") >= 1, "{report}");
+    let read = field(report, "Total Fastpath Read Size (B)")
+        + field(report, "Total Fallback Read Size (B)");
+    assert!(read > 0, "no bytes read in:\n{report}");
+    assert_eq!(read % (4 << 20), 0, "whole 4 MiB reads: {report}");
+    assert!(report.contains("\nGPU 0:\nIO Size Histogram\n"), "{report}");
+    assert!(
+        report.contains("\nExtended Stats (hipfile extension, version "),
+        "{report}"
+    );
+    assert!(report.ends_with('\n'));
+}
+
+fn num(v: &Value, path: &[&str]) -> f64 {
+    let mut x = v;
+    for k in path {
+        x = x
+            .get(k)
+            .unwrap_or_else(|| panic!("no {k} of {path:?} in {v:?}"));
+    }
+    x.as_f64()
+        .unwrap_or_else(|| panic!("{path:?} is not a number in {v:?}"))
+}
+
+#[test]
+fn command_text_report_after_the_command_exits() {
+    let tmp = scratch("cmd-text");
+    let bench = bench_args(&["--repeat", "1"]);
+    let mut args = vec!["--"];
+    args.extend(bench.iter().map(String::as_str));
+    let out = ok(&stats(&tmp, &args));
+    // The command's own output (inherited stdout) comes first, then the report.
+    let at = out
+        .find("AIS-STATS Version: 1\n")
+        .unwrap_or_else(|| panic!("no report in:\n{out}"));
+    assert!(
+        out[..at].contains("IoType: READ XferType: HIPFILE"),
+        "the benchmark's output first:\n{out}"
+    );
+    let report = &out[at..];
+    check_report(report);
+    // 64 MiB read once (a warm-up may add more).
+    assert!(
+        field(report, "Total Fastpath Read Size (B)")
+            + field(report, "Total Fallback Read Size (B)")
+            >= 64 << 20,
+        "{report}"
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn command_json_report() {
+    let tmp = scratch("cmd-json");
+    let bench = bench_args(&["--repeat", "1", "--json"]);
+    let mut args = vec!["--json", "--"];
+    args.extend(bench.iter().map(String::as_str));
+    let out = ok(&stats(&tmp, &args));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "the benchmark's object, then ours:\n{out}");
+    parse(lines[0]).unwrap_or_else(|e| panic!("benchmark output ({e}): {}", lines[0]));
+    let v = parse(lines[1]).unwrap_or_else(|e| panic!("not one JSON object ({e}): {}", lines[1]));
+    assert_eq!(v.get("layout").and_then(Value::as_str), Some("v1"));
+    assert_eq!(num(&v, &["version"]), 1.0);
+    assert_eq!(num(&v, &["level"]), 1.0);
+    assert!(num(&v, &["file_registrations"]) >= 1.0);
+    let read = num(&v, &["backends", "fastpath", "read", "bytes"])
+        + num(&v, &["backends", "fallback", "read", "bytes"]);
+    assert!(read >= (64u64 << 20) as f64, "{v:?}");
+    assert!(
+        matches!(v.get("extension"), Some(Value::Obj(_))),
+        "our extension is present: {v:?}"
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn command_status_passes_through() {
+    let tmp = scratch("cmd-status");
+    let out = stats(&tmp, &["--", "sh", "-c", "echo hello; exit 3"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "hello\n", "no report");
+    assert_eq!(
+        text(&out.stderr),
+        "hipfile: no hipfile statistics: the command never started the hipfile library\n"
+    );
+
+    let out = stats(&tmp, &["true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("never started the hipfile library"));
+
+    // Killed by a signal: 128 + N, like a shell.
+    let out = stats(&tmp, &["--", "sh", "-c", "kill -9 $$"]);
+    assert_eq!(out.status.code(), Some(128 + 9), "{}", text(&out.stderr));
+
+    let missing = tmp.join("no-such-program");
+    let out = stats(&tmp, &["--", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "hipfile: Failed to start '{}': No such file or directory\n",
+            missing.display()
+        )
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn nonexistent_pid_fails_clearly() {
+    let tmp = scratch("no-pid");
+    assert!(!Path::new("/proc/999999").exists(), "pid 999999 is in use");
+    let out = stats(&tmp, &["-p", "999999"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "hipfile: Failed to create context for target process 999999: no such process\n"
+    );
+    assert!(out.stdout.is_empty());
+
+    for bad in ["0", "-3"] {
+        let out = stats(&tmp, &["-p", bad]);
+        assert_eq!(out.status.code(), Some(2), "a usage error");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(&format!(
+                "invalid value '{bad}' for '--pid <PID>': a process id must be a positive number"
+            )),
+            "{err}"
+        );
+    }
+    let out = stats(&tmp, &[]);
+    assert_eq!(out.status.code(), Some(2), "a target is required");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// Kills and reaps the child when dropped (also when the test fails).
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn process_without_hipfile_times_out_cleanly() {
+    let tmp = scratch("no-server");
+    let sleeper = Reaped(
+        Command::new("sleep")
+            .arg("30")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("running sleep"),
+    );
+    let pid = sleeper.0.id().to_string();
+    let t0 = Instant::now();
+    let out = stats(&tmp, &["-p", &pid, "--timeout", "0.5"]);
+    let took = t0.elapsed();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "hipfile: Failed to connect to target process {pid}: its statistics server did not answer within 0.5 s"
+        )),
+        "{err}"
+    );
+    assert!(
+        took >= Duration::from_millis(450) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
+    assert!(out.stdout.is_empty());
+    drop(sleeper);
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn attach_to_a_live_process_and_watch_it() {
+    let tmp = scratch("watch");
+    let bench = bench_args(&["--repeat", "8"]);
+    let bench: Vec<&str> = bench.iter().map(String::as_str).collect();
+    let mut target = Reaped(
+        tool(&tmp, &bench[1..])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("running the benchmark"),
+    );
+    let pid = target.0.id().to_string();
+
+    // One report now (connecting waits for the library to start in the target).
+    let out = ok(&stats(&tmp, &["-p", &pid]));
+    assert!(
+        out.starts_with("AIS-STATS Version: 1\nHipFile Stats Level: 1\n"),
+        "{out}"
+    );
+    assert_eq!(out.matches("AIS-STATS Version: ").count(), 1, "{out}");
+    let v = ok(&stats(&tmp, &["-p", &pid, "--json"]));
+    let v = parse(v.trim()).unwrap_or_else(|e| panic!("{e}: {v}"));
+    assert_eq!(v.get("layout").and_then(Value::as_str), Some("v1"));
+
+    // Reports every 0.2 s until it exits, then the final one.
+    let out = ok(&stats(&tmp, &["-p", &pid, "--watch", "0.2"]));
+    let starts: Vec<usize> = out
+        .match_indices("AIS-STATS Version: 1\n")
+        .map(|(i, _)| i)
+        .collect();
+    assert!(starts.len() >= 2, "several reports:\n{out}");
+    assert_eq!(starts[0], 0);
+    for &s in &starts[1..] {
+        assert!(
+            out[..s].ends_with("\n\n") && !out[..s].ends_with("\n\n\n"),
+            "one blank line between reports:\n{out}"
+        );
+    }
+    let last = &out[*starts.last().unwrap()..];
+    check_report(last);
+    let target_status = target.0.wait().unwrap();
+    assert!(target_status.success(), "the benchmark failed");
+    // The final report is that of the finished benchmark: 8 runs of 64 MiB at least.
+    let read =
+        field(last, "Total Fastpath Read Size (B)") + field(last, "Total Fallback Read Size (B)");
+    assert!(read >= 8 * (64 << 20), "{last}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
