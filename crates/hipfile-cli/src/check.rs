@@ -1,17 +1,54 @@
-//! `hipfile check` (minimal): which GPU runtime the library chose and why, what the loader
-//! tried, whether GPU-direct entry points exist, and the engine configuration.
+//! `hipfile check [--json] [PATH...]`: what AMD's `ais-check` and NVIDIA's `gdscheck` tell,
+//! for this library.
+//!
+//! - the GPU runtime the library chose, why, what the loader tried, its version, device count,
+//!   and whether its GPU-direct entry points exist (AMD `hipAmdFileRead/Write`; on NVIDIA the
+//!   runtime's description carries cuFile's GDS status); the SIMULATED runtime is said loudly;
+//! - the kernel: `CONFIG_PCI_P2PDMA` (y, m, not set, unknown), on AMD whether amdgpu has the
+//!   AIS entry point (`kfd_ais_rw_file` in `/proc/kallsyms`), `RLIMIT_MEMLOCK`, io_uring;
+//! - each block-backed mount (source under `/dev/`), or each PATH given: mount point, file
+//!   system, ext4 data mode, whether `O_DIRECT` works, the direct-I/O alignment from `statx`,
+//!   and whether the GPU-direct fastpath could serve it, with the reasons when not (the rules
+//!   of `hipfile::backend::fastpath::score` that do not depend on a request);
+//! - the configuration: every `HIPFILE_*` variable set (and `HIPSIM_*` on the simulator), and
+//!   the configuration the driver resolves from them;
+//! - a self-test: a temporary file in `$TMPDIR` (or `/tmp`) is registered, and 4 KiB are
+//!   written and read back through the library from host memory and, when a GPU runtime is in
+//!   use, from device memory, and compared.
+//!
+//! Exit code: 0 when the library can do I/O on this machine (the self-test passes), 1 with a
+//! one-line reason on standard error otherwise. A PATH that cannot be examined (missing,
+//! unreadable) is reported, in the listing and as a line on standard error, but does not change
+//! the exit code: the exit code answers "can the library do I/O here", not "is every PATH
+//! fastpath-capable" (`fastpath_capable` in the listing answers that).
 
-use hipfile::driver::config::Config;
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use hipfile::api::{DeviceMemory, DriverGuard, RegisteredFile};
+use hipfile::backend::Refusal;
+use hipfile::driver::config::{parse_bool, parse_size, parse_unsigned, Config};
 use hipfile::runtime::loader;
+use hipfile::runtime::{Platform, Runtime};
+use hipfile::sys::mounts::{self, Ext4DataMode, FsKind, MountEntry};
 
 use crate::json::Value;
-use crate::util::{fmt_bytes, CliResult};
+use crate::util::{errno_text, fmt_bytes, io_text, lib_text, AlignedBuf, CliError, CliResult, Rng};
 use crate::CheckArgs;
+
+/// Bytes moved by each self-test.
+const SELF_TEST_BYTES: usize = 4096;
 
 /// The configuration as a JSON object (also used by `bench`).
 pub fn config_json(c: &Config) -> Value {
     Value::obj()
         .with("io_threads", c.io_threads)
+        .with("request_parallelism", c.request_parallelism)
         .with("chunk_size", c.chunk_size)
         .with("bounce_budget", c.bounce_budget)
         .with("inline_threshold", c.inline_threshold)
@@ -21,14 +58,45 @@ pub fn config_json(c: &Config) -> Value {
         .with("unsupported_fs", c.unsupported_fs)
         .with("host_io", c.host_io)
         .with("sync_writes", c.sync_writes)
+        .with("direct_io", c.direct_io)
         .with("stats_level", c.stats_level)
 }
 
-/// Run `hipfile check`.
-pub fn run(args: &CheckArgs) -> CliResult<()> {
+/// Run `hipfile check`: on `paths` when any are given, else on every block-backed mount.
+pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
     let choice = loader::choice();
     let rt = &*choice.runtime;
     let config = hipfile::driver::driver().config();
+
+    let kernel = Kernel::examine(rt.platform());
+    let volumes = if paths.is_empty() {
+        match mounts::read_table() {
+            Ok(table) => table
+                .iter()
+                .filter(|m| m.source.starts_with("/dev/"))
+                .map(|m| Volume::of_mount(m, rt, &config))
+                .collect(),
+            Err(e) => vec![Volume::failed(
+                "/proc/self/mountinfo",
+                format!("cannot read the mount table: {}", errno_text(e)),
+            )],
+        }
+    } else {
+        let table = mounts::read_table().unwrap_or_default();
+        paths
+            .iter()
+            .map(|p| Volume::of_path(p, &table, rt, &config))
+            .collect()
+    };
+    let env = environment(rt.is_simulated());
+    let test = SelfTest::run(rt, &config);
+    let failure = test.failure();
+
+    for v in &volumes {
+        if let Some(e) = &v.error {
+            eprintln!("hipfile: check: {}: {e}", quote(&v.path));
+        }
+    }
     if args.json {
         let v = Value::obj()
             .with("platform", rt.platform().name())
@@ -39,38 +107,813 @@ pub fn run(args: &CheckArgs) -> CliResult<()> {
             .with("device_count", rt.device_count())
             .with("runtime_version", rt.version())
             .with("gpu_direct_entry_points", rt.has_fastpath())
-            .with("config", config_json(&config));
+            .with("kernel", kernel.json())
+            .with(
+                "volumes",
+                Value::Arr(volumes.iter().map(Volume::json).collect()),
+            )
+            .with(
+                "environment",
+                Value::Arr(env.iter().map(EnvVar::json).collect()),
+            )
+            .with("config", config_json(&config))
+            .with("self_test", test.json())
+            .with("ok", failure.is_none())
+            .with("failure", failure.clone());
         println!("{}", v.to_json());
-        return Ok(());
-    }
-    let yes_no = |b: bool| if b { "yes" } else { "no" };
-    println!("platform:        {}", rt.platform().name());
-    println!("runtime:         {}", rt.describe());
-    if rt.is_simulated() {
-        println!("                 SIMULATED GPU runtime (hipsim): test and demo use only, no real GPU is involved");
-    }
-    println!("simulated:       {}", yes_no(rt.is_simulated()));
-    println!("chosen because:  {}", choice.reason);
-    if choice.attempts.is_empty() {
-        println!("loader attempts: none needed");
     } else {
-        println!("loader attempts:");
+        print_runtime(choice, rt);
+        kernel.print();
+        print_volumes(&volumes, !paths.is_empty());
+        print_config(&env, &config);
+        test.print(failure.as_deref(), rt.is_simulated());
+    }
+    match failure {
+        None => Ok(()),
+        Some(f) => Err(CliError(f)),
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn quote(p: &str) -> String {
+    format!("'{p}'")
+}
+
+const SIM_BANNER: &str =
+    "*** SIMULATED GPU runtime (hipsim): test and demo use only, no real GPU is involved ***";
+
+fn print_runtime(choice: &loader::Choice, rt: &dyn Runtime) {
+    println!("GPU runtime");
+    if rt.is_simulated() {
+        println!("  {SIM_BANNER}");
+    }
+    println!("  platform:          {}", rt.platform().name());
+    println!("  runtime:           {}", rt.describe());
+    println!("  simulated:         {}", yes_no(rt.is_simulated()));
+    println!("  chosen because:    {}", choice.reason);
+    if choice.attempts.is_empty() {
+        println!("  loader attempts:   none needed");
+    } else {
+        println!("  loader attempts:");
         for a in &choice.attempts {
-            println!("  - {a}");
+            println!("    - {a}");
         }
     }
-    println!("devices:         {}", rt.device_count());
-    println!("runtime version: {}", rt.version());
+    println!("  devices:           {}", rt.device_count());
+    println!("  runtime version:   {}", rt.version());
     println!(
-        "GPU-direct I/O entry points: {}",
+        "  GPU-direct I/O entry points: {}",
         if rt.has_fastpath() {
             "present"
         } else {
             "absent"
         }
     );
-    println!("configuration:");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel
+
+/// `CONFIG_PCI_P2PDMA` as the kernel configuration says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum P2pdma {
+    Yes,
+    Module,
+    NotSet,
+    Unknown,
+}
+
+impl P2pdma {
+    fn name(&self) -> &'static str {
+        match self {
+            P2pdma::Yes => "y",
+            P2pdma::Module => "m",
+            P2pdma::NotSet => "not set",
+            P2pdma::Unknown => "unknown",
+        }
+    }
+}
+
+/// Scan a kernel configuration text: the option's line decides; no line means not set (the
+/// option's dependencies are not met).
+fn scan_p2pdma(config: &str) -> P2pdma {
+    for line in config.lines() {
+        let line = line.trim();
+        match line {
+            "CONFIG_PCI_P2PDMA=y" => return P2pdma::Yes,
+            "CONFIG_PCI_P2PDMA=m" => return P2pdma::Module,
+            "# CONFIG_PCI_P2PDMA is not set" => return P2pdma::NotSet,
+            _ => {}
+        }
+    }
+    P2pdma::NotSet
+}
+
+/// `/proc/config.gz` through `gzip -dc` (no decompressor is linked into the tool).
+fn read_gzip(path: &str) -> Option<String> {
+    let out = std::process::Command::new("gzip")
+        .args(["-dc", path])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+struct Kernel {
+    release: Option<String>,
+    p2pdma: P2pdma,
+    p2pdma_source: Option<String>,
+    /// On AMD only: amdgpu exports the AIS entry point (`Some(None)`: cannot tell).
+    amdgpu_ais: Option<Option<bool>>,
+    memlock: (Option<u64>, Option<u64>),
+    io_uring: IoUring,
+}
+
+impl Kernel {
+    fn examine(platform: Platform) -> Kernel {
+        let release = kernel_release();
+        let mut p2pdma = P2pdma::Unknown;
+        let mut p2pdma_source = None;
+        let mut candidates = Vec::new();
+        if let Some(r) = &release {
+            candidates.push(format!("/boot/config-{r}"));
+            candidates.push(format!("/lib/modules/{r}/build/.config"));
+        }
+        candidates.push("/proc/config.gz".to_string());
+        for c in candidates {
+            let text = if c.ends_with(".gz") {
+                read_gzip(&c)
+            } else {
+                std::fs::read_to_string(&c).ok()
+            };
+            if let Some(t) = text {
+                p2pdma = scan_p2pdma(&t);
+                p2pdma_source = Some(c);
+                break;
+            }
+        }
+        let amdgpu_ais = (platform == Platform::Amd).then(|| {
+            let mut f = File::open("/proc/kallsyms").ok()?;
+            let mut s = String::new();
+            f.read_to_string(&mut s).ok()?;
+            Some(s.lines().any(|l| {
+                l.split_whitespace()
+                    .nth(2)
+                    .is_some_and(|n| n == "kfd_ais_rw_file")
+            }))
+        });
+        Kernel {
+            release,
+            p2pdma,
+            p2pdma_source,
+            amdgpu_ais,
+            memlock: memlock(),
+            io_uring: IoUring::probe(),
+        }
+    }
+
+    fn json(&self) -> Value {
+        let lim = |l: Option<u64>| match l {
+            Some(n) => Value::from(n),
+            None => Value::from("unlimited"),
+        };
+        let mut v = Value::obj()
+            .with("release", self.release.clone())
+            .with("pci_p2pdma", self.p2pdma.name())
+            .with("pci_p2pdma_source", self.p2pdma_source.clone());
+        if let Some(ais) = self.amdgpu_ais {
+            v = v.with("amdgpu_ais", ais);
+        }
+        v.with(
+            "memlock",
+            Value::obj()
+                .with("soft", lim(self.memlock.0))
+                .with("hard", lim(self.memlock.1)),
+        )
+        .with(
+            "io_uring",
+            Value::obj()
+                .with("works", self.io_uring.works())
+                .with("status", self.io_uring.text()),
+        )
+    }
+
+    fn print(&self) {
+        let lim = |l: Option<u64>| l.map_or("unlimited".to_string(), fmt_bytes);
+        println!();
+        println!("Kernel");
+        println!(
+            "  release:           {}",
+            self.release.as_deref().unwrap_or("unknown")
+        );
+        match &self.p2pdma_source {
+            Some(src) => println!(
+                "  CONFIG_PCI_P2PDMA: {} (from {src})",
+                self.p2pdma.name()
+            ),
+            None => println!(
+                "  CONFIG_PCI_P2PDMA: unknown (no kernel configuration found in /boot, /lib/modules or /proc/config.gz)"
+            ),
+        }
+        if let Some(ais) = self.amdgpu_ais {
+            println!(
+                "  amdgpu AIS entry point (kfd_ais_rw_file): {}",
+                match ais {
+                    Some(b) => yes_no(b),
+                    None => "unknown (cannot read /proc/kallsyms)",
+                }
+            );
+        }
+        println!(
+            "  RLIMIT_MEMLOCK:    soft {}, hard {}",
+            lim(self.memlock.0),
+            lim(self.memlock.1)
+        );
+        println!("  io_uring:          {}", self.io_uring.text());
+    }
+}
+
+fn kernel_release() -> Option<String> {
+    // SAFETY: utsname is plain old data; all-zero is a valid value.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid out-pointer.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return None;
+    }
+    // SAFETY: uname NUL-terminates the field, which lives as long as `u`.
+    let r = unsafe { std::ffi::CStr::from_ptr(u.release.as_ptr()) };
+    Some(r.to_string_lossy().into_owned())
+}
+
+/// `RLIMIT_MEMLOCK` (soft, hard) in bytes; `None` is unlimited.
+fn memlock() -> (Option<u64>, Option<u64>) {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `r` is a valid out-pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut r) } != 0 {
+        return (None, None);
+    }
+    let f = |v: libc::rlim_t| (v != libc::RLIM_INFINITY).then_some(v);
+    (f(r.rlim_cur), f(r.rlim_max))
+}
+
+/// Whether `io_uring_setup` works.
+enum IoUring {
+    Works,
+    Failed(i32, Option<String>),
+}
+
+impl IoUring {
+    fn probe() -> IoUring {
+        // struct io_uring_params is 120 bytes; zero means "no flags, no features requested".
+        let mut params = [0u32; 30];
+        // SAFETY: io_uring_setup(entries, params) with a valid, large-enough params buffer;
+        // the descriptor it returns is ours and closed at once.
+        let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 4u32, params.as_mut_ptr()) };
+        if fd >= 0 {
+            // SAFETY: the descriptor was just returned to us.
+            unsafe { libc::close(fd as RawFd) };
+            return IoUring::Works;
+        }
+        let e = hipfile::sys::errno();
+        let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+            .ok()
+            .map(|s| s.trim().to_string());
+        IoUring::Failed(e, disabled)
+    }
+
+    fn works(&self) -> bool {
+        matches!(self, IoUring::Works)
+    }
+
+    fn text(&self) -> String {
+        match self {
+            IoUring::Works => "works".to_string(),
+            IoUring::Failed(e, _) if *e == libc::ENOSYS => {
+                "not available (ENOSYS: the kernel has no io_uring)".to_string()
+            }
+            IoUring::Failed(e, disabled) if *e == libc::EPERM => format!(
+                "not permitted (EPERM{})",
+                disabled
+                    .as_deref()
+                    .map(|d| format!(": kernel.io_uring_disabled = {d}"))
+                    .unwrap_or_default()
+            ),
+            IoUring::Failed(e, _) => format!("fails ({})", errno_text(*e)),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Volumes
+
+/// What an `O_DIRECT` open did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ODirect {
+    Works,
+    Fails(i32),
+    NotWritable,
+    NotApplicable,
+}
+
+impl ODirect {
+    fn text(&self) -> String {
+        match self {
+            ODirect::Works => "works".to_string(),
+            ODirect::Fails(e) => format!("fails ({})", errno_text(*e)),
+            ODirect::NotWritable => "unknown (not writable)".to_string(),
+            ODirect::NotApplicable => "not applicable".to_string(),
+        }
+    }
+
+    fn works(&self) -> Option<bool> {
+        match self {
+            ODirect::Works => Some(true),
+            ODirect::Fails(_) => Some(false),
+            ODirect::NotWritable | ODirect::NotApplicable => None,
+        }
+    }
+}
+
+/// What the PATH (or mount point) is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Directory,
+    Regular,
+    BlockDevice,
+    Other,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Directory => "directory",
+            Kind::Regular => "regular file",
+            Kind::BlockDevice => "block device",
+            Kind::Other => "other (not a directory, regular file or block device)",
+        }
+    }
+}
+
+/// One examined mount or PATH.
+struct Volume {
+    path: String,
+    kind: Option<Kind>,
+    mount: Option<MountEntry>,
+    o_direct: ODirect,
+    /// `statx` `(stx_dio_mem_align, stx_dio_offset_align)` when the kernel reports them.
+    dio: Option<(u32, u32)>,
+    /// Why the fastpath could not serve it; empty: it could.
+    not_fastpath: Vec<String>,
+    error: Option<String>,
+}
+
+fn cstring(p: &Path) -> Option<CString> {
+    CString::new(p.as_os_str().as_bytes()).ok()
+}
+
+/// `open(2)`; the descriptor is owned by the returned `File`.
+fn open_raw(p: &Path, flags: i32, mode: libc::mode_t) -> Result<File, i32> {
+    let c = cstring(p).ok_or(libc::EINVAL)?;
+    // SAFETY: valid NUL-terminated path; `mode` is used only with O_CREAT.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode) };
+    if fd < 0 {
+        return Err(hipfile::sys::errno());
+    }
+    // SAFETY: a fresh descriptor that nothing else owns.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// `statx(fd, STATX_DIOALIGN)`: `None` when the kernel does not report it for this file.
+fn dio_align(fd: RawFd) -> Option<(u32, u32)> {
+    // SAFETY: statx is plain old data; all-zero is a valid value.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: valid empty path with AT_EMPTY_PATH, valid out-pointer.
+    let rc = unsafe {
+        libc::statx(
+            fd,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
+    (rc == 0 && stx.stx_mask & libc::STATX_DIOALIGN != 0)
+        .then_some((stx.stx_dio_mem_align, stx.stx_dio_offset_align))
+}
+
+fn not_writable(e: i32) -> bool {
+    matches!(e, libc::EACCES | libc::EPERM | libc::EROFS)
+}
+
+/// Try `O_DIRECT` in a directory: create (and at once delete) a temporary file.
+fn odirect_in_dir(dir: &Path) -> (ODirect, Option<(u32, u32)>) {
+    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+    // A name of our own: a file left by an earlier run with the same pid is skipped.
+    let mut name = PathBuf::new();
+    let mut first = Err(libc::EEXIST);
+    for n in 0..100 {
+        name = dir.join(format!(".hipfile-check-{}-{n}", std::process::id()));
+        first = open_raw(&name, flags | libc::O_DIRECT, 0o600);
+        if first.as_ref().err() != Some(&libc::EEXIST) {
+            break;
+        }
+    }
+    match first {
+        Ok(f) => {
+            let _ = std::fs::remove_file(&name);
+            (ODirect::Works, dio_align(f.as_raw_fd()))
+        }
+        Err(e) if not_writable(e) => (ODirect::NotWritable, None),
+        // Tell "no O_DIRECT here" from "cannot create files here".
+        Err(e) => match open_raw(&name, flags, 0o600) {
+            Ok(f) => {
+                let _ = std::fs::remove_file(&name);
+                (ODirect::Fails(e), dio_align(f.as_raw_fd()))
+            }
+            Err(e2) if not_writable(e2) => (ODirect::NotWritable, None),
+            Err(_) => (ODirect::Fails(e), None),
+        },
+    }
+}
+
+/// Try `O_DIRECT` on a regular file or block device (read-only).
+fn odirect_on_file(p: &Path) -> (ODirect, Option<(u32, u32)>) {
+    match open_raw(p, libc::O_RDONLY | libc::O_DIRECT, 0) {
+        Ok(f) => (ODirect::Works, dio_align(f.as_raw_fd())),
+        Err(e) => {
+            let dio = open_raw(p, libc::O_RDONLY, 0)
+                .ok()
+                .and_then(|f| dio_align(f.as_raw_fd()));
+            (ODirect::Fails(e), dio)
+        }
+    }
+}
+
+fn dev_numbers(dev: u64) -> (u32, u32) {
+    (libc::major(dev), libc::minor(dev))
+}
+
+/// The mount holding `path` (device `maj:min`): among the entries of that device, the one
+/// whose mount point is the longest prefix of the path; else the first (the library's rule).
+fn mount_of<'a>(
+    table: &'a [MountEntry],
+    path: &Path,
+    maj: u32,
+    min: u32,
+) -> Option<&'a MountEntry> {
+    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    table
+        .iter()
+        .filter(|m| m.major == maj && m.minor == min)
+        .filter(|m| canon.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.len())
+        .or_else(|| mounts::find(table, maj, min))
+}
+
+impl Volume {
+    fn failed(path: &str, error: String) -> Volume {
+        Volume {
+            path: path.to_string(),
+            kind: None,
+            mount: None,
+            o_direct: ODirect::NotApplicable,
+            dio: None,
+            not_fastpath: vec!["it could not be examined".to_string()],
+            error: Some(error),
+        }
+    }
+
+    fn examine(p: &Path, mount: Option<MountEntry>, rt: &dyn Runtime, config: &Config) -> Volume {
+        let path = p.display().to_string();
+        let meta = match std::fs::metadata(p) {
+            Ok(m) => m,
+            Err(e) => return Volume::failed(&path, io_text(&e)),
+        };
+        let ft = meta.file_type();
+        let kind = if ft.is_dir() {
+            Kind::Directory
+        } else if ft.is_file() {
+            Kind::Regular
+        } else if ft.is_block_device() {
+            Kind::BlockDevice
+        } else {
+            Kind::Other
+        };
+        let (o_direct, dio) = match kind {
+            Kind::Directory => odirect_in_dir(p),
+            Kind::Regular | Kind::BlockDevice => odirect_on_file(p),
+            Kind::Other => (ODirect::NotApplicable, None),
+        };
+        let mut v = Volume {
+            path,
+            kind: Some(kind),
+            mount: if kind == Kind::BlockDevice {
+                None
+            } else {
+                mount
+            },
+            o_direct,
+            dio,
+            not_fastpath: Vec::new(),
+            error: None,
+        };
+        v.not_fastpath = v.fastpath_refusals(rt, config);
+        v
+    }
+
+    fn of_mount(m: &MountEntry, rt: &dyn Runtime, config: &Config) -> Volume {
+        Volume::examine(Path::new(&m.mount_point), Some(m.clone()), rt, config)
+    }
+
+    fn of_path(p: &Path, table: &[MountEntry], rt: &dyn Runtime, config: &Config) -> Volume {
+        let mount = std::fs::metadata(p).ok().and_then(|meta| {
+            let (maj, min) = dev_numbers(meta.dev());
+            mount_of(table, p, maj, min).cloned()
+        });
+        Volume::examine(p, mount, rt, config)
+    }
+
+    /// The fastpath rules of `backend::fastpath::score` that do not depend on a request.
+    fn fastpath_refusals(&self, rt: &dyn Runtime, config: &Config) -> Vec<String> {
+        let mut why = Vec::new();
+        if rt.platform() == Platform::Host {
+            why.push("no GPU runtime (host-only)".to_string());
+        } else if !rt.has_fastpath() {
+            why.push(Refusal::NoFastpathEntryPoints.describe().to_string());
+        }
+        if config.force_compat {
+            why.push(format!(
+                "{} (HIPFILE_FORCE_COMPAT_MODE)",
+                Refusal::CompatForced.describe()
+            ));
+        }
+        match &self.o_direct {
+            ODirect::Works => {
+                if matches!(self.dio, Some((_, 0))) {
+                    why.push(format!(
+                        "{} (statx reports no direct-I/O alignment)",
+                        Refusal::NoODirect.describe()
+                    ));
+                }
+            }
+            ODirect::Fails(e) if *e == libc::EINVAL => {
+                why.push(Refusal::NoODirect.describe().to_string())
+            }
+            ODirect::Fails(e) => why.push(format!("the O_DIRECT open failed ({})", errno_text(*e))),
+            ODirect::NotWritable => {
+                why.push("O_DIRECT could not be tried (the directory is not writable)".to_string())
+            }
+            ODirect::NotApplicable => {}
+        }
+        match self.kind {
+            Some(Kind::BlockDevice) => {}
+            Some(Kind::Directory | Kind::Regular) => {
+                let ok = config.unsupported_fs
+                    || self.mount.as_ref().is_some_and(|m| {
+                        matches!(m.kind(), FsKind::Ext4(Ext4DataMode::Ordered) | FsKind::Xfs)
+                    });
+                if !ok {
+                    let what = match &self.mount {
+                        Some(m) => match m.option("data").filter(|_| m.fstype == "ext4") {
+                            Some(d) => format!("it is ext4 with data={d}"),
+                            None => format!("it is {}", m.fstype),
+                        },
+                        None => "its mount is not in the mount table".to_string(),
+                    };
+                    why.push(format!("{} ({what})", Refusal::FileSystem.describe()));
+                }
+            }
+            Some(Kind::Other) => {
+                why.push("not a directory, regular file or block device".to_string())
+            }
+            None => {}
+        }
+        why
+    }
+
+    fn fstype(&self) -> Option<String> {
+        match self.kind {
+            Some(Kind::BlockDevice) => Some("block device".to_string()),
+            _ => self.mount.as_ref().map(|m| m.fstype.clone()),
+        }
+    }
+
+    /// The ext4 data mode (`ordered` when no `data=` option is given).
+    fn ext4_data_mode(&self) -> Option<String> {
+        let m = self.mount.as_ref().filter(|m| m.fstype == "ext4")?;
+        Some(m.option("data").unwrap_or("ordered").to_string())
+    }
+
+    fn json(&self) -> Value {
+        let m = self.mount.as_ref();
+        Value::obj()
+            .with("path", self.path.as_str())
+            .with("type", self.kind.map(Kind::name))
+            .with("mount_point", m.map(|m| m.mount_point.clone()))
+            .with("source", m.map(|m| m.source.clone()))
+            .with("fstype", self.fstype())
+            .with("ext4_data_mode", self.ext4_data_mode())
+            .with("o_direct", self.o_direct.text())
+            .with("o_direct_works", self.o_direct.works())
+            .with("dio_mem_align", self.dio.map(|d| d.0))
+            .with("dio_offset_align", self.dio.map(|d| d.1))
+            .with(
+                "fastpath_capable",
+                self.error.is_none() && self.not_fastpath.is_empty(),
+            )
+            .with("fastpath_reasons", self.not_fastpath.clone())
+            .with("error", self.error.clone())
+    }
+
+    fn print(&self) {
+        println!("  {}", self.path);
+        if let Some(e) = &self.error {
+            println!("      error:            {e}");
+            return;
+        }
+        if let Some(k) = self
+            .kind
+            .filter(|&k| k != Kind::Directory || self.mount.is_none())
+        {
+            println!("      type:             {}", k.name());
+        }
+        if let Some(m) = &self.mount {
+            if m.mount_point != self.path {
+                println!("      mount point:      {}", m.mount_point);
+            }
+            println!("      file system:      {} on {}", m.fstype, m.source);
+        } else if self.kind != Some(Kind::BlockDevice) {
+            println!("      file system:      unknown (not in the mount table)");
+        }
+        if let Some(d) = self.ext4_data_mode() {
+            let default = self.mount.as_ref().and_then(|m| m.option("data")).is_none();
+            println!(
+                "      ext4 data mode:   {d}{}",
+                if default { " (default)" } else { "" }
+            );
+        }
+        println!("      O_DIRECT:         {}", self.o_direct.text());
+        match self.dio {
+            Some((mem, off)) => {
+                println!("      DIO alignment:    memory {mem} B, offset {off} B (statx)")
+            }
+            None => println!("      DIO alignment:    not reported (the library assumes 4096 B)"),
+        }
+        if self.not_fastpath.is_empty() {
+            println!("      fastpath capable: yes");
+        } else {
+            println!(
+                "      fastpath capable: no: {}",
+                self.not_fastpath.join("; ")
+            );
+        }
+    }
+}
+
+fn print_volumes(volumes: &[Volume], given: bool) {
+    println!();
+    if given {
+        println!("Paths");
+    } else {
+        println!("Block-backed mounts");
+    }
+    if volumes.is_empty() {
+        println!("  none (no mount in /proc/self/mountinfo has a /dev/ source)");
+    }
+    for v in volumes {
+        v.print();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+/// How the library reads a variable.
+#[derive(Clone, Copy)]
+enum VarKind {
+    Bool,
+    Unsigned,
+    Size,
+    Platform,
+    Text,
+}
+
+const KNOWN_VARS: &[(&str, VarKind)] = &[
+    ("HIPFILE_PLATFORM", VarKind::Platform),
+    ("HIPFILE_HIP_LIBRARY", VarKind::Text),
+    ("HIPFILE_CUDA_LIBRARY", VarKind::Text),
+    ("HIPFILE_CUFILE_LIBRARY", VarKind::Text),
+    ("HIPFILE_ALLOW_COMPAT_MODE", VarKind::Bool),
+    ("HIPFILE_FORCE_COMPAT_MODE", VarKind::Bool),
+    ("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", VarKind::Bool),
+    ("HIPFILE_HOST", VarKind::Bool),
+    ("HIPFILE_FALLBACK_SYNC_WRITES", VarKind::Bool),
+    ("HIPFILE_DIRECT_IO", VarKind::Bool),
+    ("HIPFILE_STATS_LEVEL", VarKind::Unsigned),
+    ("HIPFILE_IO_THREADS", VarKind::Unsigned),
+    ("HIPFILE_ASYNC_BUFFER_SIZE", VarKind::Size),
+    ("HIPFILE_CHUNK_SIZE", VarKind::Size),
+    ("HIPFILE_BOUNCE_BUDGET", VarKind::Size),
+    ("HIPFILE_INLINE_THRESHOLD", VarKind::Size),
+    ("HIPFILE_LOG", VarKind::Text),
+    ("HIPFILE_LOG_FILE", VarKind::Text),
+];
+
+/// A variable of the environment that matters to the library.
+struct EnvVar {
+    name: String,
+    value: String,
+    /// Why the library ignores it, if it does.
+    note: Option<String>,
+}
+
+impl EnvVar {
+    fn json(&self) -> Value {
+        Value::obj()
+            .with("name", self.name.as_str())
+            .with("value", self.value.as_str())
+            .with("note", self.note.clone())
+    }
+}
+
+/// What the library makes of `name=value`: `None` when it takes it.
+fn var_note(name: &str, value: &str) -> Option<String> {
+    if name.starts_with("HIPSIM_") {
+        return None;
+    }
+    let Some(&(_, kind)) = KNOWN_VARS.iter().find(|(n, _)| *n == name) else {
+        return Some("unknown variable: the library ignores it".to_string());
+    };
+    let ok = match kind {
+        VarKind::Bool => parse_bool(value).is_some(),
+        VarKind::Unsigned => parse_unsigned(value).is_some(),
+        VarKind::Size => parse_size(value).is_some(),
+        VarKind::Platform => matches!(
+            value.to_ascii_lowercase().as_str(),
+            "amd" | "hip" | "nvidia" | "cuda" | "host"
+        ),
+        VarKind::Text => true,
+    };
+    (!ok).then(|| {
+        match kind {
+            VarKind::Bool => "neither true nor false: ignored",
+            VarKind::Unsigned => "not an unsigned integer: ignored",
+            VarKind::Size => "not a size (digits with an optional K/M/G/T suffix): ignored",
+            VarKind::Platform => "not amd, nvidia or host: ignored (automatic choice)",
+            VarKind::Text => unreachable!(),
+        }
+        .to_string()
+    })
+}
+
+/// Every `HIPFILE_*` variable set (and `HIPSIM_*` ones on the simulator), sorted by name.
+fn environment(simulated: bool) -> Vec<EnvVar> {
+    let mut vars: Vec<EnvVar> = std::env::vars_os()
+        .filter_map(|(k, v)| {
+            let name = k.to_string_lossy().into_owned();
+            let wanted = name.starts_with("HIPFILE_") || (simulated && name.starts_with("HIPSIM_"));
+            wanted.then(|| {
+                let value = v.to_string_lossy().into_owned();
+                EnvVar {
+                    note: var_note(&name, &value),
+                    name,
+                    value,
+                }
+            })
+        })
+        .collect();
+    vars.sort_by(|a, b| a.name.cmp(&b.name));
+    vars
+}
+
+fn print_config(env: &[EnvVar], config: &Config) {
+    println!();
+    println!("Configuration");
+    if env.is_empty() {
+        println!("  environment:        no HIPFILE_* variable set (defaults apply)");
+    } else {
+        println!("  environment:");
+        for v in env {
+            match &v.note {
+                Some(n) => println!("    {}={}   ({n})", v.name, v.value),
+                None => println!("    {}={}", v.name, v.value),
+            }
+        }
+    }
     println!("  engine threads:     {}", config.io_threads);
+    println!("  threads per request: {}", config.request_parallelism);
     println!(
         "  chunk size:         {}",
         fmt_bytes(config.chunk_size as u64)
@@ -95,6 +938,315 @@ pub fn run(args: &CheckArgs) -> CliResult<()> {
     println!("  unsupported fs:     {}", yes_no(config.unsupported_fs));
     println!("  host memory I/O:    {}", yes_no(config.host_io));
     println!("  durable writes:     {}", yes_no(config.sync_writes));
+    println!("  O_DIRECT reads/writes: {}", yes_no(config.direct_io));
     println!("  stats level:        {}", config.stats_level);
-    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Self-test
+
+/// The result of one self-test.
+enum Outcome {
+    Passed,
+    Skipped(String),
+    Failed(String),
+}
+
+impl Outcome {
+    fn json(&self) -> Value {
+        let (status, detail) = match self {
+            Outcome::Passed => ("passed", None),
+            Outcome::Skipped(s) => ("skipped", Some(s.clone())),
+            Outcome::Failed(s) => ("failed", Some(s.clone())),
+        };
+        Value::obj().with("status", status).with("detail", detail)
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Outcome::Passed => {
+                format!("passed ({SELF_TEST_BYTES} bytes written, read back, identical)")
+            }
+            Outcome::Skipped(s) => format!("skipped: {s}"),
+            Outcome::Failed(s) => format!("FAILED: {s}"),
+        }
+    }
+}
+
+/// 4 KiB through the library, from host memory and from device memory.
+struct SelfTest {
+    dir: PathBuf,
+    /// The temporary file could not be created or registered.
+    setup: Option<String>,
+    host: Outcome,
+    device: Outcome,
+}
+
+/// Deletes the temporary file.
+struct Remove(PathBuf);
+
+impl Drop for Remove {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn temp_file(dir: &Path) -> Result<(File, Remove), String> {
+    let mut last = None;
+    for n in 0..100 {
+        let p = dir.join(format!("hipfile-check-{}-{n}.tmp", std::process::id()));
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&p)
+        {
+            Ok(f) => return Ok((f, Remove(p))),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => {
+                return Err(format!(
+                    "cannot create a temporary file in {}: {}",
+                    quote(&dir.display().to_string()),
+                    io_text(&e)
+                ))
+            }
+        }
+    }
+    Err(format!(
+        "cannot create a temporary file in {}: {}",
+        quote(&dir.display().to_string()),
+        last.map_or_else(|| "name collision".to_string(), |e| io_text(&e))
+    ))
+}
+
+fn compare(what: &str, wrote: &[u8], read: &[u8]) -> Outcome {
+    match wrote.iter().zip(read).position(|(a, b)| a != b) {
+        None => Outcome::Passed,
+        Some(i) => Outcome::Failed(format!(
+            "{what}: the data read back differs from the data written at byte {i}"
+        )),
+    }
+}
+
+fn host_test(file: &RegisteredFile) -> Outcome {
+    let run = || -> Result<Outcome, String> {
+        let mut out = AlignedBuf::new(SELF_TEST_BYTES).map_err(|e| e.0)?;
+        let mut back = AlignedBuf::new(SELF_TEST_BYTES).map_err(|e| e.0)?;
+        Rng::new(0x4849_5046).fill_nonzero(out.as_mut_slice());
+        let n = file
+            .write_host(out.as_slice(), 0)
+            .map_err(|e| format!("hipFileWrite from host memory: {}", lib_text(&e)))?;
+        if n != SELF_TEST_BYTES {
+            return Err(format!(
+                "hipFileWrite from host memory wrote {n} of {SELF_TEST_BYTES} bytes"
+            ));
+        }
+        let n = file
+            .read_host(back.as_mut_slice(), 0)
+            .map_err(|e| format!("hipFileRead into host memory: {}", lib_text(&e)))?;
+        if n != SELF_TEST_BYTES {
+            return Err(format!(
+                "hipFileRead into host memory read {n} of {SELF_TEST_BYTES} bytes"
+            ));
+        }
+        Ok(compare("host memory", out.as_slice(), back.as_slice()))
+    };
+    run().unwrap_or_else(Outcome::Failed)
+}
+
+fn device_test(file: &RegisteredFile) -> Outcome {
+    let run = || -> Result<Outcome, String> {
+        let alloc = || {
+            DeviceMemory::alloc(SELF_TEST_BYTES).map_err(|e| {
+                format!(
+                    "cannot allocate {SELF_TEST_BYTES} bytes of device memory: {}",
+                    lib_text(&e)
+                )
+            })
+        };
+        let (a, b) = (alloc()?, alloc()?);
+        let mut data = vec![0u8; SELF_TEST_BYTES];
+        Rng::new(0x4750_5544).fill_nonzero(&mut data);
+        a.upload(0, &data)
+            .map_err(|e| format!("copy to device memory: {}", lib_text(&e)))?;
+        let off = SELF_TEST_BYTES as u64;
+        let n = file
+            .write_device(&a, SELF_TEST_BYTES, off, 0)
+            .map_err(|e| format!("hipFileWrite from device memory: {}", lib_text(&e)))?;
+        if n != SELF_TEST_BYTES {
+            return Err(format!(
+                "hipFileWrite from device memory wrote {n} of {SELF_TEST_BYTES} bytes"
+            ));
+        }
+        let n = file
+            .read_device(&b, SELF_TEST_BYTES, off, 0)
+            .map_err(|e| format!("hipFileRead into device memory: {}", lib_text(&e)))?;
+        if n != SELF_TEST_BYTES {
+            return Err(format!(
+                "hipFileRead into device memory read {n} of {SELF_TEST_BYTES} bytes"
+            ));
+        }
+        let mut back = vec![0u8; SELF_TEST_BYTES];
+        b.download(0, &mut back)
+            .map_err(|e| format!("copy from device memory: {}", lib_text(&e)))?;
+        Ok(compare("device memory", &data, &back))
+    };
+    run().unwrap_or_else(Outcome::Failed)
+}
+
+impl SelfTest {
+    fn run(rt: &dyn Runtime, config: &Config) -> SelfTest {
+        let dir = std::env::temp_dir();
+        let skipped = |s: &str| Outcome::Skipped(s.to_string());
+        let (file, _remove) = match temp_file(&dir) {
+            Ok(f) => f,
+            Err(e) => {
+                return SelfTest {
+                    dir,
+                    setup: Some(e),
+                    host: skipped("no temporary file"),
+                    device: skipped("no temporary file"),
+                }
+            }
+        };
+        let _driver = DriverGuard::open();
+        let reg = match RegisteredFile::register(&file) {
+            Ok(r) => r,
+            Err(e) => {
+                return SelfTest {
+                    setup: Some(format!(
+                        "cannot register a temporary file in {} with hipfile: {}",
+                        quote(&dir.display().to_string()),
+                        lib_text(&e)
+                    )),
+                    dir,
+                    host: skipped("the file could not be registered"),
+                    device: skipped("the file could not be registered"),
+                }
+            }
+        };
+        let host = if config.host_io {
+            host_test(&reg)
+        } else {
+            skipped("host memory I/O is disabled (HIPFILE_HOST=false)")
+        };
+        let device = if rt.platform() == Platform::Host {
+            skipped("no GPU runtime (host-only)")
+        } else {
+            device_test(&reg)
+        };
+        drop(reg);
+        SelfTest {
+            dir,
+            setup: None,
+            host,
+            device,
+        }
+    }
+
+    /// The one-line reason the library cannot do I/O here, if it cannot.
+    fn failure(&self) -> Option<String> {
+        let prefix = "the library cannot do I/O on this machine";
+        if let Some(s) = &self.setup {
+            return Some(format!("{prefix}: {s}"));
+        }
+        for (what, o) in [("host memory", &self.host), ("device memory", &self.device)] {
+            if let Outcome::Failed(s) = o {
+                return Some(format!("{prefix}: the {what} self-test failed: {s}"));
+            }
+        }
+        if matches!(
+            (&self.host, &self.device),
+            (Outcome::Skipped(_), Outcome::Skipped(_))
+        ) {
+            return Some(format!(
+                "{prefix}: host memory I/O is disabled (HIPFILE_HOST=false) and there is no GPU runtime"
+            ));
+        }
+        None
+    }
+
+    fn json(&self) -> Value {
+        Value::obj()
+            .with("dir", self.dir.display().to_string())
+            .with("bytes", SELF_TEST_BYTES)
+            .with("setup_error", self.setup.clone())
+            .with("host_memory", self.host.json())
+            .with("device_memory", self.device.json())
+    }
+
+    fn print(&self, failure: Option<&str>, simulated: bool) {
+        println!();
+        println!(
+            "Self-test ({} through the library, temporary file in {})",
+            fmt_bytes(SELF_TEST_BYTES as u64),
+            self.dir.display()
+        );
+        if let Some(s) = &self.setup {
+            println!("  FAILED: {s}");
+        } else {
+            println!("  host memory:       {}", self.host.text());
+            println!("  device memory:     {}", self.device.text());
+        }
+        match failure {
+            None if simulated => println!(
+                "Result: the library can do I/O on this machine (device memory: the SIMULATED GPU runtime)"
+            ),
+            None => println!("Result: the library can do I/O on this machine"),
+            Some(_) => println!("Result: the library CANNOT do I/O on this machine"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p2pdma_lines() {
+        assert_eq!(scan_p2pdma("A=1\nCONFIG_PCI_P2PDMA=y\n"), P2pdma::Yes);
+        assert_eq!(scan_p2pdma("CONFIG_PCI_P2PDMA=m"), P2pdma::Module);
+        assert_eq!(
+            scan_p2pdma("# CONFIG_PCI_P2PDMA is not set\n"),
+            P2pdma::NotSet
+        );
+        assert_eq!(scan_p2pdma("CONFIG_PCI=y\n"), P2pdma::NotSet);
+        // A longer option name is another option.
+        assert_eq!(scan_p2pdma("CONFIG_PCI_P2PDMA_X=y\n"), P2pdma::NotSet);
+    }
+
+    #[test]
+    fn variables_are_judged_as_the_library_reads_them() {
+        assert_eq!(var_note("HIPFILE_HOST", "false"), None);
+        assert!(var_note("HIPFILE_HOST", "0").unwrap().contains("ignored"));
+        assert_eq!(var_note("HIPFILE_CHUNK_SIZE", "8M"), None);
+        assert!(var_note("HIPFILE_CHUNK_SIZE", "lots").is_some());
+        assert_eq!(var_note("HIPFILE_IO_THREADS", "4"), None);
+        assert_eq!(var_note("HIPFILE_PLATFORM", "AMD"), None);
+        assert!(var_note("HIPFILE_PLATFORM", "intel").is_some());
+        assert!(var_note("HIPFILE_NOPE", "1").unwrap().contains("unknown"));
+        assert_eq!(var_note("HIPFILE_LOG_FILE", "/x"), None);
+    }
+
+    #[test]
+    fn odirect_probe_in_a_directory_leaves_nothing_behind() {
+        let d = std::env::temp_dir().join(format!("hipfile-check-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let (od, _) = odirect_in_dir(&d);
+        assert_ne!(od, ODirect::NotApplicable);
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
+        std::fs::remove_dir_all(&d).unwrap();
+        let (od, _) = odirect_in_dir(&d);
+        assert!(
+            matches!(od, ODirect::Fails(e) if e == libc::ENOENT),
+            "{od:?}"
+        );
+    }
+
+    #[test]
+    fn io_uring_probe_does_not_panic() {
+        let r = IoUring::probe();
+        assert!(!r.text().is_empty());
+    }
 }

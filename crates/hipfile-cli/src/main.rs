@@ -59,6 +59,9 @@ pub struct CheckArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Files, directories or block devices to examine instead of every block-backed mount.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
 }
 
 /// Arguments of `hipfile cp`.
@@ -300,7 +303,7 @@ fn run(cli: Cli, sim: Option<PathBuf>) -> CliResult<ExitCode> {
         confirm_sim(lib)?;
     }
     let done = match cli.cmd {
-        Cmd::Check(a) => check::run(&a),
+        Cmd::Check(a) => check::run_paths(&a, &a.paths),
         Cmd::Cp(a) => cp::run(&a),
         Cmd::Bench(a) => bench::run(&a),
         // The exit code of the command it ran.

@@ -1,0 +1,378 @@
+//! `hipfile check`: runs the built tool with and without the simulated GPU runtime and reads
+//! its `--json` output back.
+//!
+//! Exit-code rule under test: 0 when the library can do I/O on this machine (its self-test
+//! passes), 1 with a one-line reason otherwise; a PATH that cannot be examined is reported but
+//! does not change the exit code.
+
+use std::ffi::CString;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+// The tool's JSON writer and, under cfg(test), its small parser: used here to read the output.
+#[allow(dead_code)]
+#[path = "../src/json.rs"]
+mod json;
+
+use json::parse::parse;
+use json::Value;
+
+/// `libhipsim.so`: built next to the test executable (it is a dev-dependency), or else built
+/// now with `cargo build -p hipsim` (this crate's tests may be built alone).
+fn hipsim() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let deps = exe.parent().unwrap().to_path_buf(); // target/<profile>/deps
+        let profile_dir = deps.parent().unwrap().to_path_buf();
+        let find = || {
+            [deps.join("libhipsim.so"), profile_dir.join("libhipsim.so")]
+                .into_iter()
+                .find(|p| p.is_file())
+        };
+        if let Some(p) = find() {
+            return p;
+        }
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev".to_string(),
+            Some(other) => other.to_string(),
+        };
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "hipsim", "--profile", &profile])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("running cargo build -p hipsim");
+        assert!(status.success(), "cargo build -p hipsim failed");
+        find().unwrap_or_else(|| panic!("libhipsim.so not found in {}", deps.display()))
+    })
+}
+
+/// A scratch directory of its own for each test (under target/, on the repository's disk).
+fn scratch(tag: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hipfile-check-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Run `hipfile [--sim=<hipsim>] ARGS` with no hipfile or hipsim variable from this process,
+/// `env` added, and TMPDIR=`tmp`.
+fn hipfile(tmp: &Path, sim: bool, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hipfile"));
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
+            cmd.env_remove(&*k);
+        }
+    }
+    // Cargo's LD_LIBRARY_PATH names target/ folders: nothing there should be found by the
+    // library's automatic runtime choice.
+    cmd.env_remove("LD_LIBRARY_PATH");
+    cmd.env("TMPDIR", tmp).env("HIPFILE_LOG", "error");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    if sim {
+        cmd.arg(format!("--sim={}", hipsim().display()));
+    }
+    cmd.args(args);
+    cmd.output().expect("running hipfile")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok_json(out: &Output) -> Value {
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "hipfile check failed: {stdout}{}",
+        text(&out.stderr)
+    );
+    parse(stdout.trim()).unwrap_or_else(|e| panic!("not one JSON object ({e}): {stdout}"))
+}
+
+fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    match v.get(key) {
+        Some(Value::Arr(a)) => a,
+        other => panic!("{key} is not an array: {other:?}"),
+    }
+}
+
+/// What this test itself finds for `dir`: the file-system type of its mount (from
+/// /proc/self/mountinfo, by device number and longest mount-point prefix) and the mount point.
+fn own_mount_of(dir: &Path) -> (String, String) {
+    let dir = std::fs::canonicalize(dir).unwrap();
+    let dev = std::fs::metadata(&dir).unwrap().dev();
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let mut best: Option<(String, String)> = None;
+    for line in table.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let f: Vec<&str> = left.split(' ').collect();
+        let mp = f[4].replace("\\040", " ");
+        if f[2] != format!("{maj}:{min}") || !dir.starts_with(&mp) {
+            continue;
+        }
+        let fstype = right.split(' ').next().unwrap().to_string();
+        if best.as_ref().is_none_or(|(m, _)| mp.len() > m.len()) {
+            best = Some((mp, fstype));
+        }
+    }
+    best.expect("the scratch directory's mount is in /proc/self/mountinfo")
+}
+
+/// Whether this test can open a file in `dir` with O_DIRECT.
+fn own_odirect(dir: &Path) -> bool {
+    let p = dir.join("odirect-probe");
+    std::fs::write(&p, [0u8; 4096]).unwrap();
+    let c = CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: valid path.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECT) };
+    if fd >= 0 {
+        // SAFETY: our descriptor.
+        unsafe { libc::close(fd) };
+    }
+    std::fs::remove_file(&p).unwrap();
+    fd >= 0
+}
+
+/// The listed mount holding `dir` (longest mount point that prefixes it).
+fn volume_of<'a>(v: &'a Value, dir: &Path) -> &'a Value {
+    let dir = std::fs::canonicalize(dir).unwrap();
+    arr(v, "volumes")
+        .iter()
+        .filter(|vol| s(vol, "mount_point").is_some_and(|m| dir.starts_with(m)))
+        .max_by_key(|vol| s(vol, "mount_point").unwrap().len())
+        .unwrap_or_else(|| panic!("no listed mount holds {}: {v:?}", dir.display()))
+}
+
+fn self_test_status<'a>(v: &'a Value, which: &str) -> &'a str {
+    s(v.get("self_test").unwrap().get(which).unwrap(), "status").unwrap()
+}
+
+/// The scratch directory's mount as the tool reports it agrees with what this test sees.
+fn assert_scratch_mount(v: &Value, tmp: &Path) {
+    let (mount_point, fstype) = own_mount_of(tmp);
+    let vol = volume_of(v, tmp);
+    println!("scratch mount: {mount_point} ({fstype}); tool says {vol:?}");
+    assert_eq!(s(vol, "mount_point"), Some(mount_point.as_str()));
+    assert_eq!(s(vol, "fstype"), Some(fstype.as_str()));
+    assert_eq!(s(vol, "error"), None);
+    let odirect = own_odirect(tmp);
+    assert_eq!(vol.get("o_direct_works"), Some(&Value::Bool(odirect)));
+    if odirect {
+        assert_eq!(s(vol, "o_direct"), Some("works"));
+    }
+    if fstype == "ext4" {
+        assert!(s(vol, "ext4_data_mode").is_some(), "{vol:?}");
+    }
+    if odirect {
+        assert!(
+            vol.get("dio_offset_align")
+                .and_then(Value::as_f64)
+                .is_some_and(|a| a > 0.0),
+            "statx reports the DIO alignment on this kernel: {vol:?}"
+        );
+    }
+}
+
+#[test]
+fn check_json_on_the_simulator() {
+    let tmp = scratch("sim");
+    let v = ok_json(&hipfile(&tmp, true, &[], &["check", "--json"]));
+    assert_eq!(v.get("simulated"), Some(&Value::Bool(true)));
+    assert_eq!(s(&v, "platform"), Some("amd"));
+    assert_eq!(v.get("gpu_direct_entry_points"), Some(&Value::Bool(true)));
+    assert!(v.get("device_count").and_then(Value::as_f64).unwrap() >= 1.0);
+    assert!(s(&v, "runtime").unwrap().contains("simulated"));
+    assert_eq!(v.get("ok"), Some(&Value::Bool(true)));
+    assert_eq!(v.get("failure"), Some(&Value::Null));
+    assert_eq!(self_test_status(&v, "host_memory"), "passed");
+    assert_eq!(self_test_status(&v, "device_memory"), "passed");
+    let st = v.get("self_test").unwrap();
+    assert_eq!(
+        s(st, "dir").map(PathBuf::from),
+        Some(tmp.clone()),
+        "the self-test uses TMPDIR"
+    );
+    assert_scratch_mount(&v, &tmp);
+    // ext4 data=ordered or xfs, O_DIRECT and entry points: the fastpath could serve it.
+    let vol = volume_of(&v, &tmp);
+    let (_, fstype) = own_mount_of(&tmp);
+    if (fstype == "ext4" && s(vol, "ext4_data_mode") == Some("ordered") || fstype == "xfs")
+        && vol.get("o_direct_works") == Some(&Value::Bool(true))
+    {
+        assert_eq!(
+            vol.get("fastpath_capable"),
+            Some(&Value::Bool(true)),
+            "{vol:?}"
+        );
+        assert!(arr(vol, "fastpath_reasons").is_empty());
+    }
+    // The variables --sim sets are listed as the configuration in effect.
+    let names: Vec<&str> = arr(&v, "environment")
+        .iter()
+        .map(|e| s(e, "name").unwrap())
+        .collect();
+    assert!(names.contains(&"HIPFILE_HIP_LIBRARY"), "{names:?}");
+    let config = v.get("config").unwrap();
+    assert!(config.get("io_threads").and_then(Value::as_f64).unwrap() >= 1.0);
+    assert_eq!(config.get("host_io"), Some(&Value::Bool(true)));
+    let kernel = v.get("kernel").unwrap();
+    assert!(["y", "m", "not set", "unknown"].contains(&s(kernel, "pci_p2pdma").unwrap()));
+    assert!(kernel.get("memlock").unwrap().get("soft").is_some());
+    assert!(s(kernel.get("io_uring").unwrap(), "status").is_some());
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn check_json_without_a_gpu_runtime() {
+    let tmp = scratch("host");
+    let v = ok_json(&hipfile(&tmp, false, &[], &["check", "--json"]));
+    assert_eq!(v.get("simulated"), Some(&Value::Bool(false)));
+    let devices = v.get("device_count").and_then(Value::as_f64).unwrap();
+    if devices > 0.0 {
+        // A machine with a real GPU runtime: the rest of this test is about host-only.
+        println!("a real GPU runtime was found: {:?}", s(&v, "runtime"));
+        return;
+    }
+    assert_eq!(s(&v, "platform"), Some("host"));
+    assert_eq!(v.get("gpu_direct_entry_points"), Some(&Value::Bool(false)));
+    assert!(
+        !arr(&v, "attempts").is_empty(),
+        "the loader says what it tried"
+    );
+    assert_eq!(v.get("ok"), Some(&Value::Bool(true)));
+    assert_eq!(self_test_status(&v, "host_memory"), "passed");
+    assert_eq!(self_test_status(&v, "device_memory"), "skipped");
+    assert_scratch_mount(&v, &tmp);
+    let vol = volume_of(&v, &tmp);
+    assert_eq!(vol.get("fastpath_capable"), Some(&Value::Bool(false)));
+    assert!(
+        arr(vol, "fastpath_reasons")
+            .iter()
+            .any(|r| r.as_str() == Some("no GPU runtime (host-only)")),
+        "{vol:?}"
+    );
+    assert!(arr(&v, "environment")
+        .iter()
+        .all(|e| s(e, "name") == Some("HIPFILE_LOG")));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn check_text_says_simulated_loudly() {
+    let tmp = scratch("text");
+    let out = hipfile(&tmp, true, &[], &["check"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("SIMULATED GPU runtime"), "{stdout}");
+    assert!(stdout.contains("CONFIG_PCI_P2PDMA:"), "{stdout}");
+    assert!(stdout.contains("RLIMIT_MEMLOCK:"), "{stdout}");
+    assert!(stdout.contains("io_uring:"), "{stdout}");
+    assert!(stdout.contains("fastpath capable:"), "{stdout}");
+    assert!(
+        stdout.contains("Result: the library can do I/O on this machine"),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn check_fails_with_one_line_when_no_io_is_possible() {
+    let tmp = scratch("noio");
+    // Host-only with host-memory I/O disabled: nothing can move.
+    let out = hipfile(&tmp, false, &[("HIPFILE_HOST", "false")], &["check"]);
+    let stderr = text(&out.stderr);
+    let plain = hipfile(&tmp, false, &[], &["check", "--json"]);
+    let host_only = text(&plain.stdout).contains("\"platform\":\"host\"");
+    if host_only {
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(
+                "hipfile: the library cannot do I/O on this machine: host memory I/O is disabled"
+            ),
+            "{stderr}"
+        );
+    }
+    // No usable temporary directory: the self-test cannot run.
+    let missing = tmp.join("missing");
+    let out = hipfile(&missing, true, &[], &["check", "--json"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("cannot create a temporary file") && stderr.contains("No such file"),
+        "{stderr}"
+    );
+    let v = parse(text(&out.stdout).trim()).unwrap();
+    assert_eq!(v.get("ok"), Some(&Value::Bool(false)));
+    assert!(s(&v, "failure")
+        .unwrap()
+        .contains("cannot create a temporary file"));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn check_paths_examines_each_and_reports_bad_ones_without_failing() {
+    let tmp = scratch("paths");
+    let file = tmp.join("data.bin");
+    std::fs::write(&file, vec![7u8; 8192]).unwrap();
+    let missing = tmp.join("no-such-file");
+    let args = [
+        "check",
+        "--json",
+        tmp.to_str().unwrap(),
+        file.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    ];
+    let out = hipfile(&tmp, true, &[], &args);
+    let stderr = text(&out.stderr);
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "hipfile check does not take PATH arguments: CheckArgs (main.rs) needs \
+         `paths: Vec<PathBuf>` passed to check::run_paths: {stderr}"
+    );
+    // The bad PATH is reported on stderr, but the machine can do I/O: exit code 0.
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("no-such-file") && stderr.contains("No such file or directory"),
+        "{stderr}"
+    );
+    let v = parse(text(&out.stdout).trim()).unwrap();
+    let vols = arr(&v, "volumes");
+    assert_eq!(vols.len(), 3, "{vols:?}");
+    let (mount_point, fstype) = own_mount_of(&tmp);
+    let odirect = own_odirect(&tmp);
+    for (vol, ty) in vols[..2].iter().zip(["directory", "regular file"]) {
+        assert_eq!(s(vol, "type"), Some(ty), "{vol:?}");
+        assert_eq!(s(vol, "mount_point"), Some(mount_point.as_str()));
+        assert_eq!(s(vol, "fstype"), Some(fstype.as_str()));
+        assert_eq!(vol.get("o_direct_works"), Some(&Value::Bool(odirect)));
+        assert_eq!(vol.get("error"), Some(&Value::Null));
+    }
+    assert_eq!(s(&vols[0], "path"), tmp.to_str());
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        1,
+        "the O_DIRECT probe file was deleted"
+    );
+    assert_eq!(s(&vols[2], "error"), Some("No such file or directory"));
+    assert_eq!(vols[2].get("fastpath_capable"), Some(&Value::Bool(false)));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

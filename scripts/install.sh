@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Install libhipfile without cargo-c: the same tree as `cargo cinstall --release --prefix PREFIX`
+# (minus the static library):
+#
+#   PREFIX/LIBDIR/libhipfile.so.0.5.0       the library (SONAME libhipfile.so.0)
+#   PREFIX/LIBDIR/libhipfile.so.0 -> libhipfile.so.0.5.0
+#   PREFIX/LIBDIR/libhipfile.so   -> libhipfile.so.0.5.0
+#   PREFIX/include/hipfile.h, PREFIX/include/hipfile-stats.h
+#   PREFIX/LIBDIR/pkgconfig/hipfile.pc       (Name hipfile, Version 0.5.0, Libs -lhipfile)
+#
+# Usage: scripts/install.sh [--lib PATH] [--libdir DIR] [--tool] PREFIX
+#   --lib PATH    install this already-built libhipfile.so instead of building one
+#                 (`cargo build --release -p hipfile` otherwise)
+#   --libdir DIR  library directory relative to PREFIX; the default is cargo-c's: lib/<multiarch>
+#                 on Debian and derivatives (dpkg-architecture), else lib64 where /usr/lib64 is a
+#                 real directory, else lib
+#   --tool        also install the `hipfile` tool: cargo install --path crates/hipfile-cli --root PREFIX
+# DESTDIR, when set, is put in front of every installed path (staged installs for packaging);
+# hipfile.pc still names PREFIX.
+#
+# With cargo-c (`cargo install cargo-c`), `cargo cinstall --release --prefix PREFIX` installs the
+# same library, headers and hipfile.pc from the [package.metadata.capi] sections of Cargo.toml.
+# The command-line tool is installed separately in both cases:
+#   cargo install --path crates/hipfile-cli --root PREFIX     (PREFIX/bin/hipfile)
+set -euo pipefail
+
+usage() {
+    sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+lib=""
+libdir=""
+tool=0
+prefix=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --lib) [ $# -ge 2 ] || usage; lib=$2; shift 2 ;;
+        --lib=*) lib=${1#--lib=}; shift ;;
+        --libdir) [ $# -ge 2 ] || usage; libdir=$2; shift 2 ;;
+        --libdir=*) libdir=${1#--libdir=}; shift ;;
+        --tool) tool=1; shift ;;
+        -h|--help) usage ;;
+        -*) echo "install.sh: unknown option $1" >&2; usage ;;
+        *) [ -z "$prefix" ] || usage; prefix=$1; shift ;;
+    esac
+done
+[ -n "$prefix" ] || usage
+if [ -z "$libdir" ]; then
+    # cargo-c's default, so that both installs give the same tree.
+    if [ -f /etc/debian_version ] && multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null) \
+        && [ -n "$multiarch" ]; then
+        libdir="lib/$multiarch"
+    elif [ -d /usr/lib64 ] && [ ! -L /usr/lib64 ]; then
+        libdir="lib64"
+    else
+        libdir="lib"
+    fi
+fi
+case "$libdir" in
+    /*) echo "install.sh: --libdir is relative to PREFIX" >&2; exit 2 ;;
+esac
+
+# hipfile.pc needs an absolute prefix.
+case "$prefix" in
+    /*) ;;
+    *) prefix="$(pwd)/$prefix" ;;
+esac
+prefix=${prefix%/}
+[ -n "$prefix" ] || prefix=/
+
+# The API level the header declares (and hipFileGetVersion returns), not the crate version.
+header="$root/include/hipfile.h"
+ver() { sed -n "s/^#define HIPFILE_VERSION_$1 \([0-9][0-9]*\).*/\1/p" "$header"; }
+version="$(ver MAJOR).$(ver MINOR).$(ver PATCH)"
+major=$(ver MAJOR)
+case "$version" in
+    [0-9]*.[0-9]*.[0-9]*) ;;
+    *) echo "install.sh: cannot read HIPFILE_VERSION_* from $header" >&2; exit 1 ;;
+esac
+real="libhipfile.so.$version"
+soname="libhipfile.so.$major"
+
+if [ -z "$lib" ]; then
+    echo "install.sh: building the library (cargo build --release -p hipfile)"
+    (cd "$root" && cargo build --release -p hipfile --lib)
+    lib="${CARGO_TARGET_DIR:-$root/target}/release/libhipfile.so"
+fi
+if [ ! -f "$lib" ]; then
+    echo "install.sh: $lib does not exist" >&2
+    exit 1
+fi
+
+# The run-time loader finds the library by its SONAME: it must be the link we make.
+if command -v readelf >/dev/null 2>&1; then
+    got=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
+    if [ "$got" != "$soname" ]; then
+        echo "install.sh: $lib has SONAME '${got:-none}', expected $soname" >&2
+        exit 1
+    fi
+fi
+
+dest="${DESTDIR:-}$prefix"
+install -d "$dest/$libdir" "$dest/$libdir/pkgconfig" "$dest/include"
+install -m 0755 "$lib" "$dest/$libdir/$real"
+ln -sfn "$real" "$dest/$libdir/$soname"
+ln -sfn "$real" "$dest/$libdir/libhipfile.so"
+install -m 0644 "$root/include/hipfile.h" "$root/include/hipfile-stats.h" "$dest/include/"
+
+cat >"$dest/$libdir/pkgconfig/hipfile.pc" <<EOF
+prefix=$prefix
+exec_prefix=\${prefix}
+libdir=\${prefix}/$libdir
+includedir=\${prefix}/include
+
+Name: hipfile
+Description: Move file data between storage and GPU memory (AMD hipFile $version C API, Rust implementation)
+Version: $version
+Libs: -L\${libdir} -lhipfile
+Cflags: -I\${includedir}
+EOF
+chmod 0644 "$dest/$libdir/pkgconfig/hipfile.pc"
+
+echo "installed into $dest:"
+echo "  $libdir/$real, $libdir/$soname -> $real, $libdir/libhipfile.so -> $real"
+echo "  include/hipfile.h, include/hipfile-stats.h"
+echo "  $libdir/pkgconfig/hipfile.pc"
+
+if [ "$tool" = 1 ]; then
+    echo "install.sh: installing the hipfile tool (cargo install --path crates/hipfile-cli)"
+    (cd "$root" && cargo install --locked --path crates/hipfile-cli --root "$dest")
+fi
