@@ -7,99 +7,10 @@
 mod common;
 use common::*;
 
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::c_void;
 use std::os::fd::AsRawFd;
-use std::sync::OnceLock;
 
-type CuResult = c_int;
-type CuContext = *mut c_void;
-
-struct Cuda {
-    init: unsafe extern "C" fn(c_uint) -> CuResult,
-    primary_retain: unsafe extern "C" fn(*mut CuContext, c_int) -> CuResult,
-    ctx_get_current: unsafe extern "C" fn(*mut CuContext) -> CuResult,
-    ctx_set_current: unsafe extern "C" fn(CuContext) -> CuResult,
-    mem_alloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
-    mem_alloc_managed: unsafe extern "C" fn(*mut u64, usize, c_uint) -> CuResult,
-    mem_host_alloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> CuResult,
-    htod: unsafe extern "C" fn(u64, *const c_void, usize) -> CuResult,
-    dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> CuResult,
-}
-
-// SAFETY: plain function pointers into a thread-safe library.
-unsafe impl Sync for Cuda {}
-// SAFETY: as above.
-unsafe impl Send for Cuda {}
-
-fn cuda() -> &'static Cuda {
-    static C: OnceLock<Cuda> = OnceLock::new();
-    C.get_or_init(|| {
-        // SAFETY: our simulator; the symbols have these C signatures.
-        let lib = unsafe { libloading::Library::new(hipsim_path()) }.unwrap();
-        macro_rules! f {
-            ($n:literal) => {
-                // SAFETY: see above.
-                *unsafe { lib.get(concat!($n, "\0").as_bytes()) }.unwrap()
-            };
-        }
-        let c = Cuda {
-            init: f!("cuInit"),
-            primary_retain: f!("cuDevicePrimaryCtxRetain"),
-            ctx_get_current: f!("cuCtxGetCurrent"),
-            ctx_set_current: f!("cuCtxSetCurrent"),
-            mem_alloc: f!("cuMemAlloc_v2"),
-            mem_alloc_managed: f!("cuMemAllocManaged"),
-            mem_host_alloc: f!("cuMemHostAlloc"),
-            htod: f!("cuMemcpyHtoD_v2"),
-            dtoh: f!("cuMemcpyDtoH_v2"),
-        };
-        std::mem::forget(lib);
-        // SAFETY: flags 0.
-        assert_eq!(unsafe { (c.init)(0) }, 0);
-        c
-    })
-}
-
-impl Cuda {
-    fn current(&self) -> CuContext {
-        let mut c = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        assert_eq!(unsafe { (self.ctx_get_current)(&mut c) }, 0);
-        c
-    }
-    fn primary(&self) -> CuContext {
-        let mut c = std::ptr::null_mut();
-        // SAFETY: valid out-pointer, device 0.
-        assert_eq!(unsafe { (self.primary_retain)(&mut c, 0) }, 0);
-        c
-    }
-    fn make_current(&self) {
-        // SAFETY: a primary context.
-        assert_eq!(unsafe { (self.ctx_set_current)(self.primary()) }, 0);
-    }
-    fn alloc(&self, len: usize) -> *mut c_void {
-        let mut p = 0u64;
-        // SAFETY: valid out-pointer; a context is current.
-        assert_eq!(unsafe { (self.mem_alloc)(&mut p, len) }, 0);
-        p as *mut c_void
-    }
-    fn upload(&self, dst: *mut c_void, src: &[u8]) {
-        // SAFETY: valid host slice; the driver checks the device side.
-        assert_eq!(
-            unsafe { (self.htod)(dst as u64, src.as_ptr().cast(), src.len()) },
-            0
-        );
-    }
-    fn download(&self, src: *const c_void, len: usize) -> Vec<u8> {
-        let mut v = vec![0u8; len];
-        // SAFETY: valid host slice.
-        assert_eq!(
-            unsafe { (self.dtoh)(v.as_mut_ptr().cast(), src as u64, len) },
-            0
-        );
-        v
-    }
-}
+use common::cuda::cuda;
 
 child_test!(
     nvidia_platform_is_chosen_and_described,
@@ -239,16 +150,13 @@ child_test!(
         let fh = register_fd(file.as_raw_fd()) as usize;
         // A thread that never touched CUDA: still no current context afterwards.
         std::thread::spawn(move || {
-            assert!(cuda().current().is_null());
+            assert!((cuda().current() == 0));
             // SAFETY: a registered handle and a device buffer of `len` bytes.
             assert_eq!(
                 unsafe { hipFileRead(fh as hipFileHandle_t, dev as *mut c_void, len, 0, 0) },
                 len as isize
             );
-            assert!(
-                cuda().current().is_null(),
-                "the library popped what it pushed"
-            );
+            assert!((cuda().current() == 0), "the library popped what it pushed");
         })
         .join()
         .unwrap();
@@ -303,7 +211,7 @@ child_test!(
                         };
                         assert_eq!(n, per as isize);
                     }
-                    assert!(cuda().current().is_null());
+                    assert!((cuda().current() == 0));
                 })
             })
             .collect();

@@ -19,9 +19,8 @@
 mod common;
 use common::*;
 
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::{c_int, c_void};
 use std::os::fd::AsRawFd;
-use std::sync::OnceLock;
 
 const OK: hipFileError_t = hipFileError_t::SUCCESS;
 
@@ -551,160 +550,7 @@ child_test!(
 
 // ---- CUDA: contexts ------------------------------------------------------------------------------
 
-type CuResult = c_int;
-type CuContext = *mut c_void;
-
-/// `CU_POINTER_ATTRIBUTE_MEMORY_TYPE`.
-const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
-/// `CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL`.
-const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: c_int = 9;
-/// `CU_MEMORYTYPE_DEVICE`.
-const CU_MEMORYTYPE_DEVICE: c_uint = 2;
-
-struct Cuda {
-    init: unsafe extern "C" fn(c_uint) -> CuResult,
-    primary_retain: unsafe extern "C" fn(*mut CuContext, c_int) -> CuResult,
-    ctx_get_current: unsafe extern "C" fn(*mut CuContext) -> CuResult,
-    ctx_set_current: unsafe extern "C" fn(CuContext) -> CuResult,
-    ctx_push: unsafe extern "C" fn(CuContext) -> CuResult,
-    ctx_pop: unsafe extern "C" fn(*mut CuContext) -> CuResult,
-    mem_alloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
-    mem_free: unsafe extern "C" fn(u64) -> CuResult,
-    pointer_get_attribute: unsafe extern "C" fn(*mut c_void, c_int, u64) -> CuResult,
-    htod: unsafe extern "C" fn(u64, *const c_void, usize) -> CuResult,
-    dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> CuResult,
-}
-
-// SAFETY: plain function pointers into a thread-safe library.
-unsafe impl Sync for Cuda {}
-// SAFETY: as above.
-unsafe impl Send for Cuda {}
-
-fn cuda() -> &'static Cuda {
-    static C: OnceLock<Cuda> = OnceLock::new();
-    C.get_or_init(|| {
-        // SAFETY: our simulator; the symbols have these C signatures.
-        let lib = unsafe { libloading::Library::new(hipsim_path()) }.unwrap();
-        macro_rules! f {
-            ($n:literal) => {
-                // SAFETY: see above.
-                *unsafe { lib.get(concat!($n, "\0").as_bytes()) }.unwrap()
-            };
-        }
-        let c = Cuda {
-            init: f!("cuInit"),
-            primary_retain: f!("cuDevicePrimaryCtxRetain"),
-            ctx_get_current: f!("cuCtxGetCurrent"),
-            ctx_set_current: f!("cuCtxSetCurrent"),
-            ctx_push: f!("cuCtxPushCurrent_v2"),
-            ctx_pop: f!("cuCtxPopCurrent_v2"),
-            mem_alloc: f!("cuMemAlloc_v2"),
-            mem_free: f!("cuMemFree_v2"),
-            pointer_get_attribute: f!("cuPointerGetAttribute"),
-            htod: f!("cuMemcpyHtoD_v2"),
-            dtoh: f!("cuMemcpyDtoH_v2"),
-        };
-        std::mem::forget(lib);
-        // SAFETY: flags 0.
-        assert_eq!(unsafe { (c.init)(0) }, 0);
-        c
-    })
-}
-
-impl Cuda {
-    fn current(&self) -> usize {
-        let mut c = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        assert_eq!(unsafe { (self.ctx_get_current)(&mut c) }, 0);
-        c as usize
-    }
-    fn primary(&self, device: c_int) -> usize {
-        let mut c = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        assert_eq!(unsafe { (self.primary_retain)(&mut c, device) }, 0);
-        assert!(!c.is_null());
-        c as usize
-    }
-    fn set_current(&self, ctx: usize) {
-        // SAFETY: a primary context or NULL.
-        assert_eq!(unsafe { (self.ctx_set_current)(ctx as CuContext) }, 0);
-    }
-    fn push(&self, ctx: usize) {
-        // SAFETY: a primary context.
-        assert_eq!(unsafe { (self.ctx_push)(ctx as CuContext) }, 0);
-    }
-    fn pop(&self) -> usize {
-        let mut c = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        assert_eq!(unsafe { (self.ctx_pop)(&mut c) }, 0);
-        c as usize
-    }
-    /// `BUF_LEN` bytes allocated with `device`'s primary context current (the thread's
-    /// context is NULL again afterwards).
-    fn alloc_on(&self, device: c_int) -> usize {
-        assert_eq!(self.current(), 0);
-        self.set_current(self.primary(device));
-        let mut p = 0u64;
-        // SAFETY: valid out-pointer; a context is current.
-        assert_eq!(unsafe { (self.mem_alloc)(&mut p, BUF_LEN) }, 0);
-        self.set_current(0);
-        assert_eq!(self.current(), 0);
-        let mut ordinal: c_int = -1;
-        let mut mem_type: c_uint = 0;
-        // SAFETY: out-pointers of the attributes' types.
-        unsafe {
-            assert_eq!(
-                (self.pointer_get_attribute)(
-                    (&raw mut ordinal).cast(),
-                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                    p
-                ),
-                0
-            );
-            assert_eq!(
-                (self.pointer_get_attribute)(
-                    (&raw mut mem_type).cast(),
-                    CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                    p
-                ),
-                0
-            );
-        }
-        assert_eq!((mem_type, ordinal), (CU_MEMORYTYPE_DEVICE, device));
-        p as usize
-    }
-    /// Run `f` with `device`'s primary context pushed, then pop it (the thread's context
-    /// state is as before).
-    fn with_ctx<T>(&self, device: c_int, f: impl FnOnce() -> T) -> T {
-        let before = self.current();
-        let ctx = self.primary(device);
-        self.push(ctx);
-        let r = f();
-        assert_eq!(self.pop(), ctx);
-        assert_eq!(self.current(), before);
-        r
-    }
-    fn upload(&self, device: c_int, dst: usize, src: &[u8]) {
-        self.with_ctx(device, || {
-            // SAFETY: valid host slice; the driver checks the device side.
-            assert_eq!(
-                unsafe { (self.htod)(dst as u64, src.as_ptr().cast(), src.len()) },
-                0
-            );
-        });
-    }
-    fn download(&self, device: c_int, src: usize, len: usize) -> Vec<u8> {
-        let mut v = vec![0u8; len];
-        self.with_ctx(device, || {
-            // SAFETY: valid host slice.
-            assert_eq!(
-                unsafe { (self.dtoh)(v.as_mut_ptr().cast(), src as u64, len) },
-                0
-            );
-        });
-        v
-    }
-}
+use common::cuda::cuda;
 
 child_test!(
     cuda_two_devices_keep_the_callers_context,
@@ -728,7 +574,7 @@ child_test!(
         // their own device's context under the *other* device's (a stack [own, other]),
         // threads 4..8 with no context at all.
         let bufs: Vec<usize> = (0..THREADS)
-            .map(|t| cuda().alloc_on((t % 2) as c_int))
+            .map(|t| cuda().alloc_on((t % 2) as c_int, BUF_LEN))
             .collect();
         let registered = |t: usize| t % 4 < 2;
         for (t, &b) in bufs.iter().enumerate() {
@@ -771,7 +617,7 @@ child_test!(
                                 if o.write {
                                     let new =
                                         pattern(o.size, (t * 1000 + round * 100 + i + 7) as u64);
-                                    cuda().upload(device, buf + o.buf_off, &new);
+                                    cuda().upload_on(device, buf + o.buf_off, &new);
                                     let n = write(fh, buf, o.size, base + o.file_off, o.buf_off);
                                     assert_eq!(n, o.size as isize, "{what}");
                                     assert_eq!(cuda().current(), expected, "{what}: context");
@@ -780,7 +626,7 @@ child_test!(
                                     let n = read(fh, buf, o.size, base + o.file_off, o.buf_off);
                                     assert_eq!(n, o.size as isize, "{what}");
                                     assert_eq!(cuda().current(), expected, "{what}: context");
-                                    let got = cuda().download(device, buf + o.buf_off, o.size);
+                                    let got = cuda().download_on(device, buf + o.buf_off, o.size);
                                     assert!(
                                         got == model[o.file_off..o.file_off + o.size],
                                         "{what}: the bytes read differ from the file's"

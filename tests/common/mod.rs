@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 
 pub use hipfile::ffi::*;
 
+pub mod cuda;
+
 /// Directory of the test executable (`target/<profile>/deps`), where cargo also puts the
 /// `libhipsim.so` and `libhipfile.so` built for the tests.
 pub fn deps_dir() -> PathBuf {

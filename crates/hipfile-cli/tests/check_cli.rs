@@ -5,11 +5,13 @@
 //! passes), 1 with a one-line reason otherwise; a PATH that cannot be examined is reported but
 //! does not change the exit code.
 
+mod common;
+use common::{hipsim, scratch, text};
+
 use std::ffi::CString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 // The tool's JSON writer and, under cfg(test), its small parser: used here to read the output.
 #[allow(dead_code)]
@@ -18,45 +20,6 @@ mod json;
 
 use json::parse::parse;
 use json::Value;
-
-/// `libhipsim.so`: built next to the test executable (it is a dev-dependency), or else built
-/// now with `cargo build -p hipsim` (this crate's tests may be built alone).
-fn hipsim() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let deps = exe.parent().unwrap().to_path_buf(); // target/<profile>/deps
-        let profile_dir = deps.parent().unwrap().to_path_buf();
-        let find = || {
-            [deps.join("libhipsim.so"), profile_dir.join("libhipsim.so")]
-                .into_iter()
-                .find(|p| p.is_file())
-        };
-        if let Some(p) = find() {
-            return p;
-        }
-        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-            Some("debug") | None => "dev".to_string(),
-            Some(other) => other.to_string(),
-        };
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "hipsim", "--profile", &profile])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("running cargo build -p hipsim");
-        assert!(status.success(), "cargo build -p hipsim failed");
-        find().unwrap_or_else(|| panic!("libhipsim.so not found in {}", deps.display()))
-    })
-}
-
-/// A scratch directory of its own for each test (under target/, on the repository's disk).
-fn scratch(tag: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("hipfile-check-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Run `hipfile [--sim=<hipsim>] ARGS` with no hipfile or hipsim variable from this process,
 /// `env` added, and TMPDIR=`tmp`.
@@ -80,10 +43,6 @@ fn hipfile(tmp: &Path, sim: bool, env: &[(&str, &str)], args: &[&str]) -> Output
     }
     cmd.args(args);
     cmd.output().expect("running hipfile")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn ok_json(out: &Output) -> Value {

@@ -5,50 +5,13 @@
 //! ext4 loop image; a read-only bind mount, else `chattr +i`); without the means they say
 //! "skipping: ..." and pass.
 
+mod common;
+use common::{hipsim, scratch, text};
+
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
-
-/// `libhipsim.so`: built next to the test executable (it is a dev-dependency), or else built
-/// now with `cargo build -p hipsim` (this crate's tests may be built alone).
-fn hipsim() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let deps = exe.parent().unwrap().to_path_buf(); // target/<profile>/deps
-        let profile_dir = deps.parent().unwrap().to_path_buf();
-        let find = || {
-            [deps.join("libhipsim.so"), profile_dir.join("libhipsim.so")]
-                .into_iter()
-                .find(|p| p.is_file())
-        };
-        if let Some(p) = find() {
-            return p;
-        }
-        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-            Some("debug") | None => "dev".to_string(),
-            Some(other) => other.to_string(),
-        };
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "hipsim", "--profile", &profile])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("running cargo build -p hipsim");
-        assert!(status.success(), "cargo build -p hipsim failed");
-        find().unwrap_or_else(|| panic!("libhipsim.so not found in {}", deps.display()))
-    })
-}
-
-/// A scratch directory of its own for each test (under target/, on the repository's disk).
-fn scratch(tag: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("hipfile-cp-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// `hipfile --sim=<hipsim> cp ARGS...` with a clean hipfile environment.
 fn cp(tmp: &Path, args: &[&Path], extra: &[&str]) -> Output {
@@ -66,10 +29,6 @@ fn cp(tmp: &Path, args: &[&Path], extra: &[&str]) -> Output {
         .args(extra)
         .args(args);
     cmd.output().expect("running hipfile")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Exit code 1 and exactly one line on stderr, `hipfile: ` + something containing each of

@@ -1,9 +1,12 @@
 //! `hipfile stats`: reports of a real target, the `hipfile` tool itself running a benchmark on
 //! the simulated GPU runtime (`--sim=PATH` to libhipsim.so), and its failures.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{hipsim, scratch, text};
+
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
+
 use std::time::{Duration, Instant};
 
 // The tool's JSON writer and, under cfg(test), its small parser: used here to read the output.
@@ -15,50 +18,6 @@ use json::parse::parse;
 use json::Value;
 
 const HIPFILE: &str = env!("CARGO_BIN_EXE_hipfile");
-
-/// `libhipsim.so`: built next to the test executable (it is a dev-dependency), or else built
-/// now with `cargo build -p hipsim` (this crate's tests may be built alone).
-fn hipsim() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let deps = exe.parent().unwrap().to_path_buf(); // target/<profile>/deps
-        let profile_dir = deps.parent().unwrap().to_path_buf();
-        let find = || {
-            [deps.join("libhipsim.so"), profile_dir.join("libhipsim.so")]
-                .into_iter()
-                .find(|p| p.is_file())
-        };
-        if let Some(p) = find() {
-            return p;
-        }
-        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-            Some("debug") | None => "dev".to_string(),
-            Some(other) => other.to_string(),
-        };
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "hipsim", "--profile", &profile])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("running cargo build -p hipsim");
-        assert!(status.success(), "cargo build -p hipsim failed");
-        find().unwrap_or_else(|| {
-            panic!(
-                "libhipsim.so not found in {} after building it",
-                deps.display()
-            )
-        })
-    })
-}
-
-/// A scratch directory of its own for each test.
-fn scratch(tag: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("hipfile-stats-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// `hipfile ARGS` with a clean hipfile environment (statistics level 1 by default) and
 /// TMPDIR=`tmp`.
@@ -100,10 +59,6 @@ fn stats(tmp: &Path, args: &[&str]) -> Output {
     tool(tmp, &[&["stats"], args].concat())
         .output()
         .expect("running hipfile stats")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn ok(out: &Output) -> String {
