@@ -145,71 +145,25 @@ impl Rng {
     }
 }
 
-/// `pread` until `buf` is full or end of file; returns the bytes read. `EINTR` is retried.
+/// `pread` until `buf` is full or end of file; returns the count (the library's loop, `EINTR`
+/// retried).
 pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &mut buf[done..];
-        // SAFETY: `rest` is valid writable memory of its length.
-        let n = unsafe {
-            libc::pread(
-                fd,
-                rest.as_mut_ptr().cast(),
-                rest.len(),
-                (offset + done as u64) as libc::off_t,
-            )
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            break;
-        }
-        done += n as usize;
-    }
-    Ok(done)
+    hipfile::sys::io::pread_full(fd, buf, offset).map_err(io::Error::from_raw_os_error)
 }
 
-/// `pwrite` all of `buf` at `offset`. `EINTR` is retried.
+/// `pwrite` all of `buf` at `offset` (the library's loop, `EINTR` retried); a write that makes
+/// no progress is `EIO`.
 pub fn pwrite_all(fd: RawFd, buf: &[u8], offset: u64) -> io::Result<()> {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &buf[done..];
-        // SAFETY: `rest` is valid readable memory of its length.
-        let n = unsafe {
-            libc::pwrite(
-                fd,
-                rest.as_ptr().cast(),
-                rest.len(),
-                (offset + done as u64) as libc::off_t,
-            )
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(io::Error::from_raw_os_error(libc::EIO));
-        }
-        done += n as usize;
+    match hipfile::sys::io::pwrite_full(fd, buf, offset) {
+        Ok(n) if n == buf.len() => Ok(()),
+        Ok(_) => Err(io::Error::from_raw_os_error(libc::EIO)),
+        Err(e) => Err(io::Error::from_raw_os_error(e)),
     }
-    Ok(())
 }
 
-/// `fdatasync`.
+/// `fdatasync` (the library's, `EINTR` retried).
 pub fn fdatasync(fd: RawFd) -> io::Result<()> {
-    // SAFETY: plain system call on a descriptor number.
-    if unsafe { libc::fdatasync(fd) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    hipfile::sys::io::fdatasync(fd).map_err(io::Error::from_raw_os_error)
 }
 
 /// Bytes in a human unit ("64 MiB", "1.5 GiB", "4096 B").
