@@ -30,6 +30,19 @@ pub use stream::*;
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+/// Runs when the library is unloaded (`dlclose`) or the process exits: stops the statistics
+/// server thread, so that no thread of ours runs code that is about to be unmapped. A
+/// destructor C calls, so it is a panic boundary too.
+extern "C" fn on_unload() {
+    boundary((), crate::stats::server::shutdown);
+}
+
+// SAFETY (not an unsafe block): an ELF destructor entry; the function takes no arguments and
+// never unwinds.
+#[used]
+#[link_section = ".fini_array"]
+static ON_UNLOAD: extern "C" fn() = on_unload;
+
 /// Run `body`; if it panics, log the panic and return `on_panic` instead.
 pub(crate) fn boundary<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
