@@ -26,7 +26,7 @@
 mod common;
 
 use std::ffi::{c_int, c_void};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -34,6 +34,7 @@ use std::ptr::null_mut;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use common::stats_ctx::Ctx;
 use common::*;
 use hipfile::backend::Refusal;
 use hipfile::stats::client::Target as StatsTarget;
@@ -951,54 +952,6 @@ fn map_block(memfd: &OwnedFd) -> Vec<u8> {
 }
 
 // ---- (a) the hipFileStats* functions ------------------------------------------------------------
-
-struct Ctx(*mut hipFileStatsContext_t);
-
-impl Ctx {
-    fn create(pid: c_int) -> Ctx {
-        let mut ctx = null_mut();
-        // SAFETY: valid out-pointer.
-        assert_eq!(
-            unsafe { hipFileStatsCreateContext(&mut ctx, pid) },
-            hipFileStatsSuccess
-        );
-        assert!(!ctx.is_null());
-        Ctx(ctx)
-    }
-
-    fn connect(&self) -> hipFileStatsError_t {
-        // SAFETY: a live context.
-        unsafe { hipFileStatsConnectToTargetProcess(self.0) }
-    }
-
-    fn poll(&self, block: bool) -> hipFileStatsError_t {
-        // SAFETY: a live context.
-        unsafe { hipFileStatsPollTargetProcess(self.0, block) }
-    }
-
-    /// The report, written into a memfd.
-    fn report(&self) -> String {
-        // SAFETY: valid name, plain flags.
-        let fd = unsafe { libc::memfd_create(c"report".as_ptr(), libc::MFD_CLOEXEC) };
-        assert!(fd >= 0);
-        // SAFETY: a fresh descriptor we own.
-        let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-        // SAFETY: a live context.
-        let code = unsafe { hipFileStatsGenerateReport(self.0, file.as_raw_fd()) };
-        assert_eq!(code, hipFileStatsSuccess);
-        file.seek(SeekFrom::Start(0)).unwrap();
-        let mut text = String::new();
-        file.read_to_string(&mut text).unwrap();
-        text
-    }
-}
-
-impl Drop for Ctx {
-    fn drop(&mut self) {
-        // SAFETY: created by hipFileStatsCreateContext, closed once.
-        unsafe { hipFileStatsCloseContext(self.0) };
-    }
-}
 
 /// `x` as C's `printf("%g")` prints it (what C++'s `operator<<` prints for a `double`).
 fn c_g(x: f64) -> String {

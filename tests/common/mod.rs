@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 pub use hipfile::ffi::*;
 
 pub mod cuda;
+pub mod stats_ctx;
 
 /// Directory of the test executable (`target/<profile>/deps`), where cargo also puts the
 /// `libhipsim.so` and `libhipfile.so` built for the tests.
