@@ -153,24 +153,8 @@ pub fn direct_fd(ctx: &Context<'_>, req: &Request<'_>) -> Option<crate::engine::
     })
 }
 
-/// The score of `kind` for `req`.
-pub fn score(kind: BackendKind, ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
-    match kind {
-        BackendKind::Fastpath => fastpath::score(ctx, req),
-        BackendKind::Fallback => fallback::score(ctx, req),
-        BackendKind::Host => host::score(ctx, req),
-    }
-}
-
-/// Selection order; ties keep the earlier entry (behaviour §C.1).
-const ORDER: [BackendKind; 3] = [
-    BackendKind::Fallback,
-    BackendKind::Fastpath,
-    BackendKind::Host,
-];
-
-/// Why each backend that refused a request refused it, in selection order (no allocation:
-/// selection runs on every call).
+/// Why each backend that refused a request refused it (no allocation: selection runs on
+/// every call).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Refusals([Option<(BackendKind, Refusal)>; 3]);
 
@@ -181,33 +165,41 @@ impl Refusals {
     }
 }
 
-/// The winning backend, or the refusals of all of them.
+/// The winning backend, or the refusals of every candidate.
+///
+/// Behaviour §C.1 scores every backend and keeps the strictly highest non-negative score
+/// (Fastpath 100 > Host 1 > Fallback 0). Host memory can only go to the host backend and
+/// device memory never does, so the candidates are decided by the memory kind first; then
+/// the fastpath wins whenever it accepts. Refusals are counted when they mattered: the
+/// fastpath's when the fallback serves instead, every candidate's when none accepts.
 pub fn select(ctx: &Context<'_>, req: &Request<'_>) -> Result<BackendKind, Refusals> {
-    let mut best: Option<(BackendKind, i32)> = None;
-    let mut refusals = Refusals::default();
-    for (slot, kind) in ORDER.into_iter().enumerate() {
-        match score(kind, ctx, req) {
-            Ok(s) if best.is_none_or(|(_, b)| s > b) => best = Some((kind, s)),
-            Ok(_) => {}
-            Err(r) => refusals.0[slot] = Some((kind, r)),
-        }
-    }
-    match best {
-        // Why the fastpath lost to the fallback is worth counting; that host memory is not
-        // device memory is not.
-        Some((BackendKind::Fallback, _)) => {
-            for (kind, r) in refusals.iter().filter(|(k, _)| *k == BackendKind::Fastpath) {
-                crate::stats::recorder::refused(kind, r);
-                log_fallback_reason(r);
+    use crate::stats::recorder::refused;
+    if req.buf.memory.is_host() {
+        return match host::score(ctx, req) {
+            Ok(_) => Ok(BackendKind::Host),
+            Err(r) => {
+                refused(BackendKind::Host, r);
+                Err(Refusals([None, None, Some((BackendKind::Host, r))]))
             }
+        };
+    }
+    let fastpath = match fastpath::score(ctx, req) {
+        Ok(_) => return Ok(BackendKind::Fastpath),
+        Err(r) => r,
+    };
+    refused(BackendKind::Fastpath, fastpath);
+    match fallback::score(ctx, req) {
+        Ok(_) => {
+            log_fallback_reason(fastpath);
             Ok(BackendKind::Fallback)
         }
-        Some((k, _)) => Ok(k),
-        None => {
-            for (kind, r) in refusals.iter() {
-                crate::stats::recorder::refused(kind, r);
-            }
-            Err(refusals)
+        Err(r) => {
+            refused(BackendKind::Fallback, r);
+            Err(Refusals([
+                Some((BackendKind::Fallback, r)),
+                Some((BackendKind::Fastpath, fastpath)),
+                None,
+            ]))
         }
     }
 }
@@ -243,7 +235,7 @@ fn timed(
     req: &Request<'_>,
     io: impl FnOnce() -> Result<usize>,
 ) -> Result<usize> {
-    let start = std::time::Instant::now();
+    let start = crate::sys::monotonic_ns();
     let r = io();
     match &r {
         Ok(n) => crate::stats::recorder::io_done(
@@ -251,7 +243,7 @@ fn timed(
             kind,
             req.buf.device,
             *n as u64,
-            start.elapsed(),
+            std::time::Duration::from_nanos(crate::sys::monotonic_ns().saturating_sub(start)),
             kind == BackendKind::Fastpath || dio_aligned(req),
         ),
         Err(_) => crate::stats::recorder::io_failed(req.dir, kind, req.buf.device, req.size as u64),
