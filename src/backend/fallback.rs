@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::runtime::MemoryType;
 
 /// Score 0 when compat mode is allowed and the buffer is device memory.
+#[inline(always)]
 pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
     if !ctx.config.allow_compat {
         return Err(Refusal::CompatDisabled);
@@ -20,6 +21,7 @@ pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
 }
 
 /// Run the request on the engine.
+#[inline(always)]
 pub fn io(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
     ctx.engine.run(Transfer {
         dir: req.dir,

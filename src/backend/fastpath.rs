@@ -13,13 +13,12 @@ pub fn offset_alignment(dio_offset_align: u32) -> u64 {
     u64::from(dio_offset_align).max(4096)
 }
 
-/// Score 100 when every rule of behaviour §C.2 holds.
+/// Score 100 when every rule of behaviour §C.2 holds. The rules that depend only on the
+/// runtime and the configuration come precomputed in `ctx.fastpath_gate`.
+#[inline(always)]
 pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
-    if !ctx.rt.has_fastpath() {
-        return Err(Refusal::NoFastpathEntryPoints);
-    }
-    if ctx.config.force_compat {
-        return Err(Refusal::CompatForced);
+    if let Some(r) = ctx.fastpath_gate {
+        return Err(r);
     }
     if req.file.unbuffered_fd().is_none() {
         return Err(Refusal::NoODirect);
@@ -31,26 +30,39 @@ pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
     if !(k.block_device || (k.regular && (ctx.config.unsupported_fs || k.ext4_ordered || k.xfs))) {
         return Err(Refusal::FileSystem);
     }
-    if req.file.dio_offset_align() == 0 {
+    let Some(offset_mask) = req.file.fastpath_offset_mask() else {
         return Err(Refusal::NoODirect);
-    }
-    let align = offset_alignment(req.file.dio_offset_align());
-    if req.file_offset % align != 0 {
+    };
+    if req.file_offset & offset_mask != 0 {
         return Err(Refusal::UnalignedOffset);
     }
-    if req.size as u64 % align != 0 {
+    if req.size as u64 & offset_mask != 0 {
         return Err(Refusal::UnalignedSize);
     }
     // As for offsets: never finer than 4 KiB, the granularity the kernel path accepts.
-    if req.file.dio_mem_align() == 0
-        || req.mem_addr() % offset_alignment(req.file.dio_mem_align()) as usize != 0
-    {
-        return Err(Refusal::UnalignedMemory);
+    match req.file.fastpath_mem_mask() {
+        Some(m) if req.mem_addr() as u64 & m == 0 => Ok(100),
+        _ => Err(Refusal::UnalignedMemory),
     }
-    Ok(100)
+}
+
+/// Why the fastpath refuses every request, whatever the file and memory: no GPU-direct entry
+/// points in the runtime, or compat mode forced. Computed once per configuration.
+pub fn gate(
+    rt: &dyn crate::runtime::Runtime,
+    config: &crate::driver::config::Config,
+) -> Option<Refusal> {
+    if !rt.has_fastpath() {
+        Some(Refusal::NoFastpathEntryPoints)
+    } else if config.force_compat {
+        Some(Refusal::CompatForced)
+    } else {
+        None
+    }
 }
 
 /// Run the request through the runtime's GPU-direct entry point.
+#[inline(always)]
 pub fn io(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
     let fd = req
         .file
@@ -59,7 +71,8 @@ pub fn io(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
     let offset =
         i64::try_from(req.file_offset).map_err(|_| Error::InvalidValue("file offset too large"))?;
     match ctx
-        .rt
+        .engine
+        .rt()
         .fastpath_io(req.dir, fd, req.mem_addr(), req.size as u64, offset)
     {
         Ok(n) => Ok(n as usize),

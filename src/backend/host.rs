@@ -19,6 +19,7 @@ pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
 }
 
 /// Run the request on the engine.
+#[inline(always)]
 pub fn io(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
     ctx.engine.run(Transfer {
         dir: req.dir,

@@ -10,12 +10,13 @@ pub mod fallback;
 pub mod fastpath;
 pub mod host;
 
-use crate::driver::buffers::BufferView;
+use crate::driver::buffers::Buffer;
 use crate::driver::config::Config;
 use crate::driver::files::File;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::runtime::{Direction, Runtime};
+use crate::runtime::Direction;
+use crate::stats::recorder::{self, IoCall};
 
 /// Largest transfer of one call: `INT_MAX & ~(page_size - 1)` (the kernel's `MAX_RW_COUNT`).
 pub const MAX_RW: usize = 0x7fff_f000;
@@ -96,7 +97,7 @@ pub struct Request<'a> {
     /// The file.
     pub file: &'a File,
     /// The buffer.
-    pub buf: &'a BufferView,
+    pub buf: &'a Buffer,
     /// Bytes requested (clamped).
     pub size: usize,
     /// File offset.
@@ -126,31 +127,24 @@ impl Request<'_> {
 
 /// What a backend needs besides the request.
 pub struct Context<'a> {
-    /// The GPU runtime.
-    pub rt: &'static dyn Runtime,
     /// The configuration snapshot.
     pub config: &'a Config,
     /// The engine of this driver open.
     pub engine: &'a Engine,
+    /// [`fastpath::gate`] for this runtime and configuration.
+    pub fastpath_gate: Option<Refusal>,
 }
 
 /// The `O_DIRECT` descriptor the engine may use for cold reads and aligned writes of this
-/// request (`HIPFILE_DIRECT_IO`, default on), or `None`.
+/// request (`HIPFILE_DIRECT_IO`, default on), or `None` (also for requests too small for any
+/// chunk of them to go direct).
+#[inline(always)]
 pub fn direct_fd(ctx: &Context<'_>, req: &Request<'_>) -> Option<crate::engine::DirectFd> {
-    if !ctx.config.direct_io {
-        return None;
+    if ctx.config.direct_io && req.size >= crate::engine::DIRECT_MIN {
+        req.file.direct()
+    } else {
+        None
     }
-    let fd = req.file.unbuffered_fd()?;
-    let offset_align = u64::from(req.file.dio_offset_align());
-    let mem_align = u64::from(req.file.dio_mem_align());
-    if offset_align == 0 || mem_align == 0 {
-        return None;
-    }
-    Some(crate::engine::DirectFd {
-        fd,
-        offset_align,
-        mem_align,
-    })
 }
 
 /// Why each backend that refused a request refused it (no allocation: selection runs on
@@ -170,13 +164,18 @@ impl Refusals {
 /// Behaviour §C.1 scores every backend and keeps the strictly highest non-negative score
 /// (Fastpath 100 > Host 1 > Fallback 0). Host memory can only go to the host backend and
 /// device memory never does, so the candidates are decided by the memory kind first; then
-/// the fastpath wins whenever it accepts. Refusals are counted when they mattered: the
-/// fastpath's when the fallback serves instead, every candidate's when none accepts.
-pub fn select(ctx: &Context<'_>, req: &Request<'_>) -> Result<BackendKind, Refusals> {
+/// the fastpath wins whenever it accepts. Refusals are counted when they mattered: every
+/// candidate's when none accepts (here), the fastpath's when the fallback serves instead
+/// (returned as the second value, for [`run`] to record with the I/O).
+#[inline(always)]
+pub fn select(
+    ctx: &Context<'_>,
+    req: &Request<'_>,
+) -> Result<(BackendKind, Option<Refusal>), Refusals> {
     use crate::stats::recorder::refused;
     if req.buf.memory.is_host() {
         return match host::score(ctx, req) {
-            Ok(_) => Ok(BackendKind::Host),
+            Ok(_) => Ok((BackendKind::Host, None)),
             Err(r) => {
                 refused(BackendKind::Host, r);
                 Err(Refusals([None, None, Some((BackendKind::Host, r))]))
@@ -184,16 +183,16 @@ pub fn select(ctx: &Context<'_>, req: &Request<'_>) -> Result<BackendKind, Refus
         };
     }
     let fastpath = match fastpath::score(ctx, req) {
-        Ok(_) => return Ok(BackendKind::Fastpath),
+        Ok(_) => return Ok((BackendKind::Fastpath, None)),
         Err(r) => r,
     };
-    refused(BackendKind::Fastpath, fastpath);
     match fallback::score(ctx, req) {
         Ok(_) => {
             log_fallback_reason(fastpath);
-            Ok(BackendKind::Fallback)
+            Ok((BackendKind::Fallback, Some(fastpath)))
         }
         Err(r) => {
+            refused(BackendKind::Fastpath, fastpath);
             refused(BackendKind::Fallback, r);
             Err(Refusals([
                 Some((BackendKind::Fallback, r)),
@@ -206,74 +205,92 @@ pub fn select(ctx: &Context<'_>, req: &Request<'_>) -> Result<BackendKind, Refus
 
 /// One log line per distinct reason the fastpath lost a request to the fallback, the first
 /// time it happens in the process: enough to tell why I/O is slow without a line per request.
+#[inline(always)]
 fn log_fallback_reason(r: Refusal) {
     use std::sync::atomic::{AtomicBool, Ordering};
     const N: usize = crate::stats::layout::REFUSALS.len();
     static LOGGED: [AtomicBool; N] = [const { AtomicBool::new(false) }; N];
     let slot = &LOGGED[crate::stats::layout::refusal_slot(r)];
     if !slot.load(Ordering::Relaxed) && !slot.swap(true, Ordering::Relaxed) {
-        tracing::info!(target: "hipfile", "fastpath not used: {}; the fallback serves such requests (logged once)", r.describe());
+        log_fallback_reason_once(r);
     }
+}
+
+#[cold]
+fn log_fallback_reason_once(r: Refusal) {
+    tracing::info!(target: "hipfile", "fastpath not used: {}; the fallback serves such requests (logged once)", r.describe());
 }
 
 /// Whether offset, size and address meet the fastpath's alignment (behaviour §C.2 rules 6–7),
 /// for the statistics' unaligned counters.
+#[inline(always)]
 fn dio_aligned(req: &Request<'_>) -> bool {
-    let (off, mem) = (req.file.dio_offset_align(), req.file.dio_mem_align());
-    let a = fastpath::offset_alignment(off);
-    let m = fastpath::offset_alignment(mem);
-    off != 0
-        && mem != 0
-        && req.file_offset % a == 0
-        && req.size as u64 % a == 0
-        && req.mem_addr() as u64 % m == 0
+    req.file
+        .fastpath_aligned(req.file_offset, req.size as u64, req.mem_addr() as u64)
 }
 
-/// Run `io` on `kind` and record its outcome in the statistics.
-fn timed(
-    kind: BackendKind,
-    req: &Request<'_>,
-    io: impl FnOnce() -> Result<usize>,
-) -> Result<usize> {
-    let start = crate::sys::monotonic_ns();
-    let r = io();
-    match &r {
-        Ok(n) => crate::stats::recorder::io_done(
-            req.dir,
-            kind,
-            req.buf.device,
-            *n as u64,
-            std::time::Duration::from_nanos(crate::sys::monotonic_ns().saturating_sub(start)),
-            kind == BackendKind::Fastpath || dio_aligned(req),
-        ),
-        Err(_) => crate::stats::recorder::io_failed(req.dir, kind, req.buf.device, req.size as u64),
+/// The statistics record of one call of `kind` on `req`, started now.
+#[inline(always)]
+fn begin(kind: BackendKind, req: &Request<'_>, declined: Option<Refusal>) -> IoCall {
+    IoCall {
+        dir: req.dir,
+        backend: kind,
+        device: req.buf.device,
+        requested: req.size as u64,
+        aligned: kind == BackendKind::Fastpath || dio_aligned(req),
+        declined,
+        recording: recorder::start(),
     }
+}
+
+/// Record the outcome of `call` and pass it on.
+#[inline(always)]
+fn end(call: IoCall, r: Result<usize>) -> Result<usize> {
+    recorder::io_call(call, r.as_ref().ok().map(|&n| n as u64));
     r
 }
 
 /// Choose a backend and run the request on it, retrying fastpath failures on the fallback.
+/// Inlined into the driver's I/O entry, so that a small request is one flat function up to
+/// its system and runtime calls (target T9).
+#[inline(always)]
 pub fn run(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
-    let kind = match select(ctx, req) {
+    let (kind, declined) = match select(ctx, req) {
         Ok(k) => k,
         Err(refusals) => {
             tracing::debug!(target: "hipfile", "no backend accepts the request: {refusals:?}");
             return Err(Error::NoBackend("every backend refused the request"));
         }
     };
-    req.check_bounds()?;
+    if let Err(e) = req.check_bounds() {
+        if let Some(r) = declined {
+            recorder::refused(BackendKind::Fastpath, r);
+        }
+        return Err(e);
+    }
     match kind {
-        BackendKind::Fastpath => match timed(kind, req, || fastpath::io(ctx, req)) {
-            Err(Error::Os(e)) if e == libc::ENODEV || e == libc::EREMOTEIO => {
-                if fallback::score(ctx, req).is_err() {
-                    return Err(Error::Os(e));
+        BackendKind::Fastpath => {
+            let call = begin(kind, req, None);
+            match end(call, fastpath::io(ctx, req)) {
+                Err(Error::Os(e)) if e == libc::ENODEV || e == libc::EREMOTEIO => {
+                    if fallback::score(ctx, req).is_err() {
+                        return Err(Error::Os(e));
+                    }
+                    tracing::debug!(target: "hipfile", "fastpath failed with errno {e}; retrying on the fallback");
+                    recorder::fallback_retry();
+                    let call = begin(BackendKind::Fallback, req, None);
+                    end(call, fallback::io(ctx, req))
                 }
-                tracing::debug!(target: "hipfile", "fastpath failed with errno {e}; retrying on the fallback");
-                crate::stats::recorder::fallback_retry();
-                timed(BackendKind::Fallback, req, || fallback::io(ctx, req))
+                other => other,
             }
-            other => other,
-        },
-        BackendKind::Fallback => timed(kind, req, || fallback::io(ctx, req)),
-        BackendKind::Host => timed(kind, req, || host::io(ctx, req)),
+        }
+        BackendKind::Fallback => {
+            let call = begin(kind, req, declined);
+            end(call, fallback::io(ctx, req))
+        }
+        BackendKind::Host => {
+            let call = begin(kind, req, None);
+            end(call, host::io(ctx, req))
+        }
     }
 }

@@ -1,11 +1,10 @@
-//! Registered buffers (behaviour §B.6–B.7) and the resolution of any buffer pointer into a
-//! [`BufferView`] for I/O (behaviour §B.8 step 3).
+//! Registered buffers (behaviour §B.6–B.7) and the resolution of an unregistered buffer
+//! pointer for one I/O (behaviour §B.8 step 3).
 //!
 //! Only the exact registered base address is a key: a pointer inside a registered range is
 //! resolved like an unregistered one, from the runtime's allocation range.
 #![deny(unsafe_code)]
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -24,22 +23,6 @@ pub struct Buffer {
     pub memory: MemoryType,
     /// Owning device (`-1` for host memory).
     pub device: i32,
-}
-
-/// The buffer an I/O request works on: registered or resolved for this call only.
-#[derive(Debug, Clone)]
-pub struct BufferView {
-    /// Base address passed to the call.
-    pub base: usize,
-    /// Usable length from `base` (registered length, or to the end of the allocation; for
-    /// pageable host memory the runtime knows nothing and the range is unbounded).
-    pub length: usize,
-    /// Memory kind.
-    pub memory: MemoryType,
-    /// Owning device (`-1` for host memory).
-    pub device: i32,
-    /// The registration, held for the duration of the I/O.
-    pub registration: Option<Arc<Buffer>>,
 }
 
 /// Map a failure of the pointer-attribute query as registration reports it (behaviour §B.6
@@ -110,8 +93,10 @@ pub fn check_range(ptr: usize, length: usize, alloc_base: usize, alloc_size: usi
 }
 
 /// Resolve an unregistered pointer for one I/O call (behaviour §B.8 step 3): the usable
-/// length runs to the end of its allocation.
-pub fn resolve_unregistered(rt: &dyn Runtime, base: usize, host_io: bool) -> Result<BufferView> {
+/// length runs to the end of its allocation (for pageable host memory the runtime knows
+/// nothing and the range is unbounded).
+#[inline(never)]
+pub fn resolve_unregistered(rt: &dyn Runtime, base: usize, host_io: bool) -> Result<Buffer> {
     if base == 0 {
         return Err(Error::InvalidValue("NULL buffer"));
     }
@@ -129,48 +114,60 @@ pub fn resolve_unregistered(rt: &dyn Runtime, base: usize, host_io: bool) -> Res
         },
         _ => return Err(Error::MemoryTypeInvalid),
     };
-    Ok(BufferView {
+    Ok(Buffer {
         base,
         length,
+        flags: 0,
         memory: info.memory_type,
         device: info.device,
-        registration: None,
     })
 }
 
-/// Registered buffers by exact base address.
+/// Registered buffers by exact base address: a vector sorted by base. A look-up is a binary
+/// search (a handful of instructions for the few buffers applications register: target T9);
+/// registration and deregistration, rare next to I/O, shift the tail.
 #[derive(Default)]
 pub struct BufferRegistry {
-    map: BTreeMap<usize, Arc<Buffer>>,
+    sorted: Vec<(usize, Arc<Buffer>)>,
 }
 
 impl BufferRegistry {
+    #[inline(always)]
+    fn find(&self, base: usize) -> Result<usize, usize> {
+        self.sorted.binary_search_by_key(&base, |(b, _)| *b)
+    }
+
     /// Whether `base` is registered.
     pub fn contains(&self, base: usize) -> bool {
-        self.map.contains_key(&base)
+        self.find(base).is_ok()
     }
 
     /// Insert a validated buffer.
     pub fn insert(&mut self, buffer: Buffer) -> Result<()> {
-        if self.map.contains_key(&buffer.base) {
-            return Err(Error::MemoryAlreadyRegistered);
+        match self.find(buffer.base) {
+            Ok(_) => Err(Error::MemoryAlreadyRegistered),
+            Err(at) => {
+                self.sorted.insert(at, (buffer.base, Arc::new(buffer)));
+                Ok(())
+            }
         }
-        self.map.insert(buffer.base, Arc::new(buffer));
-        Ok(())
     }
 
     /// The registration whose base is exactly `base`.
+    #[inline(always)]
     pub fn get(&self, base: usize) -> Option<&Arc<Buffer>> {
-        self.map.get(&base)
+        self.find(base).ok().map(|i| &self.sorted[i].1)
     }
 
     /// Remove a registration (behaviour §B.7): not registered → 5024; in use → internal error.
     pub fn remove(&mut self, base: usize) -> Result<()> {
-        match self.map.get(&base) {
-            None => Err(Error::MemoryNotRegistered),
-            Some(b) if Arc::strong_count(b) > 1 => Err(Error::Internal("buffer is in use by I/O")),
-            Some(_) => {
-                self.map.remove(&base);
+        match self.find(base) {
+            Err(_) => Err(Error::MemoryNotRegistered),
+            Ok(i) if Arc::strong_count(&self.sorted[i].1) > 1 => {
+                Err(Error::Internal("buffer is in use by I/O"))
+            }
+            Ok(i) => {
+                self.sorted.remove(i);
                 Ok(())
             }
         }
@@ -178,30 +175,17 @@ impl BufferRegistry {
 
     /// Drop every registration.
     pub fn clear(&mut self) {
-        self.map.clear();
+        self.sorted.clear();
     }
 
     /// Number of registrations.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.sorted.len()
     }
 
     /// Whether nothing is registered.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-}
-
-impl BufferView {
-    /// View of a registered buffer, holding its registration.
-    pub fn registered(b: Arc<Buffer>) -> BufferView {
-        BufferView {
-            base: b.base,
-            length: b.length,
-            memory: b.memory,
-            device: b.device,
-            registration: Some(b),
-        }
+        self.sorted.is_empty()
     }
 }
 
@@ -256,5 +240,37 @@ mod tests {
         drop(held);
         assert_eq!(r.remove(0x1000), Ok(()));
         assert_eq!(r.remove(0x1000), Err(Error::MemoryNotRegistered));
+    }
+
+    #[test]
+    fn registry_finds_exact_bases_among_many() {
+        let mut r = BufferRegistry::default();
+        let buffer = |base| Buffer {
+            base,
+            length: 0x100,
+            flags: 0,
+            memory: MemoryType::Device,
+            device: 1,
+        };
+        // Inserted out of order; looked up by exact base only.
+        for base in [0x9000, 0x1000, 0x5000, 0x3000, 0x7000] {
+            r.insert(buffer(base)).unwrap();
+        }
+        assert_eq!(r.len(), 5);
+        for base in [0x1000, 0x3000, 0x5000, 0x7000, 0x9000] {
+            assert_eq!(r.get(base).map(|b| b.base), Some(base));
+            assert!(r.get(base + 1).is_none());
+            assert!(r.contains(base));
+        }
+        assert!(r.get(0).is_none() && r.get(usize::MAX).is_none());
+        assert_eq!(
+            r.insert(buffer(0x5000)),
+            Err(Error::MemoryAlreadyRegistered)
+        );
+        assert_eq!(r.remove(0x5000), Ok(()));
+        assert!(r.get(0x5000).is_none());
+        assert_eq!(r.get(0x7000).map(|b| b.base), Some(0x7000));
+        r.clear();
+        assert!(r.is_empty());
     }
 }

@@ -25,7 +25,7 @@ use crate::backend::{self, Context, Request, MAX_RW};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::runtime::{self, Direction, Runtime};
-use buffers::{BufferRegistry, BufferView};
+use buffers::BufferRegistry;
 use config::Config;
 use files::{File, FileRegistry, FileToken};
 use params::Staged;
@@ -34,6 +34,18 @@ use params::Staged;
 struct Session {
     config: Arc<Config>,
     engine: Engine,
+    /// [`backend::fastpath::gate`] of this configuration.
+    fastpath_gate: Option<backend::Refusal>,
+}
+
+impl Session {
+    fn new(rt: &'static dyn Runtime, config: Arc<Config>, engine: Engine) -> Session {
+        Session {
+            fastpath_gate: backend::fastpath::gate(rt, &config),
+            config,
+            engine,
+        }
+    }
 }
 
 struct State {
@@ -82,7 +94,7 @@ impl Driver {
         let rt = self.rt();
         tracing::debug!(target: "hipfile", "driver open: {config:?}");
         let engine = Engine::new(rt, &config);
-        st.session = Some(Arc::new(Session { config, engine }));
+        st.session = Some(Arc::new(Session::new(rt, config, engine)));
     }
 
     fn implicit_open(&self, st: &mut State) {
@@ -170,10 +182,11 @@ impl Driver {
         let session = st.session.as_mut().ok_or(Error::DriverNotInitialized)?;
         let mut config = (*session.config).clone();
         apply(&mut config, &session.engine);
-        *session = Arc::new(Session {
-            config: Arc::new(config),
-            engine: session.engine.clone(),
-        });
+        *session = Arc::new(Session::new(
+            self.rt(),
+            Arc::new(config),
+            session.engine.clone(),
+        ));
         Ok(())
     }
 
@@ -267,6 +280,7 @@ impl Driver {
     }
 
     /// `hipFileRead` / `hipFileWrite` (behaviour §B.8, contract §3).
+    #[inline(always)]
     pub fn io(
         &self,
         dir: Direction,
@@ -289,10 +303,15 @@ impl Driver {
             let session = st.session.clone().expect("open driver has a session");
             (file, st.buffers.get(base).cloned(), session)
         };
-        let rt = self.rt();
-        let buf = match registration {
-            Some(b) => BufferView::registered(b),
-            None => buffers::resolve_unregistered(rt, base, session.config.host_io)?,
+        // A registration is held (in `registration`) for the whole call; an unregistered
+        // pointer is resolved into a description that lives on this stack frame.
+        let resolved;
+        let buf = match &registration {
+            Some(b) => &**b,
+            None => {
+                resolved = buffers::resolve_unregistered(self.rt(), base, session.config.host_io)?;
+                &resolved
+            }
         };
         if file_offset < 0 || buffer_offset < 0 {
             // hipFile 0.4.0: negative offsets are -1 with errno EINVAL.
@@ -301,16 +320,16 @@ impl Driver {
         let req = Request {
             dir,
             file: &file,
-            buf: &buf,
+            buf,
             size: size.min(MAX_RW),
             file_offset: file_offset as u64,
             buffer_offset: usize::try_from(buffer_offset)
                 .map_err(|_| Error::InvalidValue("buffer offset too large"))?,
         };
         let ctx = Context {
-            rt,
             config: &session.config,
             engine: &session.engine,
+            fastpath_gate: session.fastpath_gate,
         };
         backend::run(&ctx, &req)
     }

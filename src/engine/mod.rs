@@ -19,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::driver::config::Config;
 use crate::error::Result;
-use crate::runtime::{Direction, Runtime};
+use crate::runtime::{DirectCopy, Direction, Runtime};
 
 use bounce::BouncePool;
 use pool::WorkerPool;
@@ -40,6 +40,10 @@ pub enum Target {
         addr: usize,
     },
 }
+
+/// Smallest chunk worth sending around the page cache: shorter ones always go through the
+/// buffered descriptor.
+pub const DIRECT_MIN: usize = 64 << 10;
 
 /// The `O_DIRECT` twin of a transfer's descriptor, used for reads the page cache cannot serve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +78,8 @@ pub struct Transfer {
 /// Engine state shared with worker jobs.
 pub(crate) struct Inner {
     pub(crate) rt: &'static dyn Runtime,
+    /// The runtime's plain copy entry point, when it has one.
+    direct_copy: Option<DirectCopy>,
     pub(crate) bounce: BouncePool,
     pub(crate) lanes: lanes::LanePool,
     workers: OnceLock<Option<WorkerPool>>,
@@ -95,6 +101,7 @@ impl Engine {
         Engine {
             inner: Arc::new(Inner {
                 rt,
+                direct_copy: rt.direct_copy(),
                 bounce: BouncePool::new(rt, config.chunk_size, config.bounce_budget),
                 lanes: lanes::LanePool::default(),
                 workers: OnceLock::new(),
@@ -107,8 +114,15 @@ impl Engine {
     }
 
     /// Move the bytes of `t`; returns the count moved (short at end of file).
+    #[inline(always)]
     pub fn run(&self, t: Transfer) -> Result<usize> {
         pipeline::execute(&self.inner, t)
+    }
+
+    /// The GPU runtime the engine copies through.
+    #[inline(always)]
+    pub fn rt(&self) -> &'static dyn Runtime {
+        self.inner.rt
     }
 
     /// Bytes of pinned bounce memory allocated now.
@@ -137,6 +151,29 @@ impl Drop for Inner {
 }
 
 impl Inner {
+    /// Synchronous copy into device memory, straight through the runtime's entry point when
+    /// it offers one.
+    #[inline(always)]
+    pub(crate) fn copy_to_device(&self, dst: usize, src: &[u8]) -> crate::runtime::RtResult<()> {
+        match &self.direct_copy {
+            Some(c) => c.copy_to_device(dst, src),
+            None => self.rt.copy_to_device(dst, src),
+        }
+    }
+
+    /// Synchronous copy out of device memory, as [`Inner::copy_to_device`].
+    #[inline(always)]
+    pub(crate) fn copy_from_device(
+        &self,
+        dst: &mut [u8],
+        src: usize,
+    ) -> crate::runtime::RtResult<()> {
+        match &self.direct_copy {
+            Some(c) => c.copy_from_device(dst, src),
+            None => self.rt.copy_from_device(dst, src),
+        }
+    }
+
     /// The worker pool, started on first use; `None` if threads cannot be started (the
     /// engine then works on the calling thread alone).
     pub(crate) fn workers(&self) -> Option<&WorkerPool> {

@@ -71,8 +71,20 @@ impl Drop for HelperGuard {
     }
 }
 
-/// Run `t` to completion.
+/// Run `t` to completion. A request of at most one chunk (small requests, targets T4/T9)
+/// runs straight through on the calling thread: no request state, no claiming; this part is
+/// inlined into the caller so that the common small call is one flat function.
+#[inline(always)]
 pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
+    if t.size <= inner.chunk {
+        return single_chunk(inner, &t);
+    }
+    execute_chunked(inner, t)
+}
+
+/// A request of several chunks, shared between the calling thread and helpers.
+#[inline(never)]
+fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
     let chunk = inner.chunk;
     let chunks = t.size.div_ceil(chunk);
     let request = || Request {
@@ -94,11 +106,6 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
             .workers()
             .map_or(0, |w| w.len().min(chunks - 1).min(cap))
     };
-    if chunks <= 1 {
-        // One chunk (small requests, target T4/T9): no request state, no claiming, straight
-        // through on the calling thread.
-        return single_chunk(inner, t);
-    }
     if helpers == 0 {
         // The calling thread alone: the request's state lives on its stack.
         let req = request();
@@ -132,13 +139,16 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
 /// A request of at most one chunk, served on the calling thread. Its copy is synchronous and
 /// names the device address, so the current device need not change (a small request pays
 /// no device calls).
-fn single_chunk(inner: &Inner, t: Transfer) -> Result<usize> {
+#[inline(always)]
+fn single_chunk(inner: &Inner, t: &Transfer) -> Result<usize> {
     let n = match t.target {
         _ if t.size == 0 => 0,
         Target::Host { addr } => host_chunk(t, addr, t.size, 0)?,
         Target::Device { addr, .. } => {
             let mut bounce = inner.bounce.get()?;
-            device_chunk(inner, t, addr, &mut bounce.as_mut_slice()[..t.size], 0)?
+            let r = device_chunk(inner, t, addr, &mut bounce.as_mut_slice()[..t.size], 0);
+            bounce.release();
+            r?
         }
     };
     if t.dir == Direction::Write && t.sync {
@@ -211,7 +221,7 @@ fn participate(inner: &Inner, req: &Request) {
     match req.t.target {
         Target::Host { addr } => {
             while let Some((off, len)) = claim(req) {
-                if !record(req, off, len, host_chunk(req.t, addr + off, len, off)) {
+                if !record(req, off, len, host_chunk(&req.t, addr + off, len, off)) {
                     break;
                 }
             }
@@ -282,7 +292,7 @@ fn synchronous_device(inner: &Inner, req: &Request, addr: usize) {
             req,
             off,
             len,
-            device_chunk(inner, req.t, addr + off, buf, off),
+            device_chunk(inner, &req.t, addr + off, buf, off),
         ) {
             break;
         }
@@ -417,9 +427,10 @@ fn pipelined_write(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
 }
 
 /// One chunk between the file and device memory through a pinned bounce buffer.
+#[inline(always)]
 fn device_chunk(
     inner: &Inner,
-    t: Transfer,
+    t: &Transfer,
     dev: usize,
     buf: &mut [u8],
     off: usize,
@@ -428,40 +439,41 @@ fn device_chunk(
     match t.dir {
         Direction::Read => {
             // SAFETY: `buf` is an exclusively borrowed slice.
-            let n = unsafe { read_chunk(&t, buf.as_mut_ptr(), buf.len(), file_off) }
+            let n = unsafe { read_chunk(t, buf.as_mut_ptr(), buf.len(), file_off) }
                 .map_err(Error::Os)?;
             if n > 0 {
-                inner.rt.copy_to_device(dev, &buf[..n])?;
+                inner.copy_to_device(dev, &buf[..n])?;
             }
             Ok(n)
         }
         Direction::Write => {
-            inner.rt.copy_from_device(buf, dev)?;
+            inner.copy_from_device(buf, dev)?;
             // SAFETY: `buf` is an exclusively borrowed slice.
-            unsafe { write_chunk(&t, buf.as_ptr(), buf.len(), file_off) }.map_err(Error::Os)
+            unsafe { write_chunk(t, buf.as_ptr(), buf.len(), file_off) }.map_err(Error::Os)
         }
     }
 }
 
 /// One chunk between the file and the application's host memory, without a bounce.
-fn host_chunk(t: Transfer, addr: usize, len: usize, off: usize) -> Result<usize> {
+#[inline(always)]
+fn host_chunk(t: &Transfer, addr: usize, len: usize, off: usize) -> Result<usize> {
     let file_off = t.offset + off as u64;
     match t.dir {
         // SAFETY: the application lent `size` bytes at the buffer for this call (the C
         // contract of hipFileRead); the chunk lies inside them and no other participant
         // touches the same chunk.
-        Direction::Read => unsafe { read_chunk(&t, addr as *mut u8, len, file_off) },
+        Direction::Read => unsafe { read_chunk(t, addr as *mut u8, len, file_off) },
         // SAFETY: as above, for reading the application's memory.
-        Direction::Write => unsafe { write_chunk(&t, addr as *const u8, len, file_off) },
+        Direction::Write => unsafe { write_chunk(t, addr as *const u8, len, file_off) },
     }
     .map_err(Error::Os)
 }
 
-/// Smallest transfer worth sending around the page cache.
-const DIRECT_MIN: usize = 64 << 10;
+use super::DIRECT_MIN;
 
 /// Whether the chunk at `off` may go through the `O_DIRECT` twin: large enough, aligned in
 /// file offset, length and memory.
+#[inline(always)]
 fn direct_ok(d: &DirectFd, ptr: usize, len: usize, off: u64) -> bool {
     len >= DIRECT_MIN
         && off % d.offset_align == 0
@@ -477,17 +489,40 @@ fn direct_ok(d: &DirectFd, ptr: usize, len: usize, off: u64) -> bool {
 ///
 /// # Safety
 /// `ptr..ptr+len` must be writable host memory used by nobody else meanwhile.
+#[inline(always)]
 unsafe fn read_chunk(t: &Transfer, ptr: *mut u8, len: usize, off: u64) -> Result<usize, i32> {
-    if let Some(d) = t.direct.filter(|d| direct_ok(d, ptr as usize, len, off)) {
-        if let Ok(cs) = sys::io::cachestat(t.fd, off, len as u64) {
-            if cs.cached == 0 {
-                // SAFETY: the caller guarantees the buffer; direct_ok checked the alignment.
-                return unsafe { direct_read(t.fd, d.fd, ptr, len, off) };
-            }
+    // By value: a reference into `t` would keep the whole transfer in memory (target T9).
+    if let Some(d) = t.direct {
+        if direct_ok(&d, ptr as usize, len, off) {
+            // SAFETY: the caller guarantees the buffer.
+            return unsafe { read_chunk_cold(t.fd, d.fd, ptr, len, off) };
         }
     }
     // SAFETY: the caller guarantees the buffer.
     unsafe { sys::io::pread_full_raw(t.fd, ptr, len, off) }
+}
+
+/// [`read_chunk`] of an aligned chunk with an `O_DIRECT` twin: direct when nothing of it is
+/// cached.
+///
+/// # Safety
+/// As [`read_chunk`]; `ptr`, `len` and `off` aligned for the `direct` descriptor.
+#[inline(never)]
+unsafe fn read_chunk_cold(
+    buffered: RawFd,
+    direct: RawFd,
+    ptr: *mut u8,
+    len: usize,
+    off: u64,
+) -> Result<usize, i32> {
+    if let Ok(cs) = sys::io::cachestat(buffered, off, len as u64) {
+        if cs.cached == 0 {
+            // SAFETY: the caller guarantees the buffer; direct_ok checked the alignment.
+            return unsafe { direct_read(buffered, direct, ptr, len, off) };
+        }
+    }
+    // SAFETY: the caller guarantees the buffer.
+    unsafe { sys::io::pread_full_raw(buffered, ptr, len, off) }
 }
 
 /// Write one chunk: aligned chunks with an `O_DIRECT` twin go straight to the device (the
@@ -496,8 +531,13 @@ unsafe fn read_chunk(t: &Transfer, ptr: *mut u8, len: usize, off: u64) -> Result
 ///
 /// # Safety
 /// `ptr..ptr+len` must be readable host memory not changed meanwhile.
+#[inline(always)]
 unsafe fn write_chunk(t: &Transfer, ptr: *const u8, len: usize, off: u64) -> Result<usize, i32> {
-    if let Some(d) = t.direct.filter(|d| direct_ok(d, ptr as usize, len, off)) {
+    let direct = match t.direct {
+        Some(d) if direct_ok(&d, ptr as usize, len, off) => Some(d),
+        _ => None,
+    };
+    if let Some(d) = direct {
         // SAFETY: the caller guarantees the buffer.
         let n = unsafe { sys::io::pwrite_raw(d.fd, ptr, len, off)? };
         if n == len || n == 0 {

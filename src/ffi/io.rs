@@ -9,15 +9,22 @@ use crate::driver::driver;
 use crate::driver::files::FileToken;
 use crate::runtime::Direction;
 
-fn read_write(
-    dir: Direction,
+/// The body of both calls. The direction is a constant parameter, not a captured value, so
+/// each export's copy of the I/O path is specialised for it (target T9).
+#[inline(always)]
+fn read_write<const WRITE: bool>(
     fh: hipFileHandle_t,
     base: usize,
     size: usize,
     file_offset: hoff_t,
     buffer_offset: hoff_t,
 ) -> isize {
-    boundary(-(hipFileInternalError as isize), || {
+    boundary(-(hipFileInternalError as isize), move || {
+        let dir = if WRITE {
+            Direction::Write
+        } else {
+            Direction::Read
+        };
         match driver().io(
             dir,
             FileToken(fh as usize),
@@ -47,14 +54,7 @@ pub unsafe extern "C" fn hipFileRead(
     file_offset: hoff_t,
     buffer_offset: hoff_t,
 ) -> libc::ssize_t {
-    read_write(
-        Direction::Read,
-        fh,
-        buffer_base as usize,
-        size,
-        file_offset,
-        buffer_offset,
-    )
+    read_write::<false>(fh, buffer_base as usize, size, file_offset, buffer_offset)
 }
 
 /// `hipFileWrite`: writes up to `size` bytes (clamped to `0x7ffff000`) from
@@ -71,12 +71,5 @@ pub unsafe extern "C" fn hipFileWrite(
     file_offset: hoff_t,
     buffer_offset: hoff_t,
 ) -> libc::ssize_t {
-    read_write(
-        Direction::Write,
-        fh,
-        buffer_base as usize,
-        size,
-        file_offset,
-        buffer_offset,
-    )
+    read_write::<true>(fh, buffer_base as usize, size, file_offset, buffer_offset)
 }

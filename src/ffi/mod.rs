@@ -44,6 +44,7 @@ extern "C" fn on_unload() {
 static ON_UNLOAD: extern "C" fn() = on_unload;
 
 /// Run `body`; if it panics, log the panic and return `on_panic` instead.
+#[inline(always)]
 pub(crate) fn boundary<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(v) => v,
@@ -55,6 +56,7 @@ pub(crate) fn boundary<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
 }
 
 /// Log a caught panic.
+#[cold]
 fn report_panic(payload: &(dyn Any + Send)) {
     let msg = payload
         .downcast_ref::<&str>()

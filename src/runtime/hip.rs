@@ -348,6 +348,14 @@ impl Runtime for HipRuntime {
         });
     }
 
+    fn direct_copy(&self) -> Option<super::DirectCopy> {
+        Some(super::DirectCopy {
+            copy: self.api.memcpy,
+            to_device: HIP_MEMCPY_HOST_TO_DEVICE,
+            to_host: HIP_MEMCPY_DEVICE_TO_HOST,
+        })
+    }
+
     fn copy_to_device(&self, dst: usize, src: &[u8]) -> RtResult<()> {
         // SAFETY: `src` is valid host memory for its length; the runtime validates `dst`.
         check(unsafe {

@@ -24,6 +24,7 @@
 
 pub mod buckets;
 pub mod client;
+pub mod clock;
 pub mod layout;
 mod levels;
 pub mod recorder;

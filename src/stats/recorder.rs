@@ -26,7 +26,8 @@ use std::time::Duration;
 
 use super::buckets::bucket;
 use super::layout::{
-    dir_index, ext_backend, refusal_slot, v1_backend, IoTotals, PerGpuStatsV1, MAX_GPUS,
+    dir_index, ext_backend, refusal_slot, v1_backend, IoTotals, PerGpuStatsV1, SharedStats,
+    MAX_GPUS,
 };
 use super::shm::recording;
 use crate::backend::{BackendKind, Refusal};
@@ -81,9 +82,81 @@ pub fn io_done(
     aligned: bool,
 ) {
     let Some(s) = recording() else { return };
+    let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+    add_done(s, dir, backend, device, bytes, us, aligned);
+}
+
+/// A failed I/O of `requested` bytes (counted in the bucket of the requested size).
+pub fn io_failed(dir: Direction, backend: BackendKind, device: i32, requested: u64) {
+    let Some(s) = recording() else { return };
+    add_failed(s, dir, backend, device, requested);
+}
+
+/// One backend call of the I/O path, recorded with a single level check (target T9).
+#[derive(Clone, Copy)]
+pub struct IoCall {
+    /// Direction.
+    pub dir: Direction,
+    /// The backend that ran it.
+    pub backend: BackendKind,
+    /// The buffer's device (-1 for host memory).
+    pub device: i32,
+    /// Bytes requested.
+    pub requested: u64,
+    /// Whether offset, size and address met the direct-I/O alignment.
+    pub aligned: bool,
+    /// The fastpath's refusal, when the fallback serves a request the fastpath declined.
+    pub declined: Option<Refusal>,
+    /// Where it is recorded (`None` at level 0) and the stopwatch's start reading.
+    pub recording: Option<(&'static SharedStats, super::clock::Start)>,
+}
+
+/// Where an [`IoCall`] starting now is recorded, and the stopwatch's start reading (no clock
+/// read when nothing is recorded).
+#[inline(always)]
+pub fn start() -> Option<(&'static SharedStats, super::clock::Start)> {
+    recording().map(|s| (s, super::clock::now()))
+}
+
+/// The outcome of an [`IoCall`]: `Some(bytes returned)` or `None` for a failure. Records
+/// what [`io_done`] / [`io_failed`] record, plus the fastpath refusal ([`refused`]).
+#[inline(always)]
+pub fn io_call(call: IoCall, outcome: Option<u64>) {
+    let Some((s, start)) = call.recording else {
+        return;
+    };
+    if let Some(r) = call.declined {
+        add_refusal(s, BackendKind::Fastpath, r);
+    }
+    match outcome {
+        Some(bytes) => {
+            let us = super::clock::elapsed_us(start);
+            add_done(
+                s,
+                call.dir,
+                call.backend,
+                call.device,
+                bytes,
+                us,
+                call.aligned,
+            );
+        }
+        None => add_failed(s, call.dir, call.backend, call.device, call.requested),
+    }
+}
+
+#[inline(always)]
+fn add_done(
+    s: &SharedStats,
+    dir: Direction,
+    backend: BackendKind,
+    device: i32,
+    bytes: u64,
+    us: u64,
+    aligned: bool,
+) {
     let d = dir_index(dir);
     let k = bucket(bytes);
-    let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
     match (v1_backend(backend), gpu_slot(device)) {
         (Some(b), Some(g)) => {
             let p = &s.v1.per_gpu[g][b];
@@ -102,9 +175,8 @@ pub fn io_done(
     add(&s.ext.size_hist[d].buckets[k], 1);
 }
 
-/// A failed I/O of `requested` bytes (counted in the bucket of the requested size).
-pub fn io_failed(dir: Direction, backend: BackendKind, device: i32, requested: u64) {
-    let Some(s) = recording() else { return };
+#[inline(never)]
+fn add_failed(s: &SharedStats, dir: Direction, backend: BackendKind, device: i32, requested: u64) {
     let d = dir_index(dir);
     match (v1_backend(backend), gpu_slot(device)) {
         (Some(b), Some(g)) => {
@@ -149,7 +221,13 @@ pub fn buffer_deregistered() {
 /// `backend` refused a request for `reason`. Fastpath refusals also count in [D]'s
 /// `fastpathRejections`.
 pub fn refused(backend: BackendKind, reason: Refusal) {
-    let Some(s) = recording() else { return };
+    if let Some(s) = recording() {
+        add_refusal(s, backend, reason);
+    }
+}
+
+#[inline(always)]
+fn add_refusal(s: &SharedStats, backend: BackendKind, reason: Refusal) {
     if backend == BackendKind::Fastpath {
         add(&s.v1.fastpath_rejections, 1);
     }

@@ -28,7 +28,7 @@ use std::ffi::c_int;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::layout::{SharedStats, SHARED_SIZE};
@@ -70,14 +70,29 @@ static SHARED: OnceLock<Shared> = OnceLock::new();
 static DETACHED: AtomicBool = AtomicBool::new(false);
 
 /// The block, created on first use.
-#[inline]
+#[inline(always)]
 pub fn shared() -> &'static Shared {
     SHARED.get_or_init(create)
 }
 
+/// The block while recording (level ≥ 1, not a detached child), else null: what
+/// [`recording`] reads on the I/O path, one load instead of the `OnceLock` and two flags.
+static RECORDING: AtomicPtr<SharedStats> = AtomicPtr::new(std::ptr::null_mut());
+
 /// The block to record into, or `None` at level 0 or in a detached `fork()` child.
-#[inline]
+#[inline(always)]
 pub fn recording() -> Option<&'static SharedStats> {
+    let p = RECORDING.load(Ordering::Acquire);
+    if p.is_null() {
+        return recording_slow();
+    }
+    // SAFETY: only ever set to the block, which is initialised before and never unmapped.
+    Some(unsafe { &*p })
+}
+
+/// [`recording`] before the block exists, at level 0 and in a detached child.
+#[cold]
+fn recording_slow() -> Option<&'static SharedStats> {
     let s = shared();
     if s.level == 0 || DETACHED.load(Ordering::Relaxed) {
         None
@@ -98,10 +113,13 @@ fn configured_level() -> u64 {
 fn create() -> Shared {
     crate::log::init();
     let level = configured_level();
+    // Before the block is published: every recording then uses the same stopwatch clock.
+    super::clock::calibrate();
     register_atfork();
     match map_memfd() {
         Ok((memfd, stats)) => {
             stats.init_header(level);
+            publish(stats, level);
             let memfd = Arc::new(memfd);
             server::start(Arc::clone(&memfd));
             Shared {
@@ -117,12 +135,20 @@ fn create() -> Shared {
             );
             let stats = private_block();
             stats.init_header(level);
+            publish(stats, level);
             Shared {
                 stats,
                 memfd: None,
                 level,
             }
         }
+    }
+}
+
+/// Make `stats` the block [`recording`] returns, when `level` records.
+fn publish(stats: &'static SharedStats, level: u64) {
+    if level > 0 && !DETACHED.load(Ordering::Relaxed) {
+        RECORDING.store(std::ptr::from_ref(stats).cast_mut(), Ordering::Release);
     }
 }
 
@@ -202,6 +228,7 @@ fn map_memfd() -> io::Result<(OwnedFd, &'static SharedStats)> {
 /// `close`), and nothing here can panic.
 extern "C" fn after_fork_in_child() {
     DETACHED.store(true, Ordering::Relaxed);
+    RECORDING.store(std::ptr::null_mut(), Ordering::Relaxed);
     server::after_fork_in_child();
 }
 

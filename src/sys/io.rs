@@ -3,7 +3,8 @@
 //! Every call retries `EINTR` itself (behaviour §C.5), so callers only see real failures.
 
 use std::ffi::CString;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::mem::MaybeUninit;
+use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 /// `fcntl(fd, F_GETFL)`.
 pub fn get_flags(fd: RawFd) -> Result<i32, i32> {
@@ -36,38 +37,47 @@ pub fn reopen(fd: RawFd, flags: i32) -> Result<OwnedFd, i32> {
     }
 }
 
-/// One `pread`, retried on `EINTR`.
+/// One `pread`, retried on `EINTR`. A raw system call (rustix), not libc's wrapper: no
+/// cancellation point inside the library and no `errno` round trip.
 ///
 /// # Safety
-/// `buf..buf+len` must be writable host memory.
+/// `buf..buf+len` must be writable host memory; `fd` must stay open during the call.
+#[inline(always)]
 pub unsafe fn pread_raw(fd: RawFd, buf: *mut u8, len: usize, offset: u64) -> Result<usize, i32> {
+    // SAFETY: the caller keeps `fd` open; `MaybeUninit<u8>` accepts any memory content.
+    let (fd, buf) = unsafe {
+        (
+            BorrowedFd::borrow_raw(fd),
+            std::slice::from_raw_parts_mut(buf.cast::<MaybeUninit<u8>>(), len),
+        )
+    };
     loop {
-        // SAFETY: the caller guarantees the buffer.
-        let r = unsafe { libc::pread(fd, buf.cast(), len, offset as libc::off_t) };
-        if r >= 0 {
-            return Ok(r as usize);
-        }
-        let e = super::errno();
-        if e != libc::EINTR {
-            return Err(e);
+        match rustix::io::pread(fd, &mut *buf, offset) {
+            Ok((init, _)) => return Ok(init.len()),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.raw_os_error()),
         }
     }
 }
 
-/// One `pwrite`, retried on `EINTR`.
+/// One `pwrite`, retried on `EINTR` (a raw system call, as [`pread_raw`]).
 ///
 /// # Safety
-/// `buf..buf+len` must be readable host memory.
+/// `buf..buf+len` must be readable host memory; `fd` must stay open during the call.
+#[inline(always)]
 pub unsafe fn pwrite_raw(fd: RawFd, buf: *const u8, len: usize, offset: u64) -> Result<usize, i32> {
+    // SAFETY: the caller keeps `fd` open and guarantees the buffer.
+    let (fd, buf) = unsafe {
+        (
+            BorrowedFd::borrow_raw(fd),
+            std::slice::from_raw_parts(buf, len),
+        )
+    };
     loop {
-        // SAFETY: the caller guarantees the buffer.
-        let r = unsafe { libc::pwrite(fd, buf.cast(), len, offset as libc::off_t) };
-        if r >= 0 {
-            return Ok(r as usize);
-        }
-        let e = super::errno();
-        if e != libc::EINTR {
-            return Err(e);
+        match rustix::io::pwrite(fd, buf, offset) {
+            Ok(n) => return Ok(n),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.raw_os_error()),
         }
     }
 }
@@ -82,6 +92,7 @@ pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> 
 ///
 /// # Safety
 /// `buf..buf+len` must be writable host memory not accessed by others meanwhile.
+#[inline(always)]
 pub unsafe fn pread_full_raw(
     fd: RawFd,
     buf: *mut u8,

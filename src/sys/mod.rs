@@ -31,7 +31,7 @@ pub fn page_size() -> usize {
 
 /// `CLOCK_MONOTONIC` in nanoseconds: the I/O path's clock for statistics (one vDSO call, no
 /// normalisation arithmetic).
-#[inline]
+#[inline(always)]
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
