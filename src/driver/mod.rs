@@ -10,6 +10,7 @@
 //! across I/O or a GPU runtime call.
 #![deny(unsafe_code)]
 
+pub mod batch;
 pub mod buffers;
 pub mod config;
 pub mod files;
@@ -58,6 +59,7 @@ struct State {
 /// The process-wide driver.
 pub struct Driver {
     state: RwLock<State>,
+    batches: Mutex<batch::BatchRegistry>,
     staged: Mutex<Staged>,
     streams: streams::StreamRegistry,
 }
@@ -75,6 +77,7 @@ pub fn driver() -> &'static Driver {
                 buffers: BufferRegistry::default(),
                 session: None,
             }),
+            batches: Mutex::new(batch::BatchRegistry::default()),
             staged: Mutex::new(Staged::default()),
             streams: streams::StreamRegistry::default(),
         }
@@ -131,7 +134,13 @@ impl Driver {
             *self.staged.lock() = Staged::default();
             st.session.take()
         };
-        // The engine (threads, pinned memory) goes away outside the lock.
+        // Contract §6: at count 0, every batch context is cancelled and drained (running
+        // operations finish; they hold what they use). Then the engine (threads, pinned
+        // memory) goes away, outside the state lock.
+        let contexts = self.batches.lock().all();
+        for ctx in contexts {
+            ctx.cancel_and_drain();
+        }
         drop(session);
         Ok(())
     }
@@ -332,5 +341,109 @@ impl Driver {
             fastpath_gate: session.fastpath_gate,
         };
         backend::run(&ctx, &req)
+    }
+
+    /// `hipFileBatchIOSetUp` (behaviour §E.2): works while closed, does not open. `max_nr` is
+    /// 1 to `hipFileParamPropertiesIOBatchsize` (at most 128).
+    pub fn batch_setup(&self, max_nr: u32) -> Result<batch::BatchToken> {
+        let limit = (self
+            .params()
+            .size(params::SizeParam::IoBatchSize)
+            .min(batch::MAX_OPS as u64)) as usize;
+        if max_nr == 0 || max_nr as usize > limit {
+            return Err(Error::InvalidValue("batch capacity out of range"));
+        }
+        Ok(self.batches.lock().create(max_nr as usize))
+    }
+
+    fn batch_context(&self, token: batch::BatchToken) -> Result<Arc<batch::BatchContext>> {
+        self.batches
+            .lock()
+            .get(token)
+            .ok_or(Error::InvalidValue("unknown batch handle"))
+    }
+
+    /// `InvalidValue` unless `token` is a live batch context.
+    pub fn batch_check(&self, token: batch::BatchToken) -> Result<()> {
+        self.batch_context(token).map(drop)
+    }
+
+    /// `hipFileBatchIOSubmit` (behaviour §E.3): all entries are resolved and checked before
+    /// any is queued. Runtime queries for unregistered buffers run without the state lock.
+    pub fn batch_submit(
+        &self,
+        token: batch::BatchToken,
+        entries: &[batch::OpParams],
+    ) -> Result<()> {
+        let ctx = self.batch_context(token)?;
+        if !batch::has_room(&ctx, entries.len()) {
+            return Err(Error::InvalidValue(
+                "more entries than the batch context has room for",
+            ));
+        }
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let (session, found) = {
+            let st = self.state.read();
+            if st.use_count == 0 {
+                return Err(Error::Internal("batch submission on a closed driver"));
+            }
+            let session = st.session.clone().expect("open driver has a session");
+            let found: Vec<_> = entries
+                .iter()
+                .map(|p| {
+                    (
+                        st.files.get(p.file).cloned(),
+                        st.buffers.get(p.base).cloned(),
+                    )
+                })
+                .collect();
+            (session, found)
+        };
+        let host_io = session.config.host_io;
+        let mut ops = Vec::with_capacity(entries.len());
+        for (p, (file, registration)) in entries.iter().zip(&found) {
+            ops.push(batch::resolve(
+                p,
+                file.as_ref(),
+                registration.as_ref(),
+                |base| buffers::resolve_unregistered(self.rt(), base, host_io),
+            )?);
+        }
+        let st = self.state.read();
+        match &st.session {
+            Some(s) if Arc::ptr_eq(s, &session) => batch::enqueue(&ctx, &session, ops),
+            _ => Err(Error::Internal(
+                "the driver closed during the batch submission",
+            )),
+        }
+    }
+
+    /// `hipFileBatchIOGetStatus` (behaviour §E.4 steps 2–5): the argument checks of step 1
+    /// are the caller's.
+    pub fn batch_status(
+        &self,
+        token: batch::BatchToken,
+        min_nr: usize,
+        capacity: usize,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<Vec<batch::Completion>> {
+        Ok(self.batch_context(token)?.reap(min_nr, capacity, timeout))
+    }
+
+    /// `hipFileBatchIOCancel` (behaviour §E.5).
+    pub fn batch_cancel(&self, token: batch::BatchToken) -> Result<()> {
+        self.batch_context(token)?.cancel();
+        Ok(())
+    }
+
+    /// `hipFileBatchIODestroy` (behaviour §E.5): unknown handles are ignored; otherwise the
+    /// handle goes stale at once, pending operations are cancelled and running ones waited for.
+    pub fn batch_destroy(&self, token: batch::BatchToken) {
+        let ctx = self.batches.lock().remove(token);
+        if let Some(ctx) = ctx {
+            ctx.cancel_and_drain();
+        }
     }
 }

@@ -83,6 +83,9 @@ pub(crate) struct Inner {
     pub(crate) bounce: BouncePool,
     pub(crate) lanes: lanes::LanePool,
     workers: OnceLock<Option<WorkerPool>>,
+    /// Threads running batch operations (each one a whole request, which may itself use
+    /// `workers` as helpers: two pools, so a batch job never waits for its own pool).
+    batch_workers: OnceLock<Option<WorkerPool>>,
     pub(crate) threads: usize,
     pub(crate) request_parallelism: usize,
     pub(crate) chunk: usize,
@@ -105,6 +108,7 @@ impl Engine {
                 bounce: BouncePool::new(rt, config.chunk_size, config.bounce_budget),
                 lanes: lanes::LanePool::default(),
                 workers: OnceLock::new(),
+                batch_workers: OnceLock::new(),
                 threads: config.io_threads,
                 request_parallelism: config.request_parallelism,
                 chunk: config.chunk_size,
@@ -123,6 +127,24 @@ impl Engine {
     #[inline(always)]
     pub fn rt(&self) -> &'static dyn Runtime {
         self.inner.rt
+    }
+
+    /// Run `job` on the batch workers (started on first use, as many as the engine's
+    /// threads); on the calling thread if they cannot be started.
+    pub fn spawn_batch(&self, job: pool::Job) {
+        let pool = self.inner.batch_workers.get_or_init(|| {
+            match WorkerPool::named("hipfile-batch", self.inner.threads.max(1)) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    tracing::warn!(target: "hipfile", "cannot start batch workers ({e}); batch operations run at submission");
+                    None
+                }
+            }
+        });
+        match pool {
+            Some(p) => p.spawn(job),
+            None => job(),
+        }
     }
 
     /// Bytes of pinned bounce memory allocated now.
@@ -145,6 +167,7 @@ impl Engine {
 impl Drop for Inner {
     fn drop(&mut self) {
         // Workers first (they may hold lanes), then the lanes' streams and events.
+        drop(self.batch_workers.take());
         drop(self.workers.take());
         self.lanes.destroy_all(self.rt);
     }

@@ -32,6 +32,11 @@ impl WorkerPool {
     /// Start `n` workers. If a thread cannot be started, the ones already running are shut
     /// down and the error is returned.
     pub fn new(n: usize) -> std::io::Result<WorkerPool> {
+        Self::named("hipfile-io", n)
+    }
+
+    /// [`WorkerPool::new`] with threads named `<prefix>-N`.
+    pub fn named(prefix: &str, n: usize) -> std::io::Result<WorkerPool> {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 jobs: VecDeque::new(),
@@ -47,7 +52,7 @@ impl WorkerPool {
             let shared = pool.shared.clone();
             // On error `pool` is dropped, which closes the queue and joins what started.
             let t = std::thread::Builder::new()
-                .name(format!("hipfile-io-{i}"))
+                .name(format!("{prefix}-{i}"))
                 .spawn(move || worker(&shared))?;
             pool.threads.push(t);
         }

@@ -1,58 +1,169 @@
-//! Batch I/O (behaviour §E). Not implemented yet: every call answers `hipFileInternalError`
-//! (as upstream 0.2 does for the functions it lacks) and `hipFileBatchIODestroy` does nothing.
+//! Batch I/O (behaviour §E at the [N] level, contract §6): argument checks of the C calls and
+//! the conversion of completions into `hipFileIOEvents_t`; the contexts live in
+//! [`crate::driver::batch`].
 #![allow(non_snake_case)]
 
-use std::ffi::c_uint;
+use std::ffi::{c_uint, c_void};
+use std::time::Duration;
 
 use super::abi::*;
+use super::{boundary, boundary_op, error};
+use crate::driver::batch::{BatchToken, OpParams, OpStatus};
+use crate::driver::driver;
+use crate::driver::files::FileToken;
+use crate::error::Error;
 
-/// `hipFileBatchIOSetUp`: not implemented yet (`hipFileInternalError`).
+/// `hipFileBatchIOSetUp`: a context for up to `max_nr` outstanding operations (1 to
+/// `hipFileParamPropertiesIOBatchsize`, at most 128); works while the driver is closed and does
+/// not open it. `batch_idp == NULL` or `max_nr` out of range → `hipFileInvalidValue`, and
+/// `*batch_idp` is left as it was.
 ///
 /// # Safety
 /// `batch_idp` is NULL or valid for writes.
 #[no_mangle]
 pub unsafe extern "C" fn hipFileBatchIOSetUp(
-    _batch_idp: *mut hipFileBatchHandle_t,
-    _max_nr: c_uint,
+    batch_idp: *mut hipFileBatchHandle_t,
+    max_nr: c_uint,
 ) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+    boundary_op(|| {
+        if batch_idp.is_null() {
+            return Err(Error::InvalidValue("NULL batch handle pointer"));
+        }
+        let token = driver().batch_setup(max_nr)?;
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { *batch_idp = token.0 as hipFileBatchHandle_t };
+        Ok(())
+    })
 }
 
-/// `hipFileBatchIOSubmit`: not implemented yet (`hipFileInternalError`).
+/// `hipFileBatchIOSubmit`: queues `nr` operations, all or none. `flags` is ignored. Order of
+/// checks (behaviour §E.3): `iocbp == NULL` with `nr > 0`, unknown handle, room, then each
+/// entry in turn (closed driver, unregistered file handle and non-device memory →
+/// `hipFileInternalError`; bad offsets, size, opcode or mode → `hipFileInvalidValue`).
 ///
 /// # Safety
-/// `iocbp` is NULL or valid for `nr` entries.
+/// `iocbp` is NULL or valid for reads of `nr` entries.
 #[no_mangle]
 pub unsafe extern "C" fn hipFileBatchIOSubmit(
-    _batch_idp: hipFileBatchHandle_t,
-    _nr: c_uint,
-    _iocbp: *mut hipFileIOParams_t,
+    batch_idp: hipFileBatchHandle_t,
+    nr: c_uint,
+    iocbp: *mut hipFileIOParams_t,
     _flags: c_uint,
 ) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+    boundary_op(|| {
+        if iocbp.is_null() && nr > 0 {
+            return Err(Error::InvalidValue("NULL operation array"));
+        }
+        let entries: Vec<OpParams> = if nr == 0 {
+            Vec::new()
+        } else {
+            // SAFETY: non-NULL here; the caller guarantees `nr` readable entries. Copied at
+            // once: the caller may reuse its array as soon as the call returns.
+            let params = unsafe { std::slice::from_raw_parts(iocbp, nr as usize) };
+            params.iter().map(op_params).collect()
+        };
+        driver().batch_submit(BatchToken(batch_idp as usize), &entries)
+    })
 }
 
-/// `hipFileBatchIOGetStatus`: not implemented yet (`hipFileInternalError`).
+fn op_params(p: &hipFileIOParams_t) -> OpParams {
+    // SAFETY: `batch` is the union's only member.
+    let b = unsafe { p.u.batch };
+    OpParams {
+        mode: p.mode,
+        base: b.devPtr_base as usize,
+        file_offset: b.file_offset,
+        buffer_offset: b.devPtr_offset,
+        size: b.size,
+        file: FileToken(p.fh as usize),
+        opcode: p.opcode,
+        cookie: p.cookie as usize,
+    }
+}
+
+/// `hipFileBatchIOGetStatus`: waits until `min_nr` operations (capped at the number
+/// outstanding) have ended, all have, or `timeout` passed (NULL: no limit; `{0, 0}`: no
+/// wait), then reports up to `*nr` ended operations, each exactly once, and sets `*nr` to
+/// their number. Unknown handle, `nr == NULL`, `*nr == 0`, `iocbp == NULL`, `min_nr > *nr` or a
+/// malformed timeout → `hipFileInvalidValue`.
 ///
 /// # Safety
-/// Pointers are NULL or valid.
+/// `nr` is NULL or valid for reads and writes; `iocbp` is NULL or valid for writes of `*nr`
+/// entries; `timeout` is NULL or valid for reads.
 #[no_mangle]
 pub unsafe extern "C" fn hipFileBatchIOGetStatus(
-    _batch_idp: hipFileBatchHandle_t,
-    _min_nr: c_uint,
-    _nr: *mut c_uint,
-    _iocbp: *mut hipFileIOEvents_t,
-    _timeout: *mut libc::timespec,
+    batch_idp: hipFileBatchHandle_t,
+    min_nr: c_uint,
+    nr: *mut c_uint,
+    iocbp: *mut hipFileIOEvents_t,
+    timeout: *mut libc::timespec,
 ) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+    boundary_op(|| {
+        let d = driver();
+        // Behaviour §E.4 step 1, in order: the handle first.
+        d.batch_check(BatchToken(batch_idp as usize))?;
+        if nr.is_null() {
+            return Err(Error::InvalidValue("NULL nr"));
+        }
+        // SAFETY: checked non-NULL; the caller guarantees it.
+        let capacity = unsafe { *nr };
+        if capacity == 0 || iocbp.is_null() || min_nr > capacity {
+            return Err(Error::InvalidValue("bad nr, events or min_nr"));
+        }
+        let timeout = if timeout.is_null() {
+            None
+        } else {
+            // SAFETY: checked non-NULL; the caller guarantees it is readable.
+            let t = unsafe { *timeout };
+            if t.tv_sec < 0 || t.tv_nsec < 0 || t.tv_nsec >= 1_000_000_000 {
+                return Err(Error::InvalidValue("malformed timeout"));
+            }
+            Some(Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
+        };
+        // SAFETY: as above.
+        unsafe { *nr = 0 };
+        let done = d.batch_status(
+            BatchToken(batch_idp as usize),
+            min_nr as usize,
+            capacity as usize,
+            timeout,
+        )?;
+        for (i, c) in done.iter().enumerate() {
+            let (status, ret) = match c.status {
+                OpStatus::Complete(n) => (hipFileComplete, n),
+                OpStatus::Failed(e) => (hipFileFailed, error::batch_ret(&e) as usize),
+                OpStatus::Canceled => (hipFileCanceled, 0),
+                OpStatus::Pending | OpStatus::Running => {
+                    unreachable!("only ended operations are reaped")
+                }
+            };
+            // SAFETY: i < capacity entries, which the caller guarantees writable.
+            unsafe {
+                iocbp.add(i).write(hipFileIOEvents_t {
+                    cookie: c.cookie as *mut c_void,
+                    status,
+                    ret,
+                })
+            };
+        }
+        // SAFETY: as above.
+        unsafe { *nr = done.len() as c_uint };
+        Ok(())
+    })
 }
 
-/// `hipFileBatchIOCancel`: not implemented yet (`hipFileInternalError`).
+/// `hipFileBatchIOCancel`: operations not started yet end as `hipFileCanceled` (reported by
+/// a later `GetStatus`); running ones finish. Unknown handle → `hipFileInvalidValue`.
 #[no_mangle]
-pub extern "C" fn hipFileBatchIOCancel(_batch_idp: hipFileBatchHandle_t) -> hipFileError_t {
-    hipFileError_t::op(hipFileInternalError)
+pub extern "C" fn hipFileBatchIOCancel(batch_idp: hipFileBatchHandle_t) -> hipFileError_t {
+    boundary_op(|| driver().batch_cancel(BatchToken(batch_idp as usize)))
 }
 
-/// `hipFileBatchIODestroy`: nothing to destroy yet.
+/// `hipFileBatchIODestroy`: the handle goes stale, operations not started are cancelled and
+/// running ones waited for. Unknown handles are ignored.
 #[no_mangle]
-pub extern "C" fn hipFileBatchIODestroy(_batch_idp: hipFileBatchHandle_t) {}
+pub extern "C" fn hipFileBatchIODestroy(batch_idp: hipFileBatchHandle_t) {
+    boundary((), || {
+        driver().batch_destroy(BatchToken(batch_idp as usize))
+    })
+}

@@ -41,6 +41,16 @@ pub fn op_error(e: Error) -> hipFileError_t {
     }
 }
 
+/// The `ret` of a failed batch operation (behaviour §E.4 step 6), before its cast to `size_t`:
+/// `-errno` for an operating-system error, `-hipFileHipDriverError` for a runtime failure,
+/// `-code` for every other error.
+pub fn batch_ret(e: &Error) -> i64 {
+    match e {
+        Error::Os(code) => -i64::from(*code),
+        other => -i64::from(op_code(other)),
+    }
+}
+
 /// The `ssize_t` result of a failed read or write, setting `errno` when it is `-1`.
 pub fn ssize_error(e: Error) -> isize {
     tracing::debug!(target: "hipfile", "I/O failed: {e}");

@@ -1,0 +1,547 @@
+//! Batch I/O contexts (behaviour §E at the [N] level, contract §6).
+//!
+//! A context is a capacity (1–128) and the operations submitted to it and not yet reaped by
+//! `GetStatus`. Submission validates every entry first (all or nothing), then queues one job
+//! per operation on the engine's batch workers; a job runs the same synchronous path as
+//! `hipFileRead`/`hipFileWrite` (backend choice, fallback retry, statistics). Each operation
+//! moves `Pending → Running → Complete | Failed`, or `Pending → Canceled`; a terminal one is
+//! reported by exactly one `GetStatus` and then forgotten.
+//!
+//! Handles are generation-tagged tokens like file handles: never dereferenced, a stale or
+//! destroyed one fails its look-up.
+//!
+//! Lock order: the driver's state lock, then a context's lock (submission holds the state read
+//! lock while it queues, so a concurrent close either sees the operations or refuses them);
+//! the registry's mutex is never held with another lock.
+#![deny(unsafe_code)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use super::buffers::Buffer;
+use super::files::{File, FileToken};
+use super::Session;
+use crate::backend::{self, Context, Request, MAX_RW};
+use crate::error::{Error, Result};
+use crate::runtime::{Direction, MemoryType};
+
+/// Most operations a context holds (behaviour §E.1 `MAX_SIZE`).
+pub const MAX_OPS: usize = 128;
+
+/// An opaque batch handle: `(generation << 32) | (slot + 1)`; never 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchToken(pub usize);
+
+/// One entry of a submission, as the application described it (`hipFileIOParams_t`).
+#[derive(Clone, Copy, Debug)]
+pub struct OpParams {
+    /// `mode` (must be `hipFileBatch`, 1).
+    pub mode: i32,
+    /// `u.batch.devPtr_base`.
+    pub base: usize,
+    /// `u.batch.file_offset`.
+    pub file_offset: i64,
+    /// `u.batch.devPtr_offset`.
+    pub buffer_offset: i64,
+    /// `u.batch.size`.
+    pub size: usize,
+    /// `fh`.
+    pub file: FileToken,
+    /// `opcode` (0 read, 1 write).
+    pub opcode: i32,
+    /// `cookie`, returned with the completion.
+    pub cookie: usize,
+}
+
+/// Where an operation stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpStatus {
+    /// Queued, not started.
+    Pending,
+    /// Its job is moving the bytes.
+    Running,
+    /// Done: the byte count.
+    Complete(usize),
+    /// Failed with this error.
+    Failed(Error),
+    /// Canceled before it started.
+    Canceled,
+}
+
+impl OpStatus {
+    fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            OpStatus::Complete(_) | OpStatus::Failed(_) | OpStatus::Canceled
+        )
+    }
+}
+
+/// A reaped operation: its cookie and how it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// The submitted cookie.
+    pub cookie: usize,
+    /// A terminal status.
+    pub status: OpStatus,
+}
+
+struct Op {
+    id: u64,
+    cookie: usize,
+    status: OpStatus,
+}
+
+#[derive(Default)]
+struct Ops {
+    ops: Vec<Op>,
+    next_id: u64,
+}
+
+impl Ops {
+    fn get(&mut self, id: u64) -> Option<&mut Op> {
+        self.ops.iter_mut().find(|o| o.id == id)
+    }
+
+    fn terminal(&self) -> usize {
+        self.ops.iter().filter(|o| o.status.is_terminal()).count()
+    }
+
+    fn running(&self) -> bool {
+        self.ops.iter().any(|o| o.status == OpStatus::Running)
+    }
+}
+
+/// A batch context.
+pub struct BatchContext {
+    capacity: usize,
+    ops: Mutex<Ops>,
+    changed: Condvar,
+}
+
+impl BatchContext {
+    fn new(capacity: usize) -> BatchContext {
+        BatchContext {
+            capacity,
+            ops: Mutex::new(Ops::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Room left for new operations.
+    fn room(&self) -> usize {
+        self.capacity - self.ops.lock().ops.len()
+    }
+
+    /// Every pending operation becomes canceled (running ones run to completion, terminal
+    /// ones stay as they are); waiters are woken.
+    pub fn cancel(&self) {
+        let mut st = self.ops.lock();
+        for op in st.ops.iter_mut() {
+            if op.status == OpStatus::Pending {
+                op.status = OpStatus::Canceled;
+            }
+        }
+        drop(st);
+        self.changed.notify_all();
+    }
+
+    /// Cancel, then wait until no operation is running.
+    pub fn cancel_and_drain(&self) {
+        self.cancel();
+        let mut st = self.ops.lock();
+        while st.running() {
+            self.changed.wait(&mut st);
+        }
+    }
+
+    /// Behaviour §E.4 steps 3–5: wait until `min_nr` operations (capped at the number
+    /// outstanding) are terminal, all are, or `timeout` passes (`None`: no limit; zero: do
+    /// not wait); then reap up to `capacity` terminal operations.
+    pub fn reap(
+        &self,
+        min_nr: usize,
+        capacity: usize,
+        timeout: Option<Duration>,
+    ) -> Vec<Completion> {
+        let deadline = timeout.map(|t| Instant::now().checked_add(t));
+        let mut st = self.ops.lock();
+        loop {
+            // Recomputed on every wake-up: a concurrent caller may have reaped what this one
+            // was waiting for.
+            let wanted = min_nr.min(st.ops.len());
+            let terminal = st.terminal();
+            if terminal >= wanted || terminal == st.ops.len() || timeout == Some(Duration::ZERO) {
+                break;
+            }
+            match deadline {
+                None | Some(None) => self.changed.wait(&mut st),
+                Some(Some(d)) => {
+                    if self.changed.wait_until(&mut st, d).timed_out() {
+                        break;
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        st.ops.retain(|op| {
+            if out.len() < capacity && op.status.is_terminal() {
+                out.push(Completion {
+                    cookie: op.cookie,
+                    status: op.status,
+                });
+                false
+            } else {
+                true
+            }
+        });
+        out
+    }
+
+    /// Status of every outstanding operation (for tests and tools), in submission order.
+    pub fn statuses(&self) -> Vec<OpStatus> {
+        self.ops.lock().ops.iter().map(|o| o.status).collect()
+    }
+}
+
+/// Batch contexts by handle.
+#[derive(Default)]
+pub struct BatchRegistry {
+    slots: Vec<(u32, Option<Arc<BatchContext>>)>,
+    free: Vec<usize>,
+}
+
+impl BatchRegistry {
+    fn decode(token: BatchToken) -> Option<(usize, u32)> {
+        let t = token.0 as u64;
+        let index = (t & 0xffff_ffff).checked_sub(1)? as usize;
+        Some((index, (t >> 32) as u32))
+    }
+
+    /// A new context of `capacity` operations.
+    pub fn create(&mut self, capacity: usize) -> BatchToken {
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push((1, None));
+                self.slots.len() - 1
+            }
+        };
+        let slot = &mut self.slots[index];
+        slot.1 = Some(Arc::new(BatchContext::new(capacity)));
+        BatchToken(((u64::from(slot.0) << 32) | (index as u64 + 1)) as usize)
+    }
+
+    /// The context behind a current token.
+    pub fn get(&self, token: BatchToken) -> Option<Arc<BatchContext>> {
+        let (index, gen) = Self::decode(token)?;
+        match self.slots.get(index)? {
+            (g, Some(ctx)) if *g == gen => Some(ctx.clone()),
+            _ => None,
+        }
+    }
+
+    /// Remove a context; its token goes stale.
+    pub fn remove(&mut self, token: BatchToken) -> Option<Arc<BatchContext>> {
+        let (index, gen) = Self::decode(token)?;
+        let slot = self.slots.get_mut(index)?;
+        if slot.0 != gen {
+            return None;
+        }
+        let ctx = slot.1.take()?;
+        slot.0 = slot.0.wrapping_add(1).max(1);
+        self.free.push(index);
+        Some(ctx)
+    }
+
+    /// Every live context.
+    pub fn all(&self) -> Vec<Arc<BatchContext>> {
+        self.slots.iter().filter_map(|(_, c)| c.clone()).collect()
+    }
+}
+
+/// A validated operation ready to run: what `hipFileRead`/`hipFileWrite` would have resolved.
+struct Resolved {
+    dir: Direction,
+    file: Arc<File>,
+    /// Held for the operation's life (a registered buffer is "in use" meanwhile).
+    _registration: Option<Arc<Buffer>>,
+    buf: Buffer,
+    size: usize,
+    file_offset: u64,
+    buffer_offset: usize,
+    cookie: usize,
+}
+
+/// Behaviour §E.3 step 4 for one entry: resolve the handle and buffer as `hipFileRead` does
+/// (with batch's error codes), then check the fields.
+pub(super) fn resolve(
+    p: &OpParams,
+    file: Option<&Arc<File>>,
+    registration: Option<&Arc<Buffer>>,
+    resolve_unregistered: impl FnOnce(usize) -> Result<Buffer>,
+) -> Result<ResolvedOp> {
+    let file = file.ok_or(Error::Internal("batch entry: file handle not registered"))?;
+    if p.base == 0 {
+        return Err(Error::InvalidValue("batch entry: NULL buffer"));
+    }
+    let buf = match registration {
+        Some(b) => (**b).clone(),
+        None => resolve_unregistered(p.base)?,
+    };
+    if buf.memory != MemoryType::Device {
+        return Err(Error::Internal("batch entry: not device memory"));
+    }
+    if p.buffer_offset < 0 {
+        return Err(Error::InvalidValue("batch entry: negative buffer offset"));
+    }
+    let buffer_offset = p.buffer_offset as u64;
+    if buffer_offset >= buf.length as u64 {
+        return Err(Error::InvalidValue(
+            "batch entry: buffer offset beyond the buffer",
+        ));
+    }
+    if p.size as u64 > buf.length as u64 - buffer_offset {
+        return Err(Error::InvalidValue("batch entry: size beyond the buffer"));
+    }
+    if p.file_offset < 0 {
+        return Err(Error::InvalidValue("batch entry: negative file offset"));
+    }
+    let dir = match p.opcode {
+        0 => Direction::Read,
+        1 => Direction::Write,
+        _ => return Err(Error::InvalidValue("batch entry: unknown opcode")),
+    };
+    if p.mode != 1 {
+        return Err(Error::InvalidValue("batch entry: mode is not hipFileBatch"));
+    }
+    Ok(ResolvedOp(Resolved {
+        dir,
+        file: file.clone(),
+        _registration: registration.cloned(),
+        buf,
+        size: p.size.min(MAX_RW),
+        file_offset: p.file_offset as u64,
+        buffer_offset: buffer_offset as usize,
+        cookie: p.cookie,
+    }))
+}
+
+/// A resolved, validated entry (opaque outside this module).
+pub(super) struct ResolvedOp(Resolved);
+
+/// Add validated operations to `ctx` and queue their jobs on the session's engine. The
+/// caller holds the driver's state read lock (see the module comment).
+pub(super) fn enqueue(
+    ctx: &Arc<BatchContext>,
+    session: &Arc<Session>,
+    ops: Vec<ResolvedOp>,
+) -> Result<()> {
+    let ids = {
+        let mut st = ctx.ops.lock();
+        if ops.len() > ctx.capacity - st.ops.len() {
+            // A concurrent submission took the room checked at the start.
+            return Err(Error::InvalidValue("batch context full"));
+        }
+        let mut ids = Vec::with_capacity(ops.len());
+        for op in &ops {
+            let id = st.next_id;
+            st.next_id += 1;
+            st.ops.push(Op {
+                id,
+                cookie: op.0.cookie,
+                status: OpStatus::Pending,
+            });
+            ids.push(id);
+        }
+        ids
+    };
+    for (ResolvedOp(r), id) in ops.into_iter().zip(ids) {
+        crate::stats::recorder::batch_submitted(r.dir, 1);
+        let (ctx, job_session) = (ctx.clone(), session.clone());
+        session
+            .engine
+            .spawn_batch(Box::new(move || run(&ctx, id, &job_session, &r)));
+    }
+    Ok(())
+}
+
+/// Room check of behaviour §E.3 step 3.
+pub(super) fn has_room(ctx: &BatchContext, n: usize) -> bool {
+    n <= ctx.room()
+}
+
+/// A batch job: run operation `id` unless it was canceled (or already reaped), and record
+/// how it ended. A panic fails only this operation.
+fn run(ctx: &BatchContext, id: u64, session: &Session, r: &Resolved) {
+    {
+        let mut st = ctx.ops.lock();
+        match st.get(id) {
+            Some(op) if op.status == OpStatus::Pending => op.status = OpStatus::Running,
+            _ => return,
+        }
+    }
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let req = Request {
+            dir: r.dir,
+            file: &r.file,
+            buf: &r.buf,
+            size: r.size,
+            file_offset: r.file_offset,
+            buffer_offset: r.buffer_offset,
+        };
+        let ctx = Context {
+            config: &session.config,
+            engine: &session.engine,
+            fastpath_gate: session.fastpath_gate,
+        };
+        backend::run(&ctx, &req)
+    }));
+    let status = match outcome {
+        Ok(Ok(n)) => OpStatus::Complete(n),
+        Ok(Err(e)) => OpStatus::Failed(e),
+        Err(_) => OpStatus::Failed(Error::Internal("panic in a batch operation")),
+    };
+    if let Some(op) = ctx.ops.lock().get(id) {
+        op.status = status;
+    }
+    ctx.changed.notify_all();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending(ctx: &BatchContext, cookies: &[usize]) -> Vec<u64> {
+        let mut st = ctx.ops.lock();
+        cookies
+            .iter()
+            .map(|&cookie| {
+                let id = st.next_id;
+                st.next_id += 1;
+                st.ops.push(Op {
+                    id,
+                    cookie,
+                    status: OpStatus::Pending,
+                });
+                id
+            })
+            .collect()
+    }
+
+    fn finish(ctx: &BatchContext, id: u64, status: OpStatus) {
+        ctx.ops.lock().get(id).unwrap().status = status;
+        ctx.changed.notify_all();
+    }
+
+    #[test]
+    fn tokens_are_never_null_and_go_stale() {
+        let mut r = BatchRegistry::default();
+        let t = r.create(4);
+        assert_ne!(t.0, 0);
+        assert!(r.get(t).is_some());
+        assert!(r.get(BatchToken(0)).is_none());
+        assert!(r.remove(t).is_some());
+        assert!(r.get(t).is_none() && r.remove(t).is_none());
+        let t2 = r.create(4);
+        assert_ne!(t, t2, "slot reused with a new generation");
+        assert_eq!(r.all().len(), 1);
+    }
+
+    #[test]
+    fn reap_reports_each_terminal_operation_once_up_to_capacity() {
+        let ctx = BatchContext::new(8);
+        let ids = pending(&ctx, &[10, 11, 12, 13]);
+        finish(&ctx, ids[0], OpStatus::Complete(4096));
+        finish(&ctx, ids[1], OpStatus::Failed(Error::Os(libc::EIO)));
+        finish(&ctx, ids[3], OpStatus::Complete(7));
+        let got = ctx.reap(0, 2, Some(Duration::ZERO));
+        assert_eq!(
+            got,
+            vec![
+                Completion {
+                    cookie: 10,
+                    status: OpStatus::Complete(4096)
+                },
+                Completion {
+                    cookie: 11,
+                    status: OpStatus::Failed(Error::Os(libc::EIO))
+                },
+            ]
+        );
+        let got = ctx.reap(0, 8, Some(Duration::ZERO));
+        assert_eq!(
+            got,
+            vec![Completion {
+                cookie: 13,
+                status: OpStatus::Complete(7)
+            }]
+        );
+        assert!(
+            ctx.reap(0, 8, Some(Duration::ZERO)).is_empty(),
+            "reported once"
+        );
+        assert_eq!(ctx.statuses(), vec![OpStatus::Pending]);
+    }
+
+    #[test]
+    fn cancel_touches_only_pending_operations() {
+        let ctx = BatchContext::new(8);
+        let ids = pending(&ctx, &[1, 2, 3]);
+        finish(&ctx, ids[0], OpStatus::Complete(1));
+        finish(&ctx, ids[1], OpStatus::Running);
+        ctx.cancel();
+        assert_eq!(
+            ctx.statuses(),
+            vec![OpStatus::Complete(1), OpStatus::Running, OpStatus::Canceled]
+        );
+    }
+
+    #[test]
+    fn reap_waits_for_min_nr_and_gives_up_at_the_timeout() {
+        let ctx = Arc::new(BatchContext::new(8));
+        let ids = pending(&ctx, &[1, 2]);
+        // Nothing finishes: a 30 ms timeout returns empty-handed after at least 30 ms.
+        let t0 = Instant::now();
+        assert!(ctx.reap(1, 8, Some(Duration::from_millis(30))).is_empty());
+        assert!(t0.elapsed() >= Duration::from_millis(30));
+        // A finisher on another thread wakes an unlimited wait.
+        let c = ctx.clone();
+        let finisher = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            finish(&c, ids[1], OpStatus::Complete(5));
+        });
+        let got = ctx.reap(1, 8, None);
+        finisher.join().unwrap();
+        assert_eq!(
+            got,
+            vec![Completion {
+                cookie: 2,
+                status: OpStatus::Complete(5)
+            }]
+        );
+        // min_nr above what is outstanding is capped: with one pending op and nothing
+        // terminal, a zero timeout returns at once.
+        assert!(ctx.reap(5, 8, Some(Duration::ZERO)).is_empty());
+    }
+
+    #[test]
+    fn drain_waits_for_running_operations() {
+        let ctx = Arc::new(BatchContext::new(8));
+        let ids = pending(&ctx, &[1, 2]);
+        finish(&ctx, ids[0], OpStatus::Running);
+        let c = ctx.clone();
+        let finisher = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            finish(&c, ids[0], OpStatus::Complete(3));
+        });
+        ctx.cancel_and_drain();
+        finisher.join().unwrap();
+        assert_eq!(
+            ctx.statuses(),
+            vec![OpStatus::Complete(3), OpStatus::Canceled]
+        );
+    }
+}

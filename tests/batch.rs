@@ -1,0 +1,720 @@
+//! Batch I/O through the C ABI on the simulated runtime (behaviour §E at the [N] level,
+//! contract §6): set-up and submission checks in upstream's order, all-or-nothing submission,
+//! data moved exactly as `hipFileRead`/`hipFileWrite` would, `GetStatus` waiting and reaping
+//! rules, cancel, destroy and driver close draining the work.
+//!
+//! Every test runs in its own process (`child_test!`).
+
+mod common;
+
+use std::ffi::{c_int, c_uint, c_void};
+use std::ptr::null_mut;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const OK: hipFileError_t = hipFileError_t::SUCCESS;
+
+fn code(c: c_int) -> hipFileError_t {
+    hipFileError_t::op(c)
+}
+
+fn setup(max_nr: c_uint) -> hipFileBatchHandle_t {
+    let mut h: hipFileBatchHandle_t = null_mut();
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { hipFileBatchIOSetUp(&mut h, max_nr) }, OK);
+    assert!(!h.is_null());
+    h
+}
+
+fn params(
+    fh: hipFileHandle_t,
+    opcode: c_int,
+    base: *mut c_void,
+    file_offset: i64,
+    buffer_offset: i64,
+    size: usize,
+    cookie: usize,
+) -> hipFileIOParams_t {
+    hipFileIOParams_t {
+        mode: hipFileBatch,
+        u: hipFileIOParamsU {
+            batch: hipFileIOParamsBatch {
+                devPtr_base: base,
+                file_offset,
+                devPtr_offset: buffer_offset,
+                size,
+            },
+        },
+        fh,
+        opcode,
+        cookie: cookie as *mut c_void,
+    }
+}
+
+fn submit(h: hipFileBatchHandle_t, ops: &mut [hipFileIOParams_t]) -> hipFileError_t {
+    // SAFETY: a valid array of ops.len() entries.
+    unsafe { hipFileBatchIOSubmit(h, ops.len() as c_uint, ops.as_mut_ptr(), 0) }
+}
+
+/// `GetStatus` with room for `cap` events; `timeout` None means NULL (no limit).
+fn status(
+    h: hipFileBatchHandle_t,
+    min_nr: c_uint,
+    cap: c_uint,
+    timeout: Option<Duration>,
+) -> Result<Vec<hipFileIOEvents_t>, hipFileError_t> {
+    let mut ev = vec![
+        hipFileIOEvents_t {
+            cookie: null_mut(),
+            status: 0,
+            ret: 0
+        };
+        cap.max(1) as usize
+    ];
+    let mut nr = cap;
+    let mut ts = timeout.map(|t| libc::timespec {
+        tv_sec: t.as_secs() as libc::time_t,
+        tv_nsec: t.subsec_nanos() as libc::c_long,
+    });
+    let tp = ts.as_mut().map_or(null_mut(), |t| t as *mut libc::timespec);
+    // SAFETY: valid pointers of the sizes given.
+    let r = unsafe { hipFileBatchIOGetStatus(h, min_nr, &mut nr, ev.as_mut_ptr(), tp) };
+    if r != OK {
+        return Err(r);
+    }
+    ev.truncate(nr as usize);
+    Ok(ev)
+}
+
+/// Reap until `n` events came back (waiting without limit).
+fn reap_all(h: hipFileBatchHandle_t, n: usize) -> Vec<hipFileIOEvents_t> {
+    let mut out = Vec::new();
+    while out.len() < n {
+        let left = (n - out.len()) as c_uint;
+        out.extend(status(h, left, left, None).unwrap());
+    }
+    assert!(status(h, 0, 8, Some(Duration::ZERO)).unwrap().is_empty());
+    out.sort_by_key(|e| e.cookie as usize);
+    out
+}
+
+fn count() -> i64 {
+    hipFileUseCount()
+}
+
+fn open_driver() {
+    assert_eq!(hipFileDriverOpen(), OK);
+}
+
+struct Setup {
+    path: std::path::PathBuf,
+    fd: c_int,
+    fh: hipFileHandle_t,
+    contents: Vec<u8>,
+}
+
+fn file(tag: &str, len: usize, flags: c_int) -> Setup {
+    let path = scratch_file(tag);
+    let contents = pattern(len, len as u64 + 7);
+    make_file(&path, &contents);
+    let fd = open_fd(&path, flags);
+    let fh = register_fd(fd);
+    Setup {
+        path,
+        fd,
+        fh,
+        contents,
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        hipFileHandleDeregister(self.fh);
+        // SAFETY: our descriptor.
+        unsafe { libc::close(self.fd) };
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn buf_register(p: *const c_void, len: usize) {
+    assert_eq!(hipFileBufRegister(p, len, 0), OK);
+}
+
+child_test!(set_up_rules, {
+    let mut h: hipFileBatchHandle_t = 0x1234 as hipFileBatchHandle_t;
+    // SAFETY: NULL and valid out-pointers.
+    unsafe {
+        assert_eq!(
+            hipFileBatchIOSetUp(null_mut(), 4),
+            code(hipFileInvalidValue)
+        );
+        assert_eq!(hipFileBatchIOSetUp(&mut h, 0), code(hipFileInvalidValue));
+        assert_eq!(hipFileBatchIOSetUp(&mut h, 129), code(hipFileInvalidValue));
+    }
+    assert_eq!(h as usize, 0x1234, "left untouched on failure");
+    let (a, b) = (setup(128), setup(1));
+    assert_ne!(a, b, "contexts coexist");
+    assert_eq!(
+        count(),
+        0,
+        "set-up works on a closed driver and does not open it"
+    );
+    hipFileBatchIODestroy(a);
+    hipFileBatchIODestroy(b);
+    hipFileBatchIODestroy(b); // stale: ignored
+    hipFileBatchIODestroy(null_mut());
+    // hipFileParamPropertiesIOBatchsize bounds the capacity (contract §7: a real knob).
+    assert_eq!(
+        hipFileSetParameterSizeT(hipFileParamPropertiesIOBatchsize, 8),
+        OK
+    );
+    // SAFETY: valid out-pointer.
+    assert_eq!(
+        unsafe { hipFileBatchIOSetUp(&mut h, 9) },
+        code(hipFileInvalidValue)
+    );
+    hipFileBatchIODestroy(setup(8));
+});
+
+child_test!(submit_checks_in_order_and_all_or_nothing, {
+    let f = file("batch-checks", 1 << 16, libc::O_RDWR);
+    let dev = sim().device_alloc(1 << 16);
+    buf_register(dev.ptr, 1 << 16);
+    let h = setup(4);
+    let good = || params(f.fh, hipFileBatchRead, dev.ptr, 0, 0, 4096, 1);
+    // SAFETY: NULL arrays with nr as stated.
+    unsafe {
+        assert_eq!(
+            hipFileBatchIOSubmit(h, 1, null_mut(), 0),
+            code(hipFileInvalidValue)
+        );
+        assert_eq!(
+            hipFileBatchIOSubmit(null_mut(), 0, null_mut(), 0),
+            code(hipFileInvalidValue),
+            "unknown handle"
+        );
+        assert_eq!(
+            hipFileBatchIOSubmit(h, 0, null_mut(), 0),
+            OK,
+            "nothing to do"
+        );
+    }
+    assert_eq!(
+        submit(h, &mut [good(); 5]),
+        code(hipFileInvalidValue),
+        "over capacity"
+    );
+    // Each invalid field, placed second so that the valid first entry shows nothing is kept.
+    let host = {
+        let mut p = null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (sim().host_malloc)(&mut p, 4096, 0) }, 0);
+        p
+    };
+    let cases: Vec<(hipFileIOParams_t, c_int, &str)> = vec![
+        (
+            params(null_mut(), 0, dev.ptr, 0, 0, 16, 2),
+            hipFileInternalError,
+            "NULL file handle",
+        ),
+        (
+            params(0x7777 as hipFileHandle_t, 0, dev.ptr, 0, 0, 16, 2),
+            hipFileInternalError,
+            "unknown file handle",
+        ),
+        (
+            params(f.fh, 0, null_mut(), 0, 0, 16, 2),
+            hipFileInvalidValue,
+            "NULL buffer",
+        ),
+        (
+            params(f.fh, 0, host, 0, 0, 16, 2),
+            hipFileInternalError,
+            "host memory",
+        ),
+        (
+            params(f.fh, 0, dev.ptr, 0, -1, 16, 2),
+            hipFileInvalidValue,
+            "negative buffer offset",
+        ),
+        (
+            params(f.fh, 0, dev.ptr, 0, 1 << 16, 0, 2),
+            hipFileInvalidValue,
+            "offset at the end",
+        ),
+        (
+            params(f.fh, 0, dev.ptr, 0, 4096, 61441, 2),
+            hipFileInvalidValue,
+            "size beyond the end",
+        ),
+        (
+            params(f.fh, 0, dev.ptr, -4096, 0, 16, 2),
+            hipFileInvalidValue,
+            "negative file offset",
+        ),
+        (
+            params(f.fh, 2, dev.ptr, 0, 0, 16, 2),
+            hipFileInvalidValue,
+            "opcode",
+        ),
+        (
+            hipFileIOParams_t {
+                mode: 0,
+                ..params(f.fh, 0, dev.ptr, 0, 0, 16, 2)
+            },
+            hipFileInvalidValue,
+            "mode",
+        ),
+    ];
+    for (bad, want, what) in cases {
+        assert_eq!(submit(h, &mut [good(), bad]), code(want), "{what}");
+        assert!(
+            status(h, 0, 4, Some(Duration::ZERO)).unwrap().is_empty(),
+            "{what}: nothing was queued"
+        );
+    }
+    // The last byte of the buffer and a zero-size entry are fine.
+    let mut ok = [
+        params(f.fh, 0, dev.ptr, 0, (1 << 16) - 1, 1, 10),
+        params(f.fh, 0, dev.ptr, 0, 0, 0, 11),
+    ];
+    assert_eq!(submit(h, &mut ok), OK);
+    assert_eq!(
+        submit(h, &mut [good(); 3]),
+        code(hipFileInvalidValue),
+        "2 + 3 > 4"
+    );
+    let ev = reap_all(h, 2);
+    assert_eq!(
+        ev.iter()
+            .map(|e| (e.cookie as usize, e.status, e.ret))
+            .collect::<Vec<_>>(),
+        vec![(10, hipFileComplete, 1), (11, hipFileComplete, 0)]
+    );
+    assert_eq!(
+        sim().download(dev.at((1 << 16) - 1), 1),
+        vec![f.contents[0]]
+    );
+    hipFileBatchIODestroy(h);
+    // A closed driver fails every entry with 5030 (and the driver stays closed).
+    assert_eq!(hipFileDriverClose(), OK);
+    let h = setup(4);
+    assert_eq!(submit(h, &mut [good()]), code(hipFileInternalError));
+    assert_eq!(count(), 0);
+    hipFileBatchIODestroy(h);
+    // SAFETY: allocated above.
+    unsafe { (sim().host_free)(host) };
+});
+
+fn reads_and_writes(compat: bool) {
+    let _ = compat;
+    const LEN: usize = 1 << 20;
+    let f = file("batch-rw", LEN, libc::O_RDWR);
+    let reg = sim().device_alloc(LEN);
+    buf_register(reg.ptr, LEN);
+    let unreg = sim().device_alloc(LEN); // resolved per entry, as hipFileRead does
+    let h = setup(64);
+    // 32 reads of 32 KiB into each buffer at various offsets, the last one past the end of
+    // the file (short).
+    let mut ops = Vec::new();
+    for i in 0..16usize {
+        let foff = (i * 65536 + (i % 3) * 4096) as i64;
+        ops.push(params(
+            f.fh,
+            hipFileBatchRead,
+            reg.ptr,
+            foff,
+            (i * 32768) as i64,
+            32768,
+            100 + i,
+        ));
+        ops.push(params(
+            f.fh,
+            hipFileBatchRead,
+            unreg.ptr,
+            foff,
+            (i * 32768) as i64,
+            32768,
+            200 + i,
+        ));
+    }
+    ops.push(params(
+        f.fh,
+        hipFileBatchRead,
+        reg.ptr,
+        (LEN - 1000) as i64,
+        (LEN - 32768) as i64,
+        32768,
+        300,
+    ));
+    assert_eq!(submit(h, &mut ops), OK);
+    assert_eq!(count(), 1, "the driver was open");
+    let ev = reap_all(h, ops.len());
+    let (r, u) = (sim().download(reg.ptr, LEN), sim().download(unreg.ptr, LEN));
+    for (e, op) in ev.iter().zip({
+        let mut o = ops.clone();
+        o.sort_by_key(|p| p.cookie as usize);
+        o
+    }) {
+        let cookie = e.cookie as usize;
+        assert_eq!(e.status, hipFileComplete, "cookie {cookie}");
+        // SAFETY: batch is the union's member.
+        let b = unsafe { op.u.batch };
+        let (foff, boff) = (b.file_offset as usize, b.devPtr_offset as usize);
+        let n = if cookie == 300 { 1000 } else { 32768 };
+        assert_eq!(e.ret, n, "cookie {cookie}");
+        let mem = if b.devPtr_base == reg.ptr { &r } else { &u };
+        assert_eq!(
+            &mem[boff..boff + n],
+            &f.contents[foff..foff + n],
+            "cookie {cookie}"
+        );
+    }
+    // Writes: device pattern to the file at other offsets, then the file is compared.
+    let data = pattern(LEN, 99);
+    sim().upload(reg.ptr, &data);
+    let mut w: Vec<_> = (0..8usize)
+        .map(|i| {
+            params(
+                f.fh,
+                hipFileBatchWrite,
+                reg.ptr,
+                (i * 131072) as i64,
+                (i * 4096) as i64,
+                65536,
+                400 + i,
+            )
+        })
+        .collect();
+    assert_eq!(submit(h, &mut w), OK);
+    let ev = reap_all(h, 8);
+    assert!(ev
+        .iter()
+        .all(|e| e.status == hipFileComplete && e.ret == 65536));
+    let on_disk = std::fs::read(&f.path).unwrap();
+    for i in 0..8usize {
+        assert_eq!(
+            &on_disk[i * 131072..i * 131072 + 65536],
+            &data[i * 4096..i * 4096 + 65536],
+            "write {i}"
+        );
+    }
+    hipFileBatchIODestroy(h);
+}
+
+child_test!(reads_and_writes_move_the_right_bytes, {
+    reads_and_writes(false)
+});
+
+child_test!(
+    reads_and_writes_in_compat_mode,
+    [("HIPFILE_FORCE_COMPAT_MODE", "true")],
+    { reads_and_writes(true) }
+);
+
+child_test!(get_status_rules, {
+    let f = file("batch-status", 1 << 16, libc::O_RDWR);
+    let dev = sim().device_alloc(1 << 16);
+    buf_register(dev.ptr, 1 << 16);
+    let h = setup(8);
+    let mut ev = [hipFileIOEvents_t {
+        cookie: null_mut(),
+        status: 0,
+        ret: 0,
+    }; 4];
+    let mut nr: c_uint = 4;
+    let bad_ts = |s: i64, ns: i64| libc::timespec {
+        tv_sec: s as libc::time_t,
+        tv_nsec: ns as libc::c_long,
+    };
+    // SAFETY: valid or NULL pointers as each case states.
+    unsafe {
+        let e = ev.as_mut_ptr();
+        assert_eq!(
+            hipFileBatchIOGetStatus(null_mut(), 0, &mut nr, e, null_mut()),
+            code(hipFileInvalidValue),
+            "unknown handle"
+        );
+        assert_eq!(
+            hipFileBatchIOGetStatus(h, 0, null_mut(), e, null_mut()),
+            code(hipFileInvalidValue),
+            "NULL nr"
+        );
+        let mut zero: c_uint = 0;
+        assert_eq!(
+            hipFileBatchIOGetStatus(h, 0, &mut zero, e, null_mut()),
+            code(hipFileInvalidValue),
+            "*nr == 0"
+        );
+        assert_eq!(
+            hipFileBatchIOGetStatus(h, 0, &mut nr, null_mut(), null_mut()),
+            code(hipFileInvalidValue),
+            "NULL events"
+        );
+        assert_eq!(
+            hipFileBatchIOGetStatus(h, 5, &mut nr, e, null_mut()),
+            code(hipFileInvalidValue),
+            "min_nr > *nr"
+        );
+        for (s, ns) in [(-1, 0), (0, -1), (0, 1_000_000_000)] {
+            let mut t = bad_ts(s, ns);
+            assert_eq!(
+                hipFileBatchIOGetStatus(h, 0, &mut nr, e, &mut t),
+                code(hipFileInvalidValue),
+                "timeout {s}.{ns}"
+            );
+        }
+        // Nothing outstanding: returns at once, even with no time limit and min_nr 4.
+        nr = 4;
+        assert_eq!(hipFileBatchIOGetStatus(h, 4, &mut nr, e, null_mut()), OK);
+        assert_eq!(nr, 0);
+    }
+    // Six completions, reaped two at a time, each once.
+    let mut ops: Vec<_> = (0..6usize)
+        .map(|i| {
+            params(
+                f.fh,
+                0,
+                dev.ptr,
+                (i * 4096) as i64,
+                (i * 4096) as i64,
+                4096,
+                1 + i,
+            )
+        })
+        .collect();
+    assert_eq!(submit(h, &mut ops), OK);
+    let mut seen = Vec::new();
+    while seen.len() < 6 {
+        let got = status(h, 1, 2, None).unwrap();
+        assert!(
+            (1..=2).contains(&got.len()),
+            "at most the caller's room: {}",
+            got.len()
+        );
+        seen.extend(got.iter().map(|e| e.cookie as usize));
+    }
+    seen.sort();
+    assert_eq!(seen, vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(status(h, 0, 4, Some(Duration::ZERO)).unwrap().len(), 0);
+    hipFileBatchIODestroy(h);
+    assert_eq!(
+        status(h, 0, 4, None).err(),
+        Some(code(hipFileInvalidValue)),
+        "destroyed"
+    );
+});
+
+child_test!(
+    failures_are_reported_with_their_codes,
+    [("HIPFILE_FORCE_COMPAT_MODE", "true")],
+    {
+        // Read-only descriptor: a batch write fails in pwrite with EBADF → ret = -EBADF.
+        let ro = file("batch-fail", 1 << 16, libc::O_RDONLY);
+        let dev = sim().device_alloc(1 << 16);
+        buf_register(dev.ptr, 1 << 16);
+        let h = setup(4);
+        assert_eq!(
+            submit(
+                h,
+                &mut [params(ro.fh, hipFileBatchWrite, dev.ptr, 0, 0, 4096, 1)]
+            ),
+            OK
+        );
+        let ev = reap_all(h, 1);
+        assert_eq!(ev[0].status, hipFileFailed);
+        assert_eq!(ev[0].ret as isize, -(libc::EBADF as isize));
+        // A failing runtime copy → -hipFileHipDriverError.
+        sim().fault("fail_copy", 1);
+        assert_eq!(
+            submit(
+                h,
+                &mut [params(ro.fh, hipFileBatchRead, dev.ptr, 0, 0, 4096, 2)]
+            ),
+            OK
+        );
+        let ev = reap_all(h, 1);
+        sim().fault("fail_copy", 0);
+        assert_eq!((ev[0].status, ev[0].ret as isize), (hipFileFailed, -5011));
+        hipFileBatchIODestroy(h);
+    }
+);
+
+// Cancel and drain tests run with one batch worker and 200 ms per copy: operations queue up
+// behind the first.
+
+child_test!(
+    cancel_ends_what_has_not_started,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "1"),
+        ("HIPSIM_COPY_DELAY_US", "200000")
+    ],
+    {
+        let f = file("batch-cancel", 1 << 16, libc::O_RDWR);
+        let dev = sim().device_alloc(1 << 16);
+        buf_register(dev.ptr, 1 << 16);
+        let h = setup(8);
+        let mut ops: Vec<_> = (0..4usize)
+            .map(|i| {
+                params(
+                    f.fh,
+                    0,
+                    dev.ptr,
+                    (i * 4096) as i64,
+                    (i * 4096) as i64,
+                    4096,
+                    1 + i,
+                )
+            })
+            .collect();
+        let t0 = Instant::now();
+        assert_eq!(submit(h, &mut ops), OK);
+        assert!(
+            t0.elapsed() < Duration::from_millis(150),
+            "submission does not wait for I/O"
+        );
+        assert_eq!(hipFileBatchIOCancel(h), OK);
+        assert_eq!(hipFileBatchIOCancel(null_mut()), code(hipFileInvalidValue));
+        let ev = reap_all(h, 4);
+        let canceled = ev.iter().filter(|e| e.status == hipFileCanceled).count();
+        assert!(
+            canceled >= 3,
+            "at most the first had started: {canceled} canceled"
+        );
+        for e in &ev {
+            match e.status {
+                s if s == hipFileCanceled => assert_eq!(e.ret, 0),
+                s if s == hipFileComplete => assert_eq!((e.cookie as usize, e.ret), (1, 4096)),
+                s => panic!("status {s}"),
+            }
+        }
+        // Cancel leaves ended operations alone and the context usable.
+        assert_eq!(submit(h, &mut ops[..1]), OK);
+        let ev = reap_all(h, 1);
+        assert_eq!((ev[0].status, ev[0].ret), (hipFileComplete, 4096));
+        assert_eq!(hipFileBatchIOCancel(h), OK);
+        hipFileBatchIODestroy(h);
+    }
+);
+
+/// Wait until the library issued a copy after the `hipMemcpy` count was `before` (the copy
+/// itself then takes 200 ms): the first operation is running.
+fn wait_for_a_copy(before: u64) {
+    let t0 = Instant::now();
+    while sim().counter("hipMemcpy") == before {
+        assert!(t0.elapsed() < Duration::from_secs(10), "no copy started");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+child_test!(
+    destroy_and_close_wait_for_running_work,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "1"),
+        ("HIPSIM_COPY_DELAY_US", "200000")
+    ],
+    {
+        let f = file("batch-destroy", 1 << 16, libc::O_RDWR);
+        let dev = sim().device_alloc(1 << 16);
+        buf_register(dev.ptr, 1 << 16);
+        let data = pattern(4096, 5);
+        sim().upload(dev.ptr, &data);
+        let h = setup(8);
+        let mut ops: Vec<_> = (0..3usize)
+            .map(|i| {
+                params(
+                    f.fh,
+                    hipFileBatchWrite,
+                    dev.ptr,
+                    (i * 4096) as i64,
+                    0,
+                    4096,
+                    1 + i,
+                )
+            })
+            .collect();
+        let before = sim().counter("hipMemcpy");
+        assert_eq!(submit(h, &mut ops), OK);
+        // Wait until the first write is running (its copy takes 200 ms), then destroy.
+        wait_for_a_copy(before);
+        hipFileBatchIODestroy(h);
+        assert_eq!(
+            &std::fs::read(&f.path).unwrap()[..4096],
+            &data[..],
+            "the running write finished before Destroy returned"
+        );
+        assert_eq!(status(h, 0, 4, None).err(), Some(code(hipFileInvalidValue)));
+        // Driver close to 0 cancels and drains every context; the context itself survives.
+        let h = setup(8);
+        let before = sim().counter("hipMemcpy");
+        assert_eq!(submit(h, &mut ops), OK);
+        wait_for_a_copy(before);
+        assert_eq!(hipFileDriverClose(), OK);
+        assert_eq!(count(), 0);
+        let ev = reap_all(h, 3);
+        assert_eq!(ev[0].status, hipFileComplete);
+        assert!(ev[1..].iter().all(|e| e.status == hipFileCanceled));
+        assert_eq!(
+            submit(h, &mut ops),
+            code(hipFileInternalError),
+            "closed driver"
+        );
+        hipFileBatchIODestroy(h);
+    }
+);
+
+child_test!(
+    concurrent_submitters_and_reapers_see_each_completion_once,
+    {
+        let f = file("batch-threads", 1 << 20, libc::O_RDWR);
+        let dev = sim().device_alloc(1 << 20);
+        buf_register(dev.ptr, 1 << 20);
+        open_driver();
+        let h = setup(128);
+        let (fh, base, hu) = (f.fh as usize, dev.ptr as usize, h as usize);
+        let reaped = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for t in 0..4usize {
+                let reaped = &reaped;
+                s.spawn(move || {
+                    let h = hu as hipFileBatchHandle_t;
+                    for round in 0..16usize {
+                        let cookie = 1000 * t + round;
+                        let off = ((t * 16 + round) * 4096) as i64;
+                        let mut op = [params(
+                            fh as hipFileHandle_t,
+                            0,
+                            base as *mut c_void,
+                            off,
+                            off,
+                            4096,
+                            cookie,
+                        )];
+                        assert_eq!(submit(h, &mut op), OK);
+                        let got = status(h, 0, 2, Some(Duration::from_millis(5))).unwrap();
+                        reaped
+                            .lock()
+                            .unwrap()
+                            .extend(got.iter().map(|e| (e.cookie as usize, e.ret)));
+                    }
+                });
+            }
+        });
+        let mut all = reaped.into_inner().unwrap();
+        let left = 64 - all.len();
+        all.extend(reap_all(h, left).iter().map(|e| (e.cookie as usize, e.ret)));
+        all.sort();
+        let want: Vec<_> = (0..4usize)
+            .flat_map(|t| (0..16usize).map(move |r| (1000 * t + r, 4096)))
+            .collect();
+        assert_eq!(all, want);
+        assert_eq!(
+            sim().download(dev.ptr, 1 << 18),
+            f.contents[..1 << 18].to_vec()
+        );
+        hipFileBatchIODestroy(h);
+    }
+);
