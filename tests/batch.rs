@@ -718,3 +718,40 @@ child_test!(
         hipFileBatchIODestroy(h);
     }
 );
+
+child_test!(
+    registrations_are_free_once_operations_are_reaped_or_destroyed,
+    {
+        // An operation holds its file and buffer registrations only while it may still run: once
+        // reaped (or cancelled, or its context destroyed) both can be deregistered at once.
+        let f = file("batch-release", 1 << 16, libc::O_RDWR);
+        let dev = sim().device_alloc(1 << 16);
+        for round in 0..50usize {
+            buf_register(dev.ptr, 1 << 16);
+            let h = setup(4);
+            let mut op = [params(f.fh, 0, dev.ptr, 0, 0, 4096, round)];
+            assert_eq!(submit(h, &mut op), OK);
+            if round % 2 == 0 {
+                let ev = reap_all(h, 1);
+                assert_eq!((ev[0].status, ev[0].ret), (hipFileComplete, 4096));
+            } else {
+                hipFileBatchIODestroy(h);
+            }
+            assert_eq!(hipFileBufDeregister(dev.ptr), OK, "round {round}");
+            if round % 2 == 0 {
+                hipFileBatchIODestroy(h);
+            }
+        }
+        // The file handle too: deregistered after a destroy, so its descriptor can be registered
+        // again (a handle still in use would be kept and the second registration refused).
+        let h = setup(4);
+        assert_eq!(
+            submit(h, &mut [params(f.fh, 0, dev.ptr, 0, 0, 4096, 1)]),
+            OK
+        );
+        hipFileBatchIODestroy(h);
+        hipFileHandleDeregister(f.fh);
+        let fh2 = register_fd(f.fd);
+        hipFileHandleDeregister(fh2);
+    }
+);

@@ -92,6 +92,7 @@ struct Op {
     id: u64,
     cookie: usize,
     status: OpStatus,
+    res: Option<Resolved>,
 }
 
 #[derive(Default)]
@@ -139,12 +140,15 @@ impl BatchContext {
     /// ones stay as they are); waiters are woken.
     pub fn cancel(&self) {
         let mut st = self.ops.lock();
+        let mut dropped = Vec::new();
         for op in st.ops.iter_mut() {
             if op.status == OpStatus::Pending {
                 op.status = OpStatus::Canceled;
+                dropped.push(op.res.take());
             }
         }
         drop(st);
+        drop(dropped);
         self.changed.notify_all();
     }
 
@@ -346,24 +350,25 @@ pub(super) fn enqueue(
             return Err(Error::InvalidValue("batch context full"));
         }
         let mut ids = Vec::with_capacity(ops.len());
-        for op in &ops {
+        for ResolvedOp(r) in ops {
             let id = st.next_id;
             st.next_id += 1;
+            ids.push((id, r.dir));
             st.ops.push(Op {
                 id,
-                cookie: op.0.cookie,
+                cookie: r.cookie,
                 status: OpStatus::Pending,
+                res: Some(r),
             });
-            ids.push(id);
         }
         ids
     };
-    for (ResolvedOp(r), id) in ops.into_iter().zip(ids) {
-        crate::stats::recorder::batch_submitted(r.dir, 1);
+    for (id, dir) in ids {
+        crate::stats::recorder::batch_submitted(dir, 1);
         let (ctx, job_session) = (ctx.clone(), session.clone());
         session
             .engine
-            .spawn_batch(Box::new(move || run(&ctx, id, &job_session, &r)));
+            .spawn_batch(Box::new(move || run(&ctx, id, &job_session)));
     }
     Ok(())
 }
@@ -375,14 +380,19 @@ pub(super) fn has_room(ctx: &BatchContext, n: usize) -> bool {
 
 /// A batch job: run operation `id` unless it was canceled (or already reaped), and record
 /// how it ended. A panic fails only this operation.
-fn run(ctx: &BatchContext, id: u64, session: &Session, r: &Resolved) {
-    {
+fn run(ctx: &BatchContext, id: u64, session: &Session) {
+    let r = {
         let mut st = ctx.ops.lock();
         match st.get(id) {
-            Some(op) if op.status == OpStatus::Pending => op.status = OpStatus::Running,
+            Some(op) if op.status == OpStatus::Pending => {
+                op.status = OpStatus::Running;
+                op.res
+                    .take()
+                    .expect("a pending operation has its resources")
+            }
             _ => return,
         }
-    }
+    };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let req = Request {
             dir: r.dir,
@@ -404,6 +414,7 @@ fn run(ctx: &BatchContext, id: u64, session: &Session, r: &Resolved) {
         Ok(Err(e)) => OpStatus::Failed(e),
         Err(_) => OpStatus::Failed(Error::Internal("panic in a batch operation")),
     };
+    drop(r);
     if let Some(op) = ctx.ops.lock().get(id) {
         op.status = status;
     }
@@ -425,6 +436,7 @@ mod tests {
                     id,
                     cookie,
                     status: OpStatus::Pending,
+                    res: None,
                 });
                 id
             })

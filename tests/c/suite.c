@@ -2154,6 +2154,624 @@ done:
 }
 
 /* ===========================================================================================
+ * Group "batch": hipFileBatchIOSetUp / Submit / GetStatus / Cancel / Destroy
+ * ========================================================================================= */
+
+#define BATCH_MAX_EV 64
+
+/* One batch entry (hipFileIOParams_t) of mode hipFileBatch. */
+static hipFileIOParams_t batch_op(hipFileHandle_t fh, int opcode, void *base, int64_t foff, int64_t boff, size_t size,
+                                  uintptr_t cookie)
+{
+    hipFileIOParams_t p;
+    memset(&p, 0, sizeof p);
+    p.mode = hipFileBatch;
+    p.u.batch.devPtr_base = base;
+    p.u.batch.file_offset = foff;
+    p.u.batch.devPtr_offset = boff;
+    p.u.batch.size = size;
+    p.fh = fh;
+    p.opcode = (hipFileOpcode_t)opcode;
+    p.cookie = (void *)cookie;
+    return p;
+}
+
+/*
+ * Reaps n events of h into ev[0..n): GetStatus(min_nr = remaining, *nr = remaining, no time
+ * limit) in a loop; then a GetStatus with a zero timeout must find nothing more. Each event
+ * is matched by its cookie to one of ops[0..n) (each exactly once): idx[k] is the index of
+ * the entry of event k. Returns 0, or -1 with a description in why.
+ */
+static int batch_reap(hipFileBatchHandle_t h, const hipFileIOParams_t *ops, unsigned n, hipFileIOEvents_t *ev,
+                      int *idx, char *why, size_t whylen)
+{
+    unsigned got = 0;
+    int seen[BATCH_MAX_EV];
+    hipFileIOEvents_t extra;
+    struct timespec zero = { 0, 0 };
+    if (n > BATCH_MAX_EV) {
+        snprintf(why, whylen, "%u events: more than %d", n, BATCH_MAX_EV);
+        return -1;
+    }
+    while (got < n) {
+        unsigned left = n - got, nr = left;
+        hipFileError_t e = hipFileBatchIOGetStatus(h, left, &nr, ev + got, NULL);
+        if (e.err != hipFileSuccess) {
+            snprintf(why, whylen, "hipFileBatchIOGetStatus(min_nr %u) = %d (%s) after %u of %u events", left,
+                     (int)e.err, hipFileGetOpErrorString(e.err), got, n);
+            return -1;
+        }
+        if (nr == 0 || nr > left) {
+            snprintf(why, whylen, "hipFileBatchIOGetStatus(min_nr %u, *nr %u, no timeout) gave %u events after %u of %u",
+                     left, left, nr, got, n);
+            return -1;
+        }
+        got += nr;
+    }
+    {
+        unsigned nr = 1;
+        hipFileError_t e = hipFileBatchIOGetStatus(h, 0, &nr, &extra, &zero);
+        if (e.err != hipFileSuccess || nr != 0) {
+            snprintf(why, whylen, "after all %u events, hipFileBatchIOGetStatus({0, 0}) = %d with %u more events", n,
+                     (int)e.err, nr);
+            return -1;
+        }
+    }
+    memset(seen, 0, sizeof seen);
+    for (unsigned k = 0; k < n; k++) {
+        int j = -1;
+        for (unsigned i = 0; i < n; i++)
+            if (ops[i].cookie == ev[k].cookie) {
+                j = (int)i;
+                break;
+            }
+        if (j < 0) {
+            snprintf(why, whylen, "event %u has an unknown cookie %p", k, ev[k].cookie);
+            return -1;
+        }
+        if (seen[j]++) {
+            snprintf(why, whylen, "cookie %p reported twice", ev[k].cookie);
+            return -1;
+        }
+        idx[k] = j;
+    }
+    return 0;
+}
+
+#define CHECK_REAP(h, ops, n, ev, idx)                                                             \
+    do {                                                                                           \
+        char why_[512];                                                                            \
+        if (batch_reap((h), (ops), (n), (ev), (idx), why_, sizeof why_) != 0) {                   \
+            case_fail(__LINE__, "reaping %u events: %s", (unsigned)(n), why_);                     \
+            goto done;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+/* Event k of a reap must be hipFileComplete with ret == want. */
+#define CHECK_EV_COMPLETE(ev, k, want)                                                             \
+    CHECK((ev)[k].status == hipFileComplete && (ev)[k].ret == (size_t)(want),                      \
+          "event of cookie %p: status %d, ret %zd; want hipFileComplete (%d) with ret %zd", (ev)[k].cookie, \
+          (int)(ev)[k].status, (ssize_t)(ev)[k].ret, (int)hipFileComplete, (ssize_t)(want))
+
+static void release_batch(hipFileBatchHandle_t *h)
+{
+    if (*h) {
+        hipFileBatchIODestroy(*h);
+        *h = NULL;
+    }
+}
+
+/* The suite's own reference on the driver, taken by a case that does I/O. */
+#define OPEN_DRIVER(opened)                                                                        \
+    do {                                                                                           \
+        CHECK_ERR(hipFileDriverOpen(), hipFileSuccess);                                            \
+        (opened) = 1;                                                                              \
+    } while (0)
+
+static void release_driver(int *opened)
+{
+    if (*opened) {
+        EXPECT_ERR(hipFileDriverClose(), hipFileSuccess);
+        *opened = 0;
+    }
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/*
+ * The end of a batch case (success or not): destroys the context, then deregisters the
+ * buffer and the file handle. Once Destroy has returned, no operation may hold them any more:
+ * a buffer deregistration refused as in use, or a handle deregistration ignored (the handle
+ * still reads, through probe), is a failure. After reporting it, this waits up to 5 s for the
+ * library to let go, so that later cases do not inherit the registrations.
+ */
+static void batch_finish(hipFileBatchHandle_t *h, void **registered, hipFileHandle_t *fh, void *probe)
+{
+    release_batch(h);
+    if (*registered) {
+        hipFileError_t e = hipFileBufDeregister(*registered);
+        if (e.err != hipFileSuccess) {
+            case_fail(__LINE__, "hipFileBufDeregister after hipFileBatchIODestroy = %d (%s), want 0 (buffer still in use)",
+                      (int)e.err, hipFileGetOpErrorString(e.err));
+            for (int i = 0; i < 5000 && e.err == hipFileInternalError; i++) {
+                sleep_ms(1);
+                e = hipFileBufDeregister(*registered);
+            }
+        }
+        *registered = NULL;
+    }
+    if (*fh) {
+        hipFileHandleDeregister(*fh);
+        if (probe && hipFileRead(*fh, probe, 1, 0, 0) != -hipFileHandleNotRegistered) {
+            case_fail(__LINE__, "hipFileHandleDeregister after hipFileBatchIODestroy was ignored (handle still in use)");
+            for (int i = 0; i < 5000; i++) {
+                sleep_ms(1);
+                hipFileHandleDeregister(*fh);
+                if (hipFileRead(*fh, probe, 1, 0, 0) == -hipFileHandleNotRegistered)
+                    break;
+            }
+        }
+        *fh = NULL;
+    }
+}
+
+static void t_batch_setup(void)
+{
+    hipFileBatchHandle_t h = (hipFileBatchHandle_t)0x1234, a = NULL, b = NULL;
+    int64_t count = hipFileUseCount();
+    case_begin("batch_setup");
+    CHECK_ERR(hipFileBatchIOSetUp(NULL, 4), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOSetUp(&h, 0), hipFileInvalidValue);
+    CHECK(h == (hipFileBatchHandle_t)0x1234, "*batch_idp was written by a failed set-up (max_nr 0)");
+    CHECK_ERR(hipFileBatchIOSetUp(&h, 129), hipFileInvalidValue);
+    CHECK(h == (hipFileBatchHandle_t)0x1234, "*batch_idp was written by a failed set-up (max_nr 129)");
+    CHECK_ERR(hipFileBatchIOSetUp(&a, 128), hipFileSuccess);
+    CHECK(a != NULL, "set-up with max_nr 128 gave a NULL handle");
+    CHECK_ERR(hipFileBatchIOSetUp(&b, 1), hipFileSuccess);
+    CHECK(b != NULL, "set-up with max_nr 1 gave a NULL handle");
+    CHECK(a != b, "two contexts got the same handle %p", a);
+    CHECK(hipFileUseCount() == count, "set-up changed the use count from %lld to %lld", (long long)count,
+          (long long)hipFileUseCount());
+    hipFileBatchIODestroy(a);
+    h = b;
+    a = NULL;
+    b = NULL;
+    hipFileBatchIODestroy(h);
+    hipFileBatchIODestroy(h); /* destroyed: ignored */
+    hipFileBatchIODestroy(NULL);
+    CHECK_ERR(hipFileBatchIOCancel(h), hipFileInvalidValue);
+done:
+    release_batch(&a);
+    release_batch(&b);
+    case_end();
+}
+
+static void t_batch_submit_rules(void)
+{
+    char path[PATH_MAX] = "";
+    int fd = -1, opened = 0;
+    hipFileHandle_t fh = NULL;
+    void *dev = NULL, *reg_ptr = NULL;
+    hipFileBatchHandle_t h = NULL;
+    hipFileIOParams_t ops[5], pair[2];
+    hipFileIOEvents_t ev[BATCH_MAX_EV];
+    int idx[BATCH_MAX_EV];
+    struct timespec zero = { 0, 0 };
+    const size_t len = 64 * KiB;
+    const uint64_t seed = next_seed();
+    /* The invalid second entries, in the order of the checks, and their codes. */
+    static const struct {
+        const char *what;
+        int want;
+    } bad[] = {
+        { "a NULL file handle", hipFileInternalError },
+        { "a NULL devPtr_base", hipFileInvalidValue },
+        { "devPtr_offset -1", hipFileInvalidValue },
+        { "devPtr_offset == buffer length", hipFileInvalidValue },
+        { "a size one past the buffer end", hipFileInvalidValue },
+        { "file_offset -4096", hipFileInvalidValue },
+        { "opcode 2", hipFileInvalidValue },
+        { "mode 0", hipFileInvalidValue },
+    };
+    case_begin("batch_submit_rules");
+    OPEN_DRIVER(opened);
+    OPEN_TMP(path, fd, O_RDWR);
+    CHECK(file_write_pattern(fd, 0, len, seed) == 0, "write: %s", strerror(errno));
+    REG_FD(fd, fh);
+    GPU_OK(gpu_malloc(&dev, len));
+    GPU_OK(dev_poison(dev, len));
+    CHECK_ERR(hipFileBufRegister(dev, len, 0), hipFileSuccess);
+    reg_ptr = dev;
+    CHECK_ERR(hipFileBatchIOSetUp(&h, 4), hipFileSuccess);
+
+    CHECK_ERR(hipFileBatchIOSubmit(h, 1, NULL, 0), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOSubmit(NULL, 0, NULL, 0), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOSubmit(h, 0, NULL, 0), hipFileSuccess);
+    for (int i = 0; i < 5; i++)
+        ops[i] = batch_op(fh, hipFileBatchRead, dev, (int64_t)i * 4096, (int64_t)i * 4096, 4096, 1 + (uintptr_t)i);
+    CHECK_ERR(hipFileBatchIOSubmit(h, 5, ops, 0), hipFileInvalidValue); /* over capacity */
+
+    /* A valid first entry and an invalid second one: nothing may be queued. */
+    for (size_t c = 0; c < sizeof bad / sizeof bad[0]; c++) {
+        unsigned nr = 4;
+        pair[0] = batch_op(fh, hipFileBatchRead, dev, 0, 0, 4096, 10);
+        pair[1] = batch_op(fh, hipFileBatchRead, dev, 4096, 4096, 4096, 11);
+        switch (c) {
+        case 0:
+            pair[1].fh = NULL;
+            break;
+        case 1:
+            pair[1].u.batch.devPtr_base = NULL;
+            break;
+        case 2:
+            pair[1].u.batch.devPtr_offset = -1;
+            break;
+        case 3:
+            pair[1].u.batch.devPtr_offset = (int64_t)len;
+            pair[1].u.batch.size = 0;
+            break;
+        case 4:
+            pair[1].u.batch.devPtr_offset = 4096;
+            pair[1].u.batch.size = len - 4096 + 1;
+            break;
+        case 5:
+            pair[1].u.batch.file_offset = -4096;
+            break;
+        case 6:
+            pair[1].opcode = (hipFileOpcode_t)2;
+            break;
+        default:
+            pair[1].mode = (hipFileBatchMode_t)0;
+            break;
+        }
+        {
+            hipFileError_t e = hipFileBatchIOSubmit(h, 2, pair, 0);
+            CHECK((int)e.err == bad[c].want, "submission with %s as second entry = %d (%s), want %d", bad[c].what,
+                  (int)e.err, hipFileGetOpErrorString(e.err), bad[c].want);
+        }
+        CHECK_ERR(hipFileBatchIOGetStatus(h, 0, &nr, ev, &zero), hipFileSuccess);
+        CHECK(nr == 0, "after the refused submission with %s, %u operations were reported", bad[c].what, nr);
+    }
+    /* The context is still empty: all four slots take entries. */
+    CHECK_ERR(hipFileBatchIOSubmit(h, 4, ops, 0), hipFileSuccess);
+    CHECK_REAP(h, ops, 4, ev, idx);
+    for (int k = 0; k < 4; k++)
+        CHECK_EV_COMPLETE(ev, k, 4096);
+    CHECK_DEV(dev, len, 0, 4 * 4096, seed, 0);
+done:
+    batch_finish(&h, &reg_ptr, &fh, dev);
+    release_driver(&opened);
+    release_dev(&dev);
+    release_fd(&fd, path);
+    case_end();
+}
+
+#define BRW_N 16                  /* reads into each of the two buffers */
+#define BRW_SIZE (32 * KiB)       /* bytes per read */
+#define BRW_STRIDE (48 * KiB)     /* device window of one read */
+#define BRW_LEN (BRW_N * BRW_STRIDE)
+#define BRW_FSIZE (2 * MiB)
+#define BRW_WN 8                  /* writes */
+#define BRW_WSIZE (64 * KiB)
+#define BRW_WSTRIDE (96 * KiB)    /* device window of one write */
+
+static void t_batch_rw(void)
+{
+    char path[PATH_MAX] = "";
+    int fd = -1, opened = 0;
+    hipFileHandle_t fh = NULL;
+    void *reg = NULL, *unreg = NULL, *reg_ptr = NULL;
+    hipFileBatchHandle_t h = NULL;
+    hipFileIOParams_t ops[2 * BRW_N];
+    hipFileIOEvents_t ev[BATCH_MAX_EV];
+    int idx[BATCH_MAX_EV];
+    int64_t rfoff[2 * BRW_N], wfoff[BRW_WN];
+    size_t rboff[2 * BRW_N], wboff[BRW_WN];
+    const uint64_t seed = next_seed(), wseed = next_seed();
+    case_begin("batch_read_write");
+    OPEN_DRIVER(opened);
+    OPEN_TMP(path, fd, O_RDWR);
+    CHECK(file_write_pattern(fd, 0, BRW_FSIZE, seed) == 0, "write: %s", strerror(errno));
+    REG_FD(fd, fh);
+    GPU_OK(gpu_malloc(&reg, BRW_LEN));
+    GPU_OK(gpu_malloc(&unreg, BRW_LEN));
+    GPU_OK(dev_poison(reg, BRW_LEN));
+    GPU_OK(dev_poison(unreg, BRW_LEN));
+    CHECK_ERR(hipFileBufRegister(reg, BRW_LEN, 0), hipFileSuccess);
+    reg_ptr = reg;
+    CHECK_ERR(hipFileBatchIOSetUp(&h, 64), hipFileSuccess);
+
+    /* 16 reads into the registered buffer (cookies 100 + i), 16 into the unregistered one
+     * (200 + i); aligned and unaligned file and buffer offsets. */
+    for (int i = 0; i < BRW_N; i++) {
+        for (int u = 0; u < 2; u++) {
+            int k = 2 * i + u;
+            rfoff[k] = (int64_t)i * 65536 + (i % 3) * 4096 + (i % 4 == 1 ? 7 : 0) + u * 12345;
+            rboff[k] = (size_t)i * BRW_STRIDE + (size_t)(i % 4) * 4096 + (size_t)(i % 2) * 3;
+            ops[k] = batch_op(fh, hipFileBatchRead, u ? unreg : reg, rfoff[k], (int64_t)rboff[k], BRW_SIZE,
+                              (u ? 200 : 100) + (uintptr_t)i);
+        }
+    }
+    CHECK_ERR(hipFileBatchIOSubmit(h, 2 * BRW_N, ops, 0), hipFileSuccess);
+    CHECK_REAP(h, ops, 2 * BRW_N, ev, idx);
+    for (int k = 0; k < 2 * BRW_N; k++)
+        CHECK_EV_COMPLETE(ev, k, BRW_SIZE);
+    for (int k = 0; k < 2 * BRW_N; k++) {
+        uint8_t *base = (uint8_t *)((k % 2) ? unreg : reg) + (size_t)(k / 2) * BRW_STRIDE;
+        CHECK_DEV(base, BRW_STRIDE, rboff[k] - (size_t)(k / 2) * BRW_STRIDE, BRW_SIZE, seed, (uint64_t)rfoff[k]);
+    }
+
+    /* A zero-size entry, and a read that starts 1000 bytes before the end of the file. */
+    GPU_OK(dev_poison(reg, BRW_LEN));
+    GPU_OK(dev_poison(unreg, BRW_LEN));
+    ops[0] = batch_op(fh, hipFileBatchRead, unreg, 4096, 0, 0, 300);
+    ops[1] = batch_op(fh, hipFileBatchRead, reg, BRW_FSIZE - 1000, 5, BRW_SIZE, 301);
+    CHECK_ERR(hipFileBatchIOSubmit(h, 2, ops, 0), hipFileSuccess);
+    CHECK_REAP(h, ops, 2, ev, idx);
+    for (int k = 0; k < 2; k++)
+        CHECK_EV_COMPLETE(ev, k, idx[k] == 0 ? 0 : 1000);
+    CHECK_DEV(unreg, BRW_LEN, 0, 0, 0, 0);
+    CHECK_DEV_EOF(reg, BRW_LEN, 5, 1000, seed, BRW_FSIZE - 1000,
+                  eof_slack(BRW_FSIZE - 1000, BRW_SIZE, (uint8_t *)reg + 5, BRW_FSIZE));
+
+    /* 8 writes from both buffers to new file ranges past the original end (cookies 400 + i). */
+    for (int i = 0; i < BRW_WN; i++) {
+        void *buf = (i % 2) ? unreg : reg;
+        size_t win = (size_t)(i / 2) * BRW_WSTRIDE;
+        size_t rel = (size_t)((i / 2) % 2) * 4096 + (size_t)(i % 3);
+        wfoff[i] = (int64_t)BRW_FSIZE + (int64_t)i * 131072 + (i % 4 == 3 ? 11 : 0);
+        wboff[i] = win + rel;
+        GPU_OK(dev_upload_layout((uint8_t *)buf + win, BRW_WSTRIDE, rel, BRW_WSIZE, wseed, (uint64_t)wfoff[i],
+                                 SRC_FILL));
+        ops[i] = batch_op(fh, hipFileBatchWrite, buf, wfoff[i], (int64_t)wboff[i], BRW_WSIZE, 400 + (uintptr_t)i);
+    }
+    CHECK_ERR(hipFileBatchIOSubmit(h, BRW_WN, ops, 0), hipFileSuccess);
+    CHECK_REAP(h, ops, BRW_WN, ev, idx);
+    for (int k = 0; k < BRW_WN; k++)
+        CHECK_EV_COMPLETE(ev, k, BRW_WSIZE);
+    for (int i = 0; i < BRW_WN; i++) {
+        void *buf = (i % 2) ? unreg : reg;
+        size_t win = (size_t)(i / 2) * BRW_WSTRIDE;
+        CHECK_FILE(fd, (uint64_t)wfoff[i], BRW_WSIZE, wseed);
+        /* The source is unchanged. */
+        CHECK_DEV_FILL((uint8_t *)buf + win, BRW_WSTRIDE, wboff[i] - win, BRW_WSIZE, wseed, (uint64_t)wfoff[i],
+                       SRC_FILL);
+    }
+    CHECK_FILE(fd, 0, BRW_FSIZE, seed);
+    CHECK(file_size(fd) == wfoff[BRW_WN - 1] + (off_t)BRW_WSIZE, "file size %lld after the writes, want %lld",
+          (long long)file_size(fd), (long long)(wfoff[BRW_WN - 1] + (off_t)BRW_WSIZE));
+done:
+    batch_finish(&h, &reg_ptr, &fh, reg);
+    release_driver(&opened);
+    release_dev(&reg);
+    release_dev(&unreg);
+    release_fd(&fd, path);
+    case_end();
+}
+
+static void t_batch_status_rules(void)
+{
+    char path[PATH_MAX] = "";
+    int fd = -1, opened = 0;
+    hipFileHandle_t fh = NULL;
+    void *dev = NULL, *reg_ptr = NULL;
+    hipFileBatchHandle_t h = NULL, stale = NULL;
+    hipFileIOParams_t ops[6];
+    hipFileIOEvents_t ev[4];
+    int seen[6];
+    unsigned nr = 4, zero_nr = 0;
+    static const long bad_ts[][2] = { { -1, 0 }, { 0, -1 }, { 0, 1000000000 } };
+    struct timespec ts, zero = { 0, 0 };
+    const size_t len = 64 * KiB;
+    const uint64_t seed = next_seed();
+    memset(seen, 0, sizeof seen);
+    case_begin("batch_status_rules");
+    OPEN_DRIVER(opened);
+    OPEN_TMP(path, fd, O_RDWR);
+    CHECK(file_write_pattern(fd, 0, len, seed) == 0, "write: %s", strerror(errno));
+    REG_FD(fd, fh);
+    GPU_OK(gpu_malloc(&dev, len));
+    GPU_OK(dev_poison(dev, len));
+    CHECK_ERR(hipFileBufRegister(dev, len, 0), hipFileSuccess);
+    reg_ptr = dev;
+    CHECK_ERR(hipFileBatchIOSetUp(&h, 8), hipFileSuccess);
+
+    CHECK_ERR(hipFileBatchIOGetStatus(NULL, 0, &nr, ev, NULL), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOGetStatus((hipFileBatchHandle_t)0x1234, 0, &nr, ev, NULL), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOGetStatus(h, 0, NULL, ev, NULL), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOGetStatus(h, 0, &zero_nr, ev, NULL), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOGetStatus(h, 0, &nr, NULL, NULL), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOGetStatus(h, 5, &nr, ev, NULL), hipFileInvalidValue); /* min_nr > *nr */
+    for (size_t i = 0; i < sizeof bad_ts / sizeof bad_ts[0]; i++) {
+        ts.tv_sec = (time_t)bad_ts[i][0];
+        ts.tv_nsec = bad_ts[i][1];
+        nr = 4;
+        {
+            hipFileError_t e = hipFileBatchIOGetStatus(h, 0, &nr, ev, &ts);
+            CHECK(e.err == hipFileInvalidValue, "timeout {%ld, %ld}: GetStatus = %d (%s), want %d", bad_ts[i][0],
+                  bad_ts[i][1], (int)e.err, hipFileGetOpErrorString(e.err), (int)hipFileInvalidValue);
+        }
+    }
+    /* Nothing outstanding: returns at once, even with min_nr 4 and no time limit. */
+    nr = 4;
+    CHECK_ERR(hipFileBatchIOGetStatus(h, 4, &nr, ev, NULL), hipFileSuccess);
+    CHECK(nr == 0, "with nothing outstanding, *nr = %u, want 0", nr);
+
+    /* Six reads, reaped two at a time (min_nr 2, *nr 2): each reported exactly once. */
+    for (int i = 0; i < 6; i++)
+        ops[i] = batch_op(fh, hipFileBatchRead, dev, (int64_t)i * 4096, (int64_t)i * 4096, 4096, 1 + (uintptr_t)i);
+    CHECK_ERR(hipFileBatchIOSubmit(h, 6, ops, 0), hipFileSuccess);
+    for (int call = 0; call < 3; call++) {
+        ev[2].cookie = ev[3].cookie = (void *)(uintptr_t)0xfeed;
+        nr = 2;
+        CHECK_ERR(hipFileBatchIOGetStatus(h, 2, &nr, ev, NULL), hipFileSuccess);
+        CHECK(nr == 2, "call %d: *nr = %u, want 2", call, nr);
+        CHECK(ev[2].cookie == (void *)(uintptr_t)0xfeed && ev[3].cookie == (void *)(uintptr_t)0xfeed,
+              "call %d wrote events beyond *nr", call);
+        for (int k = 0; k < 2; k++) {
+            uintptr_t c = (uintptr_t)ev[k].cookie;
+            CHECK(c >= 1 && c <= 6, "call %d: unknown cookie %p", call, ev[k].cookie);
+            CHECK(seen[c - 1]++ == 0, "cookie %zu reported twice", (size_t)c);
+            CHECK_EV_COMPLETE(ev, k, 4096);
+        }
+    }
+    nr = 4;
+    CHECK_ERR(hipFileBatchIOGetStatus(h, 0, &nr, ev, &zero), hipFileSuccess);
+    CHECK(nr == 0, "after all six, %u more events", nr);
+    CHECK_DEV(dev, len, 0, 6 * 4096, seed, 0);
+    stale = h;
+    release_batch(&h);
+    nr = 4;
+    CHECK_ERR(hipFileBatchIOGetStatus(stale, 0, &nr, ev, &zero), hipFileInvalidValue);
+done:
+    batch_finish(&h, &reg_ptr, &fh, dev);
+    release_driver(&opened);
+    release_dev(&dev);
+    release_fd(&fd, path);
+    case_end();
+}
+
+#define BCD_SIZE (256 * KiB)
+
+static void t_batch_cancel_destroy(void)
+{
+    char path[PATH_MAX] = "";
+    int fd = -1, opened = 0;
+    hipFileHandle_t fh = NULL;
+    void *dev = NULL, *reg_ptr = NULL;
+    hipFileBatchHandle_t h = NULL, stale = NULL;
+    hipFileIOParams_t ops[8];
+    hipFileIOEvents_t ev[BATCH_MAX_EV];
+    int idx[BATCH_MAX_EV];
+    unsigned nr = 4;
+    int canceled = 0;
+    struct timespec zero = { 0, 0 };
+    const size_t len = 12 * BCD_SIZE;
+    const uint64_t seed = next_seed();
+    case_begin("batch_cancel_destroy");
+    OPEN_DRIVER(opened);
+    OPEN_TMP(path, fd, O_RDWR);
+    CHECK(file_write_pattern(fd, 0, len, seed) == 0, "write: %s", strerror(errno));
+    REG_FD(fd, fh);
+    GPU_OK(gpu_malloc(&dev, len));
+    GPU_OK(dev_poison(dev, len));
+    CHECK_ERR(hipFileBufRegister(dev, len, 0), hipFileSuccess);
+    reg_ptr = dev;
+    CHECK_ERR(hipFileBatchIOSetUp(&h, 8), hipFileSuccess);
+
+    /* Eight reads, canceled at once: each ends complete or canceled. */
+    for (int i = 0; i < 8; i++)
+        ops[i] = batch_op(fh, hipFileBatchRead, dev, (int64_t)i * BCD_SIZE, (int64_t)i * BCD_SIZE, BCD_SIZE,
+                          1 + (uintptr_t)i);
+    CHECK_ERR(hipFileBatchIOSubmit(h, 8, ops, 0), hipFileSuccess);
+    CHECK_ERR(hipFileBatchIOCancel(h), hipFileSuccess);
+    CHECK_REAP(h, ops, 8, ev, idx);
+    for (int k = 0; k < 8; k++) {
+        uint8_t *region = (uint8_t *)dev + (size_t)idx[k] * BCD_SIZE;
+        if (ev[k].status == hipFileCanceled) {
+            canceled++;
+            CHECK(ev[k].ret == 0, "canceled cookie %p: ret %zd, want 0", ev[k].cookie, (ssize_t)ev[k].ret);
+            CHECK_DEV(region, BCD_SIZE, 0, 0, 0, 0); /* never started: untouched */
+        } else {
+            CHECK_EV_COMPLETE(ev, k, BCD_SIZE);
+            CHECK_DEV(region, BCD_SIZE, 0, BCD_SIZE, seed, (uint64_t)idx[k] * BCD_SIZE);
+        }
+    }
+    printf("# batch_cancel_destroy: %d of 8 canceled\n", canceled);
+    CHECK_ERR(hipFileBatchIOCancel(NULL), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOCancel(h), hipFileSuccess); /* nothing outstanding */
+
+    /* Four more reads, destroyed at once: Destroy waits for what runs and must not hang. */
+    for (int i = 0; i < 4; i++)
+        ops[i] = batch_op(fh, hipFileBatchRead, dev, (int64_t)(8 + i) * BCD_SIZE, (int64_t)(8 + i) * BCD_SIZE,
+                          BCD_SIZE, 20 + (uintptr_t)i);
+    CHECK_ERR(hipFileBatchIOSubmit(h, 4, ops, 0), hipFileSuccess);
+    stale = h;
+    release_batch(&h);
+    CHECK_ERR(hipFileBatchIOGetStatus(stale, 0, &nr, ev, &zero), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOGetStatus(stale, 0, &nr, ev, NULL), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOCancel(stale), hipFileInvalidValue);
+    CHECK_ERR(hipFileBatchIOSubmit(stale, 1, ops, 0), hipFileInvalidValue);
+    hipFileBatchIODestroy(stale); /* again: ignored */
+    /* Each of the four regions is untouched or holds the whole read: none is still moving. */
+    for (int i = 0; i < 4; i++) {
+        char why1[512], why2[512];
+        uint8_t *region = (uint8_t *)dev + (size_t)(8 + i) * BCD_SIZE;
+        int full = dev_verify(region, BCD_SIZE, 0, BCD_SIZE, seed, (uint64_t)(8 + i) * BCD_SIZE, POISON, why1,
+                              sizeof why1);
+        int none = dev_verify(region, BCD_SIZE, 0, 0, 0, 0, POISON, why2, sizeof why2);
+        CHECK(full == 0 || none == 0, "region %d after Destroy is neither complete (%s) nor untouched (%s)", 8 + i,
+              why1, why2);
+    }
+done:
+    batch_finish(&h, &reg_ptr, &fh, dev);
+    release_driver(&opened);
+    release_dev(&dev);
+    release_fd(&fd, path);
+    case_end();
+}
+
+static void t_batch_failures(void)
+{
+    char path[PATH_MAX] = "";
+    int fd = -1, wfd = -1, opened = 0;
+    hipFileHandle_t fh = NULL;
+    void *dev = NULL, *reg_ptr = NULL;
+    hipFileBatchHandle_t h = NULL;
+    hipFileIOParams_t ops[3];
+    hipFileIOEvents_t ev[BATCH_MAX_EV];
+    int idx[BATCH_MAX_EV];
+    const size_t len = 64 * KiB;
+    const uint64_t seed = next_seed();
+    case_begin("batch_failures");
+    OPEN_DRIVER(opened);
+    CHECK(tmp_new(path, sizeof path) == 0, "mkstemp: %s", strerror(errno));
+    wfd = open(path, O_RDWR);
+    CHECK(wfd >= 0, "open: %s", strerror(errno));
+    CHECK(file_write_pattern(wfd, 0, len, seed) == 0, "write: %s", strerror(errno));
+    fd = open(path, O_RDONLY);
+    CHECK(fd >= 0, "open: %s", strerror(errno));
+    REG_FD(fd, fh);
+    GPU_OK(gpu_malloc(&dev, len));
+    GPU_OK(dev_upload_layout(dev, len, 0, len, 1, 0, SRC_FILL));
+    CHECK_ERR(hipFileBufRegister(dev, len, 0), hipFileSuccess);
+    reg_ptr = dev;
+    CHECK_ERR(hipFileBatchIOSetUp(&h, 4), hipFileSuccess);
+    /* Two writes to the read-only descriptor fail with EBADF; a read beside them succeeds. */
+    ops[0] = batch_op(fh, hipFileBatchWrite, dev, 0, 0, 4096, 1);
+    ops[1] = batch_op(fh, hipFileBatchWrite, dev, 1, 3, 100, 2);
+    ops[2] = batch_op(fh, hipFileBatchRead, dev, 8192, 32 * KiB, 4096, 3);
+    CHECK_ERR(hipFileBatchIOSubmit(h, 3, ops, 0), hipFileSuccess);
+    CHECK_REAP(h, ops, 3, ev, idx);
+    for (int k = 0; k < 3; k++) {
+        if (idx[k] == 2) {
+            CHECK_EV_COMPLETE(ev, k, 4096);
+            continue;
+        }
+        CHECK(ev[k].status == hipFileFailed && (ssize_t)ev[k].ret == -EBADF,
+              "write of cookie %p to an O_RDONLY file: status %d, ret %zd; want hipFileFailed (%d) with -EBADF (%d)",
+              ev[k].cookie, (int)ev[k].status, (ssize_t)ev[k].ret, (int)hipFileFailed, -EBADF);
+    }
+    CHECK_FILE(wfd, 0, len, seed);
+    CHECK_DEV_FILL(dev, 32 * KiB, 0, 32 * KiB, 1, 0, SRC_FILL);
+    CHECK_DEV_FILL((uint8_t *)dev + 32 * KiB, 4096, 0, 4096, seed, 8192, SRC_FILL);
+    CHECK_DEV_FILL((uint8_t *)dev + 36 * KiB, len - 36 * KiB, 0, len - 36 * KiB, 1, 36 * KiB, SRC_FILL);
+done:
+    batch_finish(&h, &reg_ptr, &fh, dev);
+    release_driver(&opened);
+    release_dev(&dev);
+    if (wfd >= 0)
+        close(wfd);
+    release_fd(&fd, path);
+    case_end();
+}
+
+/* ===========================================================================================
  * Group "closed_driver" (always last): every reference is dropped, then the driver reopens
  * ========================================================================================= */
 
@@ -2355,6 +2973,15 @@ done:
         t_threads_write_regions();
         t_threads_same_region();
         t_untouched_thread();
+    }
+    if (group_selected("batch")) {
+        group_begin("batch");
+        t_batch_setup();
+        t_batch_submit_rules();
+        t_batch_rw();
+        t_batch_status_rules();
+        t_batch_cancel_destroy();
+        t_batch_failures();
     }
     group_begin("closed_driver");
     t_closed_driver();
