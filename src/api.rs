@@ -115,6 +115,101 @@ impl Drop for RegisteredFile {
     }
 }
 
+/// A batch context (`hipFileBatchIOSetUp`), destroyed on drop (which cancels what has not
+/// started and waits for what runs).
+pub struct Batch {
+    token: crate::driver::batch::BatchToken,
+}
+
+/// One operation of a batch submission: `size` bytes between `file` at `file_offset` and
+/// `mem` at `mem_offset`; `cookie` comes back with its completion.
+#[derive(Clone, Copy)]
+pub struct BatchOp<'a> {
+    /// Read (file → memory) or write.
+    pub dir: Direction,
+    /// The file.
+    pub file: &'a RegisteredFile,
+    /// The device memory.
+    pub mem: &'a DeviceMemory,
+    /// Offset into the memory.
+    pub mem_offset: usize,
+    /// File offset.
+    pub file_offset: u64,
+    /// Bytes.
+    pub size: usize,
+    /// Returned with the completion.
+    pub cookie: usize,
+}
+
+/// How a batch operation ended: its cookie and the byte count, or its error.
+pub type BatchCompletion = (usize, Result<usize>);
+
+impl Batch {
+    /// A context for up to `max_nr` outstanding operations (1–128).
+    pub fn new(max_nr: u32) -> Result<Batch> {
+        Ok(Batch {
+            token: driver().batch_setup(max_nr)?,
+        })
+    }
+
+    /// Queue `ops`, all or none (`hipFileBatchIOSubmit`).
+    pub fn submit(&self, ops: &[BatchOp<'_>]) -> Result<()> {
+        let to_i64 = |v: u64, what| i64::try_from(v).map_err(|_| Error::InvalidValue(what));
+        let entries = ops
+            .iter()
+            .map(|op| {
+                Ok(crate::driver::batch::OpParams {
+                    mode: 1,
+                    base: op.mem.addr,
+                    file_offset: to_i64(op.file_offset, "file offset too large")?,
+                    buffer_offset: to_i64(op.mem_offset as u64, "memory offset too large")?,
+                    size: op.size,
+                    file: op.file.token,
+                    opcode: match op.dir {
+                        Direction::Read => 0,
+                        Direction::Write => 1,
+                    },
+                    cookie: op.cookie,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        driver().batch_submit(self.token, &entries)
+    }
+
+    /// Wait until `min_nr` operations ended (or all outstanding did, or `timeout` passed:
+    /// `None` waits without limit), then take up to `max_nr` ended ones
+    /// (`hipFileBatchIOGetStatus`).
+    pub fn completions(
+        &self,
+        min_nr: usize,
+        max_nr: usize,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<Vec<BatchCompletion>> {
+        use crate::driver::batch::OpStatus;
+        let done = driver().batch_status(self.token, min_nr, max_nr, timeout)?;
+        Ok(done
+            .into_iter()
+            .map(|c| {
+                let r = match c.status {
+                    OpStatus::Complete(n) => Ok(n),
+                    OpStatus::Failed(e) => Err(e),
+                    OpStatus::Canceled => Err(Error::Internal("operation canceled")),
+                    OpStatus::Pending | OpStatus::Running => {
+                        unreachable!("only ended operations are reaped")
+                    }
+                };
+                (c.cookie, r)
+            })
+            .collect())
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        driver().batch_destroy(self.token);
+    }
+}
+
 /// A buffer registration (`hipFileBufRegister`), deregistered on drop. Registering a buffer
 /// used for many small requests saves the pointer queries of each call.
 pub struct RegisteredBuffer {

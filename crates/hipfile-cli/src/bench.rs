@@ -25,8 +25,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use hipfile::api::{DeviceMemory, DriverGuard, PinnedMemory, RegisteredBuffer, RegisteredFile};
+use hipfile::api::{
+    Batch, BatchOp, DeviceMemory, DriverGuard, PinnedMemory, RegisteredBuffer, RegisteredFile,
+};
 use hipfile::driver::config::Config;
+use hipfile::runtime::Direction;
 use hipfile::runtime::{loader, Platform};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -353,6 +356,83 @@ fn timed_ops(
     Ok(lat)
 }
 
+/// `--api batch`: one batch context per thread keeping up to `depth` operations in flight,
+/// the operation of slot k in bytes `k * slot_len..` of `mem`; an operation's latency runs from its
+/// submission until its completion is reaped.
+fn batch_ops(
+    reg: &RegisteredFile,
+    mem: &DeviceMemory,
+    ops: &[Op],
+    depth: usize,
+    slot_len: usize,
+    read: bool,
+    shared: &Shared,
+) -> Result<Vec<f64>, String> {
+    let dir = if read {
+        Direction::Read
+    } else {
+        Direction::Write
+    };
+    let what = if read { "read" } else { "write" };
+    let batch =
+        Batch::new(depth as u32).map_err(|e| format!("hipFileBatchIOSetUp: {}", lib_text(&e)))?;
+    let mut lat = Vec::with_capacity(ops.len());
+    // Slot → (submission time, index of the operation in `ops`).
+    let mut started: Vec<Option<(Instant, usize)>> = vec![None; depth];
+    let mut free: Vec<usize> = (0..depth).rev().collect();
+    let (mut next, mut in_flight) = (0usize, 0usize);
+    let mut entries = Vec::with_capacity(depth);
+    while next < ops.len() || in_flight > 0 {
+        if shared.abort.load(Ordering::Relaxed) {
+            return Err("aborted".into());
+        }
+        entries.clear();
+        let now = Instant::now();
+        while next < ops.len() {
+            let Some(slot) = free.pop() else { break };
+            started[slot] = Some((now, next));
+            entries.push(BatchOp {
+                dir,
+                file: reg,
+                mem,
+                mem_offset: slot * slot_len,
+                file_offset: ops[next].offset,
+                size: ops[next].len,
+                cookie: slot,
+            });
+            next += 1;
+        }
+        if !entries.is_empty() {
+            batch
+                .submit(&entries)
+                .map_err(|e| format!("hipFileBatchIOSubmit: {}", lib_text(&e)))?;
+            in_flight += entries.len();
+        }
+        let done = batch
+            .completions(1, depth, None)
+            .map_err(|e| format!("hipFileBatchIOGetStatus: {}", lib_text(&e)))?;
+        for (slot, r) in done {
+            let (t0, i) = started[slot]
+                .take()
+                .ok_or("a completion for an idle slot")?;
+            let n = r.map_err(|e| {
+                format!("batch {what} at offset {}: {}", ops[i].offset, lib_text(&e))
+            })?;
+            if n != ops[i].len {
+                return Err(format!(
+                    "batch {what} at offset {}: {n} of {} bytes",
+                    ops[i].offset, ops[i].len
+                ));
+            }
+            lat.push(micros(t0));
+            shared.progress.fetch_add(n as u64, Ordering::Relaxed);
+            free.push(slot);
+            in_flight -= 1;
+        }
+    }
+    Ok(lat)
+}
+
 /// Removes the default benchmark file at the end (also on errors).
 struct Cleanup(Option<PathBuf>);
 
@@ -458,7 +538,14 @@ enum Kind {
 
 /// Run `hipfile bench`.
 pub fn run(a: &BenchArgs) -> CliResult<()> {
-    let Api::Sync = a.api;
+    if a.api == Api::Batch && a.mem != Mem::Device {
+        return fail("--api batch moves data between files and device memory: use --mem device");
+    }
+    // Batch: each thread keeps `depth` operations in flight, each in its own slice of memory.
+    let depth = match a.api {
+        Api::Sync => 1,
+        Api::Batch => a.batch_depth as usize,
+    };
     if a.direct && (a.io_size % PAGE as u64 != 0 || a.size % PAGE as u64 != 0) {
         return fail(format!(
             "--direct needs --size and --io-size to be multiples of {PAGE} bytes"
@@ -514,7 +601,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     let flat: Vec<Op> = plans.iter().flatten().copied().collect();
     let mut bufs = (0..threads)
         .map(|_| match a.mem {
-            Mem::Device => alloc_device(io_size, &pat).map(Buf::Device),
+            Mem::Device => alloc_device(io_size * depth, &pat).map(Buf::Device),
             Mem::Host => alloc_pageable(io_size, &pat).map(Buf::Host),
         })
         .collect::<CliResult<Vec<Buf>>>()?;
@@ -584,7 +671,12 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
                         &tag("hipfile"),
                         a.size,
                         bars,
-                        |(buf, ops), sh| timed_ops(ops, sh, |op| hipfile_op(&reg, buf, op, read)),
+                        |(buf, ops), sh| match (a.api, &**buf) {
+                            (Api::Batch, Buf::Device(m)) => {
+                                batch_ops(&reg, m, ops, depth, io_size, read, sh)
+                            }
+                            _ => timed_ops(ops, sh, |op| hipfile_op(&reg, buf, op, read)),
+                        },
                         None,
                     )?
                 }
@@ -681,7 +773,8 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             .with("file", path.display().to_string())
             .with("mode", a.mode.name())
             .with("mem", a.mem.name())
-            .with("api", "sync")
+            .with("api", a.api.name())
+            .with("batch_depth", (a.api == Api::Batch).then_some(depth))
             .with("direct", a.direct)
             .with("drop_cache", a.drop_cache)
             .with("warm_up", warm)
@@ -724,7 +817,7 @@ fn header(
         rt.describe()
     };
     format!(
-        "hipfile bench: platform {}, {} (chosen: {}); engine {} threads, chunk {}; file {}{}, mem {}, api sync, \
+        "hipfile bench: platform {}, {} (chosen: {}); engine {} threads, chunk {}; file {}{}, mem {}, api {}, \
          median of {} run(s){}",
         rt.platform().name(),
         runtime,
@@ -734,6 +827,10 @@ fn header(
         path.display(),
         if a.direct { " (O_DIRECT)" } else { "" },
         a.mem.name(),
+        match a.api {
+            Api::Sync => "sync".to_string(),
+            Api::Batch => format!("batch (depth {} per thread)", a.batch_depth),
+        },
         a.repeat,
         if a.drop_cache {
             ", page cache dropped before each run"

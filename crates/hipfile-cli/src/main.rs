@@ -143,11 +143,23 @@ impl Mem {
     }
 }
 
-/// Which API `hipfile bench` uses (only the synchronous one for now).
+/// Which API `hipfile bench` uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Api {
     /// `hipFileRead` / `hipFileWrite`.
     Sync,
+    /// `hipFileBatchIO*`: each thread keeps `--batch-depth` operations in flight.
+    Batch,
+}
+
+impl Api {
+    /// Name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Sync => "sync",
+            Api::Batch => "batch",
+        }
+    }
 }
 
 /// Arguments of `hipfile bench`.
@@ -172,9 +184,12 @@ pub struct BenchArgs {
     /// Memory the data moves to or from.
     #[arg(long, value_enum, default_value_t = Mem::Device)]
     pub mem: Mem,
-    /// API: only `sync` for now.
+    /// API: `sync` (hipFileRead/Write) or `batch` (hipFileBatchIO*, device memory only).
     #[arg(long, value_name = "API", default_value = "sync", value_parser = api_arg)]
     pub api: Api,
+    /// With --api batch: operations each thread keeps in flight (1-128).
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=128))]
+    pub batch_depth: u32,
     /// Open the file with O_DIRECT.
     #[arg(long)]
     pub direct: bool,
@@ -227,10 +242,13 @@ pub fn io_size_arg(s: &str) -> Result<u64, String> {
 pub fn api_arg(s: &str) -> Result<Api, String> {
     match s.to_ascii_lowercase().as_str() {
         "sync" => Ok(Api::Sync),
-        "async" | "stream" | "batch" => {
-            Err(format!("'{s}' is not implemented yet: only 'sync' is available for now (async and batch come later)"))
-        }
-        _ => Err(format!("unknown API '{s}': only 'sync' is available")),
+        "batch" => Ok(Api::Batch),
+        "async" | "stream" => Err(format!(
+            "'{s}' is not implemented yet: 'sync' and 'batch' are available"
+        )),
+        _ => Err(format!(
+            "unknown API '{s}': 'sync' and 'batch' are available"
+        )),
     }
 }
 
@@ -426,11 +444,19 @@ mod tests {
     }
 
     #[test]
-    fn api_other_than_sync_is_refused_clearly() {
+    fn apis_sync_and_batch_others_refused_clearly() {
         assert_eq!(bench(&["--api", "sync"]).api, Api::Sync);
+        let b = bench(&["--api", "batch"]);
+        assert_eq!((b.api, b.batch_depth), (Api::Batch, 32));
+        assert_eq!(
+            bench(&["--api", "BATCH", "--batch-depth", "128"]).batch_depth,
+            128
+        );
+        assert!(parse(&["bench", "--batch-depth", "0"]).is_err());
+        assert!(parse(&["bench", "--batch-depth", "129"]).is_err());
         let e = parse(&["bench", "--api", "async"]).unwrap_err().to_string();
-        assert!(e.contains("only 'sync' is available"), "{e}");
-        assert!(parse(&["bench", "--api", "batch"]).is_err());
+        assert!(e.contains("'sync' and 'batch' are available"), "{e}");
+        assert!(parse(&["bench", "--api", "nope"]).is_err());
     }
 
     #[test]

@@ -234,10 +234,50 @@ fn bench_text_lines_and_modes() {
         "{out}"
     );
 
-    let refused = hipfile(&tmp, &["bench", "--api", "batch"]);
+    // The batch API: reads and writes through hipFileBatchIO*, a few operations in flight.
+    for mode in ["read", "randwrite"] {
+        let out = ok(&hipfile(
+            &tmp,
+            &[
+                "bench",
+                "--file",
+                f,
+                "--size",
+                "8M",
+                "--io-size",
+                "256K",
+                "--threads",
+                "2",
+                "--mode",
+                mode,
+                "--api",
+                "batch",
+                "--batch-depth",
+                "4",
+                "--repeat",
+                "1",
+                "--json",
+            ],
+        ));
+        let v = parse(out.trim()).unwrap();
+        let m = v.get("hipfile").unwrap();
+        assert_eq!(num(m, "ops"), 32.0, "{mode}");
+        assert!(num(m, "gib_per_s") > 0.0, "{mode}");
+        let cfg = v.get("config").unwrap();
+        assert_eq!(cfg.get("api").and_then(Value::as_str), Some("batch"));
+        assert_eq!(num(cfg, "batch_depth"), 4.0);
+    }
+    let refused = hipfile(&tmp, &["bench", "--api", "batch", "--mem", "host"]);
     assert!(!refused.status.success());
     assert!(
-        text(&refused.stderr).contains("only 'sync'"),
+        text(&refused.stderr).contains("use --mem device"),
+        "{}",
+        text(&refused.stderr)
+    );
+    let refused = hipfile(&tmp, &["bench", "--api", "async"]);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("not implemented yet"),
         "{}",
         text(&refused.stderr)
     );
