@@ -52,6 +52,17 @@ fn params(
     }
 }
 
+/// `n` reads of 4 KiB: read i from file offset `i * 4096` to memory offset `i * 4096`,
+/// cookie `1 + i`.
+fn reads_4k(fh: hipFileHandle_t, base: *mut c_void, n: usize) -> Vec<hipFileIOParams_t> {
+    (0..n)
+        .map(|i| {
+            let off = (i * 4096) as i64;
+            params(fh, hipFileBatchRead, base, off, off, 4096, 1 + i)
+        })
+        .collect()
+}
+
 fn submit(h: hipFileBatchHandle_t, ops: &mut [hipFileIOParams_t]) -> hipFileError_t {
     // SAFETY: a valid array of ops.len() entries.
     unsafe { hipFileBatchIOSubmit(h, ops.len() as c_uint, ops.as_mut_ptr(), 0) }
@@ -471,19 +482,7 @@ child_test!(get_status_rules, {
         assert_eq!(nr, 0);
     }
     // Six completions, reaped two at a time, each once.
-    let mut ops: Vec<_> = (0..6usize)
-        .map(|i| {
-            params(
-                f.fh,
-                0,
-                dev.ptr,
-                (i * 4096) as i64,
-                (i * 4096) as i64,
-                4096,
-                1 + i,
-            )
-        })
-        .collect();
+    let mut ops = reads_4k(f.fh, dev.ptr, 6);
     assert_eq!(submit(h, &mut ops), OK);
     let mut seen = Vec::new();
     while seen.len() < 6 {
@@ -556,19 +555,7 @@ child_test!(
         let dev = sim().device_alloc(1 << 16);
         buf_register(dev.ptr, 1 << 16);
         let h = setup(8);
-        let mut ops: Vec<_> = (0..4usize)
-            .map(|i| {
-                params(
-                    f.fh,
-                    0,
-                    dev.ptr,
-                    (i * 4096) as i64,
-                    (i * 4096) as i64,
-                    4096,
-                    1 + i,
-                )
-            })
-            .collect();
+        let mut ops = reads_4k(f.fh, dev.ptr, 4);
         let t0 = Instant::now();
         assert_eq!(submit(h, &mut ops), OK);
         assert!(
