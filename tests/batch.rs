@@ -742,3 +742,203 @@ child_test!(
         hipFileHandleDeregister(fh2);
     }
 );
+
+// ---- randomised batches against a model of the file ----------------------------------------
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config as PropConfig, TestCaseError, TestRunner};
+
+/// Device memory of one randomised case: one 256 KiB slot per operation of a batch.
+const SLOT: usize = 256 << 10;
+const SLOTS: usize = 16;
+
+#[derive(Clone, Debug)]
+struct RandOp {
+    write: bool,
+    off: u64,
+    size: usize,
+}
+
+#[derive(Clone, Debug)]
+struct RandCase {
+    chunk_kb: usize,
+    initial_len: usize,
+    registered: bool,
+    batches: Vec<Vec<RandOp>>,
+}
+
+/// Offsets and sizes biased towards 4 KiB edges.
+fn edgy(max: u64) -> impl Strategy<Value = u64> {
+    prop_oneof![
+        0..=max,
+        (0..=max / 4096).prop_map(|p| p * 4096),
+        (1..=max / 4096)
+            .prop_flat_map(|p| (-2i64..=2).prop_map(move |d| (p * 4096).saturating_add_signed(d))),
+    ]
+}
+
+fn rand_case() -> impl Strategy<Value = RandCase> {
+    let op =
+        (any::<bool>(), edgy(3 << 20), edgy(SLOT as u64)).prop_map(|(write, off, size)| RandOp {
+            write,
+            off,
+            size: (size as usize).min(SLOT),
+        });
+    (
+        prop_oneof![Just(64usize), Just(256), Just(4096)],
+        edgy(2 << 20).prop_map(|l| l as usize),
+        any::<bool>(),
+        prop::collection::vec(prop::collection::vec(op, 1..=SLOTS), 1..=3),
+    )
+        .prop_map(|(chunk_kb, initial_len, registered, batches)| RandCase {
+            chunk_kb,
+            initial_len,
+            registered,
+            batches,
+        })
+}
+
+/// Operations of one batch may run in any order: keep writes inside the file (so the end of
+/// file does not move under the reads) and drop every operation whose file range meets a
+/// write's range already kept.
+fn independent(ops: &[RandOp], file_len: usize) -> Vec<RandOp> {
+    let mut kept: Vec<RandOp> = Vec::new();
+    for op in ops {
+        let mut op = op.clone();
+        if op.write {
+            if op.off as usize >= file_len {
+                continue;
+            }
+            op.size = op.size.min(file_len - op.off as usize);
+        }
+        let (a, b) = (op.off, op.off + op.size as u64);
+        let clash = kept
+            .iter()
+            .any(|k| (k.write || op.write) && a < k.off + k.size as u64 && k.off < b);
+        if !clash {
+            kept.push(op);
+        }
+    }
+    kept
+}
+
+fn run_rand_case(c: &RandCase) -> Result<(), TestCaseError> {
+    while hipFileUseCount() > 0 {
+        let _ = hipFileDriverClose();
+    }
+    assert_eq!(
+        hipFileSetParameterSizeT(hipFileParamPropertiesPerBufferCacheSizeKB, c.chunk_kb),
+        OK
+    );
+    open_driver();
+    let path = scratch_file("batch-prop");
+    let mut model = pattern(c.initial_len, c.initial_len as u64 + 3);
+    make_file(&path, &model);
+    let fd = open_fd(&path, libc::O_RDWR);
+    let fh = register_fd(fd);
+    let dev = sim().device_alloc(SLOT * SLOTS);
+    if c.registered {
+        buf_register(dev.ptr, SLOT * SLOTS);
+    }
+    let h = setup(SLOTS as c_uint);
+    for (b, batch) in c.batches.iter().enumerate() {
+        let ops = independent(batch, model.len());
+        let mut entries = Vec::new();
+        let mut data = Vec::new();
+        for (k, op) in ops.iter().enumerate() {
+            let bytes = pattern(op.size, (b * 100 + k) as u64 + 11);
+            // Writes carry their data; reads find poison that must stay past their count.
+            sim().upload(dev.at(k * SLOT), &bytes);
+            let opcode = if op.write {
+                hipFileBatchWrite
+            } else {
+                hipFileBatchRead
+            };
+            entries.push(params(
+                fh,
+                opcode,
+                dev.ptr,
+                op.off as i64,
+                (k * SLOT) as i64,
+                op.size,
+                k,
+            ));
+            data.push(bytes);
+        }
+        prop_assert_eq!(submit(h, &mut entries), OK);
+        let events = reap_all(h, entries.len());
+        for e in &events {
+            let k = e.cookie as usize;
+            let op = &ops[k];
+            prop_assert_eq!(e.status, hipFileComplete, "{:?}", op);
+            if op.write {
+                prop_assert_eq!(e.ret, op.size, "{:?}", op);
+            } else {
+                let expect = model.len().saturating_sub(op.off as usize).min(op.size);
+                prop_assert_eq!(e.ret, expect, "{:?}", op);
+                let got = sim().download(dev.at(k * SLOT), op.size);
+                let off = (op.off as usize).min(model.len());
+                prop_assert!(
+                    got[..expect] == model[off..off + expect],
+                    "read bytes {:?}",
+                    op
+                );
+                // A short read on the fastpath (aligned offset, size and memory) may fill the
+                // rest of the file's last block (README, decisions); past that, untouched.
+                let addr = dev.ptr as usize + k * SLOT;
+                let aligned = (op.off as usize | op.size | addr) % 4096 == 0;
+                let untouched_from = if aligned && expect < op.size {
+                    let o = op.off as usize;
+                    ((o + expect).div_ceil(4096) * 4096 - o).min(op.size)
+                } else {
+                    expect
+                };
+                prop_assert!(
+                    got[untouched_from..] == data[k][untouched_from..],
+                    "past the count {:?}",
+                    op
+                );
+            }
+        }
+        for (k, op) in ops.iter().enumerate().filter(|(_, o)| o.write) {
+            let off = op.off as usize;
+            model[off..off + op.size].copy_from_slice(&data[k]);
+        }
+        prop_assert!(
+            std::fs::read(&path).unwrap() == model,
+            "file after batch {}",
+            b
+        );
+    }
+    hipFileBatchIODestroy(h);
+    if c.registered {
+        assert_eq!(hipFileBufDeregister(dev.ptr), OK);
+    }
+    hipFileHandleDeregister(fh);
+    // SAFETY: our descriptor.
+    unsafe { libc::close(fd) };
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(hipFileDriverClose(), OK);
+    Ok(())
+}
+
+fn run_rand_cases() {
+    let mut runner = TestRunner::new(PropConfig {
+        cases: 32,
+        failure_persistence: None,
+        ..PropConfig::default()
+    });
+    runner.run(&rand_case(), |c| run_rand_case(&c)).unwrap();
+}
+
+child_test!(
+    random_batches_match_a_model_of_the_file,
+    [("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true")],
+    { run_rand_cases() }
+);
+
+child_test!(
+    random_batches_on_the_fallback_only,
+    [("HIPFILE_FORCE_COMPAT_MODE", "true")],
+    { run_rand_cases() }
+);
