@@ -6,13 +6,6 @@ use super::{Context, Refusal, Request};
 use crate::error::{Error, Result};
 use crate::runtime::{FastpathFault, MemoryType};
 
-/// The alignment the kernel path requires of offsets, sizes and device addresses: the file
-/// system's direct-I/O alignment, but never less than 4 KiB (behaviour §J.2.8; the KFD path
-/// rejects anything finer with `EINVAL`, which would not be retried).
-pub fn offset_alignment(dio_offset_align: u32) -> u64 {
-    u64::from(dio_offset_align).max(4096)
-}
-
 /// Score 100 when every rule of behaviour §C.2 holds. The rules that depend only on the
 /// runtime and the configuration come precomputed in `ctx.fastpath_gate`.
 #[inline(always)]

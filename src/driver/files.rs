@@ -71,7 +71,8 @@ pub struct File {
 }
 
 /// The mask of the fastpath alignment for a direct-I/O alignment: `max(align, 4 KiB) - 1`
-/// (behaviour §J.2.8), all ones without direct I/O. Linux reports powers of two; anything
+/// (behaviour §J.2.8: the kernel path rejects anything finer than 4 KiB with `EINVAL`, which
+/// would not be retried on the fallback), all ones without direct I/O. Linux reports powers of two; anything
 /// else would make masks wrong, so such a file is treated as having no direct-I/O alignment.
 fn fastpath_mask(align: u32) -> u64 {
     let a = u64::from(align).max(4096);
