@@ -74,6 +74,9 @@ pub struct Env {
     pub unsupported_fs: Option<bool>,
     /// `HIPFILE_STATS_LEVEL` (default 1, clamped to 3).
     pub stats_level: Option<u32>,
+    /// `HIPFILE_STATS_TSC` (default true): the statistics' stopwatch may read the TSC where
+    /// the kernel keeps time on it; false: always `CLOCK_MONOTONIC`.
+    pub stats_tsc: Option<bool>,
     /// `HIPFILE_ASYNC_BUFFER_SIZE` in bytes (default 16 MiB; 0 means the default).
     pub async_buffer_size: Option<u64>,
     /// `HIPFILE_HOST` (default true).
@@ -125,6 +128,7 @@ impl Env {
             force_compat: boolean("HIPFILE_FORCE_COMPAT_MODE"),
             unsupported_fs: boolean("HIPFILE_UNSUPPORTED_FILE_SYSTEMS"),
             stats_level: unsigned("HIPFILE_STATS_LEVEL"),
+            stats_tsc: boolean("HIPFILE_STATS_TSC"),
             async_buffer_size: size("HIPFILE_ASYNC_BUFFER_SIZE"),
             host_io: boolean("HIPFILE_HOST"),
             sync_writes: boolean("HIPFILE_FALLBACK_SYNC_WRITES"),
@@ -335,6 +339,9 @@ mod tests {
         );
         assert_eq!(c.stats_level, 3);
         assert_eq!(c.async_buffer_size, 16 << 20);
+        assert_eq!(env_of(&[("HIPFILE_STATS_TSC", "false")]).stats_tsc, Some(false));
+        assert_eq!(env_of(&[("HIPFILE_STATS_TSC", "no")]).stats_tsc, None, "not a boolean");
+        assert_eq!(env_of(&[]).stats_tsc, None);
     }
 
     #[test]

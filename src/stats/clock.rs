@@ -5,8 +5,8 @@
 //! clocksource `tsc`, which the kernel only selects when the TSC is invariant and synchronised
 //! across CPUs), the stopwatch reads the TSC directly: one instruction instead of a vDSO call,
 //! converted to microseconds with a factor calibrated once against `CLOCK_MONOTONIC`. Anywhere
-//! else (another clocksource, another architecture, a failed calibration) it reads
-//! `CLOCK_MONOTONIC`. The choice is made by [`calibrate`] before the first recording and never
+//! else (another clocksource, another architecture, a failed calibration, or
+//! `HIPFILE_STATS_TSC=false`) it reads `CLOCK_MONOTONIC`. The choice is made by [`calibrate`] before the first recording and never
 //! changes afterwards, so a start and its end always come from the same clock.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -51,7 +51,11 @@ pub fn elapsed_us(start: Start) -> u64 {
 }
 
 /// Choose the stopwatch's clock; called once, before anything is recorded.
+/// `HIPFILE_STATS_TSC=false` keeps it on `CLOCK_MONOTONIC`.
 pub fn calibrate() {
+    if crate::driver::config::env().stats_tsc == Some(false) {
+        return;
+    }
     if let Some(per_tick) = tsc_us_per_tick() {
         TSC_US_PER_TICK.store(per_tick, Relaxed);
     }
