@@ -339,8 +339,15 @@ mod tests {
         );
         assert_eq!(c.stats_level, 3);
         assert_eq!(c.async_buffer_size, 16 << 20);
-        assert_eq!(env_of(&[("HIPFILE_STATS_TSC", "false")]).stats_tsc, Some(false));
-        assert_eq!(env_of(&[("HIPFILE_STATS_TSC", "no")]).stats_tsc, None, "not a boolean");
+        assert_eq!(
+            env_of(&[("HIPFILE_STATS_TSC", "false")]).stats_tsc,
+            Some(false)
+        );
+        assert_eq!(
+            env_of(&[("HIPFILE_STATS_TSC", "no")]).stats_tsc,
+            None,
+            "not a boolean"
+        );
         assert_eq!(env_of(&[]).stats_tsc, None);
     }
 
