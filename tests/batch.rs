@@ -11,7 +11,10 @@ use std::ffi::{c_int, c_uint, c_void};
 use std::ptr::null_mut;
 use std::time::{Duration, Instant};
 
+use common::strategies::{edgy, runner};
 use common::*;
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 const OK: hipFileError_t = hipFileError_t::SUCCESS;
 
@@ -745,9 +748,6 @@ child_test!(
 
 // ---- randomised batches against a model of the file ----------------------------------------
 
-use proptest::prelude::*;
-use proptest::test_runner::{Config as PropConfig, TestCaseError, TestRunner};
-
 /// Device memory of one randomised case: one 256 KiB slot per operation of a batch.
 const SLOT: usize = 256 << 10;
 const SLOTS: usize = 16;
@@ -765,16 +765,6 @@ struct RandCase {
     initial_len: usize,
     registered: bool,
     batches: Vec<Vec<RandOp>>,
-}
-
-/// Offsets and sizes biased towards 4 KiB edges.
-fn edgy(max: u64) -> impl Strategy<Value = u64> {
-    prop_oneof![
-        0..=max,
-        (0..=max / 4096).prop_map(|p| p * 4096),
-        (1..=max / 4096)
-            .prop_flat_map(|p| (-2i64..=2).prop_map(move |d| (p * 4096).saturating_add_signed(d))),
-    ]
 }
 
 fn rand_case() -> impl Strategy<Value = RandCase> {
@@ -923,11 +913,7 @@ fn run_rand_case(c: &RandCase) -> Result<(), TestCaseError> {
 }
 
 fn run_rand_cases() {
-    let mut runner = TestRunner::new(PropConfig {
-        cases: 32,
-        failure_persistence: None,
-        ..PropConfig::default()
-    });
+    let mut runner = runner(32);
     runner.run(&rand_case(), |c| run_rand_case(&c)).unwrap();
 }
 

@@ -9,7 +9,9 @@ use common::*;
 use std::os::fd::AsRawFd;
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config as PropConfig, TestCaseError, TestRunner};
+use proptest::test_runner::TestCaseError;
+
+use common::strategies::{edgy, runner};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -38,16 +40,6 @@ struct Case {
 }
 
 const BUF: usize = 3 << 20;
-
-/// Offsets and sizes biased towards alignment edges.
-fn edgy(max: u64) -> impl Strategy<Value = u64> {
-    prop_oneof![
-        0..=max,
-        (0..=max / 4096).prop_map(|p| p * 4096),
-        (1..=max / 4096)
-            .prop_flat_map(|p| (-2i64..=2).prop_map(move |d| (p * 4096).saturating_add_signed(d))),
-    ]
-}
 
 fn op() -> impl Strategy<Value = Op> {
     let size = || edgy(2 << 20).prop_map(|s| s as usize);
@@ -226,11 +218,7 @@ child_test!(
     random_requests_match_pread_and_pwrite,
     [("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true")],
     {
-        let mut runner = TestRunner::new(PropConfig {
-            cases: 48,
-            failure_persistence: None,
-            ..PropConfig::default()
-        });
+        let mut runner = runner(48);
         runner.run(&case(), |c| run_case(&c)).unwrap();
     }
 );
@@ -239,11 +227,7 @@ child_test!(
     random_requests_on_the_fallback_only,
     [("HIPFILE_FORCE_COMPAT_MODE", "true")],
     {
-        let mut runner = TestRunner::new(PropConfig {
-            cases: 32,
-            failure_persistence: None,
-            ..PropConfig::default()
-        });
+        let mut runner = runner(32);
         runner.run(&case(), |c| run_case(&c)).unwrap();
     }
 );
@@ -258,11 +242,7 @@ child_test!(
             0i64..40,
             any::<bool>(),
         );
-        let mut runner = TestRunner::new(PropConfig {
-            cases: 40,
-            failure_persistence: None,
-            ..PropConfig::default()
-        });
+        let mut runner = runner(40);
         runner
             .run(&strategy, |(chunk_kb, threads, after, write)| {
                 set_params(chunk_kb, threads, 0);
@@ -409,11 +389,7 @@ child_test!(
             any::<bool>(),
             any::<bool>(),
         );
-        let mut runner = TestRunner::new(PropConfig {
-            cases: 64,
-            failure_persistence: None,
-            ..PropConfig::default()
-        });
+        let mut runner = runner(64);
         runner
             .run(&strategy, |(off, size, warm_half, to_host)| {
                 let size = size as usize;

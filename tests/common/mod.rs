@@ -16,6 +16,7 @@ pub use hipfile::ffi::*;
 
 pub mod cuda;
 pub mod stats_ctx;
+pub mod strategies;
 
 /// Directory of the test executable (`target/<profile>/deps`), where cargo also puts the
 /// `libhipsim.so` and `libhipfile.so` built for the tests.
