@@ -186,7 +186,9 @@ impl Batch {
         timeout: Option<std::time::Duration>,
     ) -> Result<Vec<BatchCompletion>> {
         use crate::driver::batch::OpStatus;
-        let done = driver().batch_status(self.token, min_nr, max_nr, timeout)?;
+        let done = driver()
+            .batch_context(self.token)?
+            .reap(min_nr, max_nr, timeout);
         Ok(done
             .into_iter()
             .map(|c| {

@@ -356,16 +356,14 @@ impl Driver {
         Ok(self.batches.lock().create(max_nr as usize))
     }
 
-    fn batch_context(&self, token: batch::BatchToken) -> Result<Arc<batch::BatchContext>> {
+    /// The live batch context behind `token` (`InvalidValue` for an unknown or destroyed one).
+    /// `hipFileBatchIOGetStatus` is its `reap` (behaviour §E.4 steps 2–5), after the caller's
+    /// argument checks of step 1.
+    pub fn batch_context(&self, token: batch::BatchToken) -> Result<Arc<batch::BatchContext>> {
         self.batches
             .lock()
             .get(token)
             .ok_or(Error::InvalidValue("unknown batch handle"))
-    }
-
-    /// `InvalidValue` unless `token` is a live batch context.
-    pub fn batch_check(&self, token: batch::BatchToken) -> Result<()> {
-        self.batch_context(token).map(drop)
     }
 
     /// `hipFileBatchIOSubmit` (behaviour §E.3): all entries are resolved and checked before
@@ -418,18 +416,6 @@ impl Driver {
                 "the driver closed during the batch submission",
             )),
         }
-    }
-
-    /// `hipFileBatchIOGetStatus` (behaviour §E.4 steps 2–5): the argument checks of step 1
-    /// are the caller's.
-    pub fn batch_status(
-        &self,
-        token: batch::BatchToken,
-        min_nr: usize,
-        capacity: usize,
-        timeout: Option<std::time::Duration>,
-    ) -> Result<Vec<batch::Completion>> {
-        Ok(self.batch_context(token)?.reap(min_nr, capacity, timeout))
     }
 
     /// `hipFileBatchIOCancel` (behaviour §E.5).

@@ -99,9 +99,8 @@ pub unsafe extern "C" fn hipFileBatchIOGetStatus(
     timeout: *mut libc::timespec,
 ) -> hipFileError_t {
     boundary_op(|| {
-        let d = driver();
         // Behaviour §E.4 step 1, in order: the handle first.
-        d.batch_check(BatchToken(batch_idp as usize))?;
+        let ctx = driver().batch_context(BatchToken(batch_idp as usize))?;
         if nr.is_null() {
             return Err(Error::InvalidValue("NULL nr"));
         }
@@ -122,12 +121,7 @@ pub unsafe extern "C" fn hipFileBatchIOGetStatus(
         };
         // SAFETY: as above.
         unsafe { *nr = 0 };
-        let done = d.batch_status(
-            BatchToken(batch_idp as usize),
-            min_nr as usize,
-            capacity as usize,
-            timeout,
-        )?;
+        let done = ctx.reap(min_nr as usize, capacity as usize, timeout);
         for (i, c) in done.iter().enumerate() {
             let (status, ret) = match c.status {
                 OpStatus::Complete(n) => (hipFileComplete, n),
