@@ -2268,6 +2268,24 @@ static void release_batch(hipFileBatchHandle_t *h)
         (opened) = 1;                                                                              \
     } while (0)
 
+/*
+ * The set-up most batch cases share, on the case's locals opened, path, fd, fh, dev, reg_ptr
+ * and h: the driver opened, a file of len pattern bytes (seed) registered, a device buffer of
+ * len bytes poisoned and registered, and a context of depth entries.
+ */
+#define BATCH_FIXTURE(len, seed, depth)                                                           \
+    do {                                                                                           \
+        OPEN_DRIVER(opened);                                                                       \
+        OPEN_TMP(path, fd, O_RDWR);                                                                \
+        CHECK(file_write_pattern(fd, 0, (len), (seed)) == 0, "write: %s", strerror(errno));        \
+        REG_FD(fd, fh);                                                                            \
+        GPU_OK(gpu_malloc(&dev, (len)));                                                           \
+        GPU_OK(dev_poison(dev, (len)));                                                            \
+        CHECK_ERR(hipFileBufRegister(dev, (len), 0), hipFileSuccess);                              \
+        reg_ptr = dev;                                                                             \
+        CHECK_ERR(hipFileBatchIOSetUp(&h, (depth)), hipFileSuccess);                               \
+    } while (0)
+
 static void release_driver(int *opened)
 {
     if (*opened) {
@@ -2379,15 +2397,7 @@ static void t_batch_submit_rules(void)
         { "mode 0", hipFileInvalidValue },
     };
     case_begin("batch_submit_rules");
-    OPEN_DRIVER(opened);
-    OPEN_TMP(path, fd, O_RDWR);
-    CHECK(file_write_pattern(fd, 0, len, seed) == 0, "write: %s", strerror(errno));
-    REG_FD(fd, fh);
-    GPU_OK(gpu_malloc(&dev, len));
-    GPU_OK(dev_poison(dev, len));
-    CHECK_ERR(hipFileBufRegister(dev, len, 0), hipFileSuccess);
-    reg_ptr = dev;
-    CHECK_ERR(hipFileBatchIOSetUp(&h, 4), hipFileSuccess);
+    BATCH_FIXTURE(len, seed, 4);
 
     CHECK_ERR(hipFileBatchIOSubmit(h, 1, NULL, 0), hipFileInvalidValue);
     CHECK_ERR(hipFileBatchIOSubmit(NULL, 0, NULL, 0), hipFileInvalidValue);
@@ -2571,15 +2581,7 @@ static void t_batch_status_rules(void)
     const uint64_t seed = next_seed();
     memset(seen, 0, sizeof seen);
     case_begin("batch_status_rules");
-    OPEN_DRIVER(opened);
-    OPEN_TMP(path, fd, O_RDWR);
-    CHECK(file_write_pattern(fd, 0, len, seed) == 0, "write: %s", strerror(errno));
-    REG_FD(fd, fh);
-    GPU_OK(gpu_malloc(&dev, len));
-    GPU_OK(dev_poison(dev, len));
-    CHECK_ERR(hipFileBufRegister(dev, len, 0), hipFileSuccess);
-    reg_ptr = dev;
-    CHECK_ERR(hipFileBatchIOSetUp(&h, 8), hipFileSuccess);
+    BATCH_FIXTURE(len, seed, 8);
 
     CHECK_ERR(hipFileBatchIOGetStatus(NULL, 0, &nr, ev, NULL), hipFileInvalidValue);
     CHECK_ERR(hipFileBatchIOGetStatus((hipFileBatchHandle_t)0x1234, 0, &nr, ev, NULL), hipFileInvalidValue);
@@ -2654,15 +2656,7 @@ static void t_batch_cancel_destroy(void)
     const size_t len = 12 * BCD_SIZE;
     const uint64_t seed = next_seed();
     case_begin("batch_cancel_destroy");
-    OPEN_DRIVER(opened);
-    OPEN_TMP(path, fd, O_RDWR);
-    CHECK(file_write_pattern(fd, 0, len, seed) == 0, "write: %s", strerror(errno));
-    REG_FD(fd, fh);
-    GPU_OK(gpu_malloc(&dev, len));
-    GPU_OK(dev_poison(dev, len));
-    CHECK_ERR(hipFileBufRegister(dev, len, 0), hipFileSuccess);
-    reg_ptr = dev;
-    CHECK_ERR(hipFileBatchIOSetUp(&h, 8), hipFileSuccess);
+    BATCH_FIXTURE(len, seed, 8);
 
     /* Eight reads, canceled at once: each ends complete or canceled. */
     for (int i = 0; i < 8; i++)
