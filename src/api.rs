@@ -7,7 +7,8 @@ use std::os::fd::{AsRawFd, RawFd};
 use crate::driver::driver;
 use crate::driver::files::FileToken;
 use crate::error::{Error, Result};
-use crate::runtime::{self, Direction, Runtime};
+use crate::runtime::{self, Runtime};
+use crate::vocab::Direction;
 
 /// Keeps the driver open (one use-count reference) for its lifetime.
 pub struct DriverGuard(());

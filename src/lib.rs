@@ -16,6 +16,7 @@
 
 pub mod api;
 pub mod backend;
+pub mod config;
 pub mod driver;
 pub mod engine;
 pub mod error;
@@ -24,5 +25,6 @@ pub mod log;
 pub mod runtime;
 pub mod stats;
 pub mod sys;
+pub mod vocab;
 
 pub use error::{Error, Result};

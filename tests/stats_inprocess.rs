@@ -13,9 +13,9 @@ use std::ptr::null_mut;
 use std::time::Duration;
 
 use common::*;
-use hipfile::backend::{BackendKind, Refusal};
-use hipfile::runtime::Direction;
 use hipfile::stats::{self, recorder, report};
+use hipfile::vocab::Direction;
+use hipfile::vocab::{BackendKind, Refusal};
 
 const OK: hipFileError_t = hipFileError_t::SUCCESS;
 

@@ -2024,9 +2024,10 @@ mod fake {
     use std::time::Duration;
 
     use hipfile::runtime::{
-        DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform,
-        PointerInfo, RtError, RtResult, Runtime, StreamHandle,
+        DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError,
+        RtResult, Runtime, StreamHandle,
     };
+    use hipfile::vocab::{Direction, MemoryType};
 
     /// Fake device memory: addresses in this range are "device memory" (never dereferenced).
     pub const BASE: usize = 0x7e00_0000_0000;

@@ -3,10 +3,11 @@
 //! `fdatasync` per call.
 #![deny(unsafe_code)]
 
-use super::{Context, Refusal, Request};
+use super::{Context, Request};
 use crate::engine::{Target, Transfer};
 use crate::error::Result;
-use crate::runtime::MemoryType;
+use crate::vocab::MemoryType;
+use crate::vocab::Refusal;
 
 /// Score 0 when compat mode is allowed and the buffer is device memory.
 #[inline(always)]

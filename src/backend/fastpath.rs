@@ -2,9 +2,11 @@
 //! between the `O_DIRECT` descriptor and device memory without a host copy.
 #![deny(unsafe_code)]
 
-use super::{Context, Refusal, Request};
+use super::{Context, Request};
 use crate::error::{Error, Result};
-use crate::runtime::{FastpathFault, MemoryType};
+use crate::runtime::FastpathFault;
+use crate::vocab::MemoryType;
+use crate::vocab::Refusal;
 
 /// Score 100 when every rule of behaviour §C.2 holds. The rules that depend only on the
 /// runtime and the configuration come precomputed in `ctx.fastpath_gate`.
@@ -41,10 +43,7 @@ pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
 
 /// Why the fastpath refuses every request, whatever the file and memory: no GPU-direct entry
 /// points in the runtime, or compat mode forced. Computed once per configuration.
-pub fn gate(
-    rt: &dyn crate::runtime::Runtime,
-    config: &crate::driver::config::Config,
-) -> Option<Refusal> {
+pub fn gate(rt: &dyn crate::runtime::Runtime, config: &crate::config::Config) -> Option<Refusal> {
     if !rt.has_fastpath() {
         Some(Refusal::NoFastpathEntryPoints)
     } else if config.force_compat {

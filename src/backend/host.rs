@@ -3,9 +3,10 @@
 //! requests, durable writes with one `fdatasync` per call.
 #![deny(unsafe_code)]
 
-use super::{Context, Refusal, Request};
+use super::{Context, Request};
 use crate::engine::{Target, Transfer};
 use crate::error::Result;
+use crate::vocab::Refusal;
 
 /// Score 1 when host I/O is on and the buffer is host memory.
 pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {

@@ -10,84 +10,16 @@ pub mod fallback;
 pub mod fastpath;
 pub mod host;
 
+use crate::config::Config;
 use crate::driver::buffers::Buffer;
-use crate::driver::config::Config;
 use crate::driver::files::File;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::runtime::Direction;
 use crate::stats::recorder::{self, IoCall};
+use crate::vocab::{BackendKind, Direction, Refusal};
 
 /// Largest transfer of one call: `INT_MAX & ~(page_size - 1)` (the kernel's `MAX_RW_COUNT`).
 pub const MAX_RW: usize = 0x7fff_f000;
-
-/// The backends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BackendKind {
-    /// GPU-direct storage (AMD `hipAmdFileRead/Write`).
-    Fastpath,
-    /// POSIX I/O through pinned bounce buffers (compat mode).
-    Fallback,
-    /// POSIX I/O straight into host memory.
-    Host,
-}
-
-impl BackendKind {
-    /// Name for logs and statistics.
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::Fastpath => "fastpath",
-            BackendKind::Fallback => "fallback",
-            BackendKind::Host => "host",
-        }
-    }
-}
-
-/// Why a backend refused a request (recorded so nobody has to guess why I/O was slow).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Refusal {
-    /// The runtime has no GPU-direct entry points.
-    NoFastpathEntryPoints,
-    /// `HIPFILE_FORCE_COMPAT_MODE` turned the fastpath off.
-    CompatForced,
-    /// The file has no `O_DIRECT` descriptor (its file system refused `O_DIRECT`).
-    NoODirect,
-    /// The file is neither a block device nor a regular file on ext4 `data=ordered` or xfs.
-    FileSystem,
-    /// The file offset is not aligned.
-    UnalignedOffset,
-    /// The size is not aligned.
-    UnalignedSize,
-    /// The memory address is not aligned.
-    UnalignedMemory,
-    /// The buffer is not device memory.
-    NotDeviceMemory,
-    /// The buffer is not host memory.
-    NotHostMemory,
-    /// Compat mode is not allowed.
-    CompatDisabled,
-    /// `HIPFILE_HOST=false`.
-    HostDisabled,
-}
-
-impl Refusal {
-    /// A short description.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Refusal::NoFastpathEntryPoints => "the GPU runtime has no GPU-direct file entry points",
-            Refusal::CompatForced => "compat mode is forced",
-            Refusal::NoODirect => "the file system does not support O_DIRECT",
-            Refusal::FileSystem => "the file is not on ext4 (data=ordered), xfs or a block device",
-            Refusal::UnalignedOffset => "the file offset is not aligned for direct I/O",
-            Refusal::UnalignedSize => "the size is not aligned for direct I/O",
-            Refusal::UnalignedMemory => "the memory address is not aligned for direct I/O",
-            Refusal::NotDeviceMemory => "the buffer is not device memory",
-            Refusal::NotHostMemory => "the buffer is not host memory",
-            Refusal::CompatDisabled => "compat mode is not allowed",
-            Refusal::HostDisabled => "host I/O is disabled (HIPFILE_HOST=false)",
-        }
-    }
-}
 
 /// A validated-enough request: offsets are non-negative, the size is clamped to [`MAX_RW`].
 #[derive(Clone, Copy)]

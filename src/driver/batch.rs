@@ -25,7 +25,7 @@ use super::files::{File, FileToken};
 use super::Session;
 use crate::backend::{self, Context, Request, MAX_RW};
 use crate::error::{Error, Result};
-use crate::runtime::{Direction, MemoryType};
+use crate::vocab::{Direction, MemoryType};
 
 /// Most operations a context holds (behaviour §E.1 `MAX_SIZE`).
 pub const MAX_OPS: usize = 128;

@@ -8,7 +8,8 @@
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::runtime::{MemoryType, RtError, Runtime};
+use crate::runtime::{RtError, Runtime};
+use crate::vocab::MemoryType;
 
 /// A registered buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,9 +12,7 @@
 
 pub mod batch;
 pub mod buffers;
-pub mod config;
 pub mod files;
-pub mod params;
 pub mod streams;
 
 use std::os::fd::RawFd;
@@ -23,11 +21,12 @@ use std::sync::{Arc, OnceLock};
 use parking_lot::{Mutex, RwLock};
 
 use crate::backend::{self, Context, Request, MAX_RW};
+use crate::config::{self, params, Config};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::runtime::{self, Direction, Runtime};
+use crate::runtime::{self, Runtime};
+use crate::vocab::Direction;
 use buffers::BufferRegistry;
-use config::Config;
 use files::{File, FileRegistry, FileToken};
 use params::Staged;
 
@@ -36,7 +35,7 @@ struct Session {
     config: Arc<Config>,
     engine: Engine,
     /// [`backend::fastpath::gate`] of this configuration.
-    fastpath_gate: Option<backend::Refusal>,
+    fastpath_gate: Option<crate::vocab::Refusal>,
 }
 
 impl Session {

@@ -17,9 +17,10 @@ pub mod pool;
 use std::os::fd::RawFd;
 use std::sync::{Arc, OnceLock};
 
-use crate::driver::config::Config;
+use crate::config::Config;
 use crate::error::Result;
-use crate::runtime::{DirectCopy, Direction, Runtime};
+use crate::runtime::{DirectCopy, Runtime};
+use crate::vocab::Direction;
 
 use bounce::BouncePool;
 use pool::WorkerPool;

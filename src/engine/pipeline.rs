@@ -16,8 +16,8 @@ use parking_lot::{Condvar, Mutex};
 use super::lanes::LaneGuard as Lane;
 use super::{DirectFd, Inner, Target, Transfer};
 use crate::error::{Error, Result};
-use crate::runtime::Direction;
 use crate::sys;
+use crate::vocab::Direction;
 
 /// Shared state of one request.
 struct Request {

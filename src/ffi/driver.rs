@@ -5,8 +5,8 @@ use std::ffi::{c_char, c_int, c_uint};
 
 use super::abi::*;
 use super::{boundary, boundary_op, error};
+use crate::config::params::{BoolParam, SizeParam};
 use crate::driver::driver;
-use crate::driver::params::{BoolParam, SizeParam};
 use crate::error::Error;
 
 /// `hipFileDriverOpen`: increments the use count (behaviour §B.0). Always `hipFileSuccess`.

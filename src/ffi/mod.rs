@@ -14,6 +14,7 @@ pub mod io;
 pub mod params;
 pub mod stats;
 pub mod stats_client;
+mod stats_levels;
 pub mod stream;
 
 pub use abi::*;

@@ -8,8 +8,8 @@ use std::ffi::{c_char, c_int, CStr};
 
 use super::abi::*;
 use super::boundary_op;
+use crate::config::params::{BoolParam, SizeParam, StringParam};
 use crate::driver::driver;
-use crate::driver::params::{BoolParam, SizeParam, StringParam};
 use crate::error::Error;
 
 fn size_param(p: hipFileSizeTConfigParameter_t) -> crate::Result<SizeParam> {

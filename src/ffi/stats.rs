@@ -1,7 +1,7 @@
 //! In-process statistics: `hipFileGetStatsL1/L2/L3` (behaviour §F.5).
 //!
 //! Each call takes a fresh snapshot of this process's statistics block and fills the
-//! caller's structure; what goes where is documented in `crate::stats::levels` (all
+//! caller's structure; what goes where is documented in [`super::stats_levels`] (all
 //! backends, Host included, count in the totals; the L2 KiB histograms are filled from our
 //! size buckets; L3 is indexed by device ordinal). The block always exists here (in private
 //! memory if shared memory failed), so "statistics unavailable" (`hipFileInternalError`)
@@ -10,6 +10,7 @@
 
 use super::abi::*;
 use super::boundary;
+use super::stats_levels::{l1, l2, l3};
 use crate::stats;
 
 /// Fill `*out` with `value` (NULL → `hipFileInvalidValue`).
@@ -35,7 +36,7 @@ unsafe fn fill<T>(out: *mut T, value: impl FnOnce() -> T) -> hipFileError_t {
 pub unsafe extern "C" fn hipFileGetStatsL1(stats: *mut hipFileStatsLevel1_t) -> hipFileError_t {
     // SAFETY: forwarded from this function's contract.
     boundary(hipFileError_t::op(hipFileInternalError), || unsafe {
-        fill(stats, || stats::l1(&stats::snapshot_self()))
+        fill(stats, || l1(&stats::snapshot_self()))
     })
 }
 
@@ -48,7 +49,7 @@ pub unsafe extern "C" fn hipFileGetStatsL1(stats: *mut hipFileStatsLevel1_t) -> 
 pub unsafe extern "C" fn hipFileGetStatsL2(stats: *mut hipFileStatsLevel2_t) -> hipFileError_t {
     // SAFETY: forwarded from this function's contract.
     boundary(hipFileError_t::op(hipFileInternalError), || unsafe {
-        fill(stats, || stats::l2(&stats::snapshot_self()))
+        fill(stats, || l2(&stats::snapshot_self()))
     })
 }
 
@@ -61,6 +62,6 @@ pub unsafe extern "C" fn hipFileGetStatsL2(stats: *mut hipFileStatsLevel2_t) -> 
 pub unsafe extern "C" fn hipFileGetStatsL3(stats: *mut hipFileStatsLevel3_t) -> hipFileError_t {
     // SAFETY: forwarded from this function's contract.
     boundary(hipFileError_t::op(hipFileInternalError), || unsafe {
-        fill(stats, || stats::l3(&stats::snapshot_self()))
+        fill(stats, || l3(&stats::snapshot_self()))
     })
 }

@@ -16,7 +16,8 @@ use std::os::fd::RawFd;
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 use parking_lot::RwLock;
 
-use super::{Direction, FastpathFault};
+use super::FastpathFault;
+use crate::vocab::Direction;
 
 /// `CUfileError_t`.
 #[repr(C)]

@@ -12,9 +12,10 @@ use std::os::fd::RawFd;
 use libloading::os::unix::Library;
 
 use super::{
-    DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform,
-    PointerInfo, RtError, RtResult, Runtime, StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
+    Runtime, StreamHandle,
 };
+use crate::vocab::{Direction, MemoryType};
 
 type HipError = c_int;
 

@@ -5,9 +5,10 @@ use std::ffi::c_void;
 use std::os::fd::RawFd;
 
 use super::{
-    DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform,
-    PointerInfo, RtError, RtResult, Runtime, StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
+    Runtime, StreamHandle,
 };
+use crate::vocab::{Direction, MemoryType};
 
 /// The runtime used when no GPU runtime was chosen.
 pub struct HostRuntime {

@@ -20,6 +20,8 @@ use std::os::fd::RawFd;
 
 pub use loader::{install, runtime, try_runtime};
 
+use crate::vocab::{Direction, MemoryType};
+
 /// A runtime error, numbered as HIP numbers `hipError_t` (CUDA results are translated).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RtError(pub i32);
@@ -87,30 +89,6 @@ impl Platform {
             Platform::Nvidia => "nvidia",
             Platform::Host => "host",
         }
-    }
-}
-
-/// What kind of memory a pointer refers to, independent of each vendor's numbering.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemoryType {
-    /// Host memory the GPU runtime does not know (ordinary pageable memory).
-    Unregistered,
-    /// Page-locked host memory allocated or registered through the runtime.
-    Host,
-    /// Device (GPU) memory.
-    Device,
-    /// Managed / unified-shared memory.
-    Managed,
-    /// Array (texture) memory.
-    Array,
-    /// Unified memory of older HIP numbering.
-    Unified,
-}
-
-impl MemoryType {
-    /// Whether the CPU can address this memory directly (the host path may use it).
-    pub fn is_host(self) -> bool {
-        matches!(self, MemoryType::Unregistered | MemoryType::Host)
     }
 }
 
@@ -194,15 +172,6 @@ pub type HostFn = unsafe extern "C" fn(*mut c_void);
 #[derive(Debug, PartialEq, Eq)]
 #[must_use]
 pub struct DeviceRestore(pub Option<usize>);
-
-/// Direction of a GPU-direct transfer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    /// File → device.
-    Read,
-    /// Device → file.
-    Write,
-}
 
 /// How a GPU-direct (fastpath) call failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

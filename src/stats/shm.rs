@@ -107,7 +107,7 @@ pub fn detached() -> bool {
 }
 
 fn configured_level() -> u64 {
-    u64::from(crate::driver::config::env().stats_level.unwrap_or(1).min(3))
+    u64::from(crate::config::env().stats_level.unwrap_or(1).min(3))
 }
 
 fn create() -> Shared {

@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 use hipfile::api::{
     Batch, BatchOp, DeviceMemory, DriverGuard, PinnedMemory, RegisteredBuffer, RegisteredFile,
 };
-use hipfile::driver::config::Config;
-use hipfile::runtime::Direction;
+use hipfile::config::Config;
 use hipfile::runtime::{loader, Platform};
+use hipfile::vocab::Direction;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::json::Value;

@@ -31,11 +31,12 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use hipfile::api::{DeviceMemory, DriverGuard, RegisteredFile};
-use hipfile::backend::Refusal;
-use hipfile::driver::config::{parse_bool, parse_size, parse_unsigned, Config};
+use hipfile::config::env::{parse_bool, parse_size, parse_unsigned};
+use hipfile::config::Config;
 use hipfile::runtime::loader;
 use hipfile::runtime::{Platform, Runtime};
 use hipfile::sys::mounts::{self, Ext4DataMode, FsKind, MountEntry};
+use hipfile::vocab::Refusal;
 
 use crate::json::Value;
 use crate::util::{errno_text, fmt_bytes, io_text, lib_text, AlignedBuf, CliError, CliResult, Rng};

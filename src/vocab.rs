@@ -1,0 +1,105 @@
+//! The shared vocabulary of every layer: which way data moves, what kind of memory a pointer
+//! refers to, which backend serves a request and why one refuses it. It imports nothing of the
+//! crate, so every module may use it without importing upwards.
+#![deny(unsafe_code)]
+
+/// Direction of a transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// File → device.
+    Read,
+    /// Device → file.
+    Write,
+}
+
+/// What kind of memory a pointer refers to, independent of each vendor's numbering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryType {
+    /// Host memory the GPU runtime does not know (ordinary pageable memory).
+    Unregistered,
+    /// Page-locked host memory allocated or registered through the runtime.
+    Host,
+    /// Device (GPU) memory.
+    Device,
+    /// Managed / unified-shared memory.
+    Managed,
+    /// Array (texture) memory.
+    Array,
+    /// Unified memory of older HIP numbering.
+    Unified,
+}
+
+impl MemoryType {
+    /// Whether the CPU can address this memory directly (the host path may use it).
+    pub fn is_host(self) -> bool {
+        matches!(self, MemoryType::Unregistered | MemoryType::Host)
+    }
+}
+
+/// The backends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// GPU-direct storage (AMD `hipAmdFileRead/Write`).
+    Fastpath,
+    /// POSIX I/O through pinned bounce buffers (compat mode).
+    Fallback,
+    /// POSIX I/O straight into host memory.
+    Host,
+}
+
+impl BackendKind {
+    /// Name for logs and statistics.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Fastpath => "fastpath",
+            BackendKind::Fallback => "fallback",
+            BackendKind::Host => "host",
+        }
+    }
+}
+
+/// Why a backend refused a request (recorded so nobody has to guess why I/O was slow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// The runtime has no GPU-direct entry points.
+    NoFastpathEntryPoints,
+    /// `HIPFILE_FORCE_COMPAT_MODE` turned the fastpath off.
+    CompatForced,
+    /// The file has no `O_DIRECT` descriptor (its file system refused `O_DIRECT`).
+    NoODirect,
+    /// The file is neither a block device nor a regular file on ext4 `data=ordered` or xfs.
+    FileSystem,
+    /// The file offset is not aligned.
+    UnalignedOffset,
+    /// The size is not aligned.
+    UnalignedSize,
+    /// The memory address is not aligned.
+    UnalignedMemory,
+    /// The buffer is not device memory.
+    NotDeviceMemory,
+    /// The buffer is not host memory.
+    NotHostMemory,
+    /// Compat mode is not allowed.
+    CompatDisabled,
+    /// `HIPFILE_HOST=false`.
+    HostDisabled,
+}
+
+impl Refusal {
+    /// A short description.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Refusal::NoFastpathEntryPoints => "the GPU runtime has no GPU-direct file entry points",
+            Refusal::CompatForced => "compat mode is forced",
+            Refusal::NoODirect => "the file system does not support O_DIRECT",
+            Refusal::FileSystem => "the file is not on ext4 (data=ordered), xfs or a block device",
+            Refusal::UnalignedOffset => "the file offset is not aligned for direct I/O",
+            Refusal::UnalignedSize => "the size is not aligned for direct I/O",
+            Refusal::UnalignedMemory => "the memory address is not aligned for direct I/O",
+            Refusal::NotDeviceMemory => "the buffer is not device memory",
+            Refusal::NotHostMemory => "the buffer is not host memory",
+            Refusal::CompatDisabled => "compat mode is not allowed",
+            Refusal::HostDisabled => "host I/O is disabled (HIPFILE_HOST=false)",
+        }
+    }
+}
