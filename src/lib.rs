@@ -22,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod ffi;
 pub mod log;
+pub mod request;
 pub mod runtime;
 pub mod stats;
 pub mod sys;

@@ -103,3 +103,49 @@ impl Refusal {
         }
     }
 }
+
+/// Why each backend refused a request, in the order the backends were asked (no allocation:
+/// selection runs on every call). Its `Display` names every backend with its reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refusals {
+    list: [Option<(BackendKind, Refusal)>; Refusals::CAPACITY],
+}
+
+impl Refusals {
+    /// The most refusals one request collects (one per backend).
+    pub const CAPACITY: usize = 3;
+
+    /// Add `backend`'s refusal (beyond [`Self::CAPACITY`] it is dropped).
+    pub fn push(&mut self, backend: BackendKind, reason: Refusal) {
+        if let Some(slot) = self.list.iter_mut().find(|s| s.is_none()) {
+            *slot = Some((backend, reason));
+        }
+    }
+
+    /// The refusals recorded, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (BackendKind, Refusal)> + '_ {
+        self.list.iter().flatten().copied()
+    }
+
+    /// `backend`'s refusal, if it refused.
+    pub fn of(&self, backend: BackendKind) -> Option<Refusal> {
+        self.iter().find(|&(b, _)| b == backend).map(|(_, r)| r)
+    }
+}
+
+impl std::fmt::Display for Refusals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut first = true;
+        for (backend, reason) in self.iter() {
+            if !first {
+                f.write_str("; ")?;
+            }
+            first = false;
+            write!(f, "{} refuses: {}", backend.name(), reason.describe())?;
+        }
+        if first {
+            f.write_str("no backend is configured")?;
+        }
+        Ok(())
+    }
+}

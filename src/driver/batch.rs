@@ -20,11 +20,12 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::buffers::Buffer;
-use super::files::{File, FileToken};
+use super::files::FileToken;
 use super::Session;
-use crate::backend::{self, Context, Request, MAX_RW};
 use crate::error::{Error, Result};
+use crate::request::file::File;
+use crate::request::memory::Buffer;
+use crate::request::{fits, Request};
 use crate::vocab::{Direction, MemoryType};
 
 /// Most operations a context holds (behaviour §E.1 `MAX_SIZE`).
@@ -311,14 +312,13 @@ pub(super) fn resolve(
     if p.buffer_offset < 0 {
         return Err(Error::InvalidValue("batch entry: negative buffer offset"));
     }
-    let buffer_offset = p.buffer_offset as u64;
-    if buffer_offset >= buf.length as u64 {
+    // Non-negative, so it fits a (64-bit) usize. The unclamped size must fit, unlike a
+    // synchronous call's, which is clamped to `MAX_RW` first.
+    let buffer_offset = p.buffer_offset as u64 as usize;
+    if !fits(buf.length, buffer_offset, p.size) {
         return Err(Error::InvalidValue(
-            "batch entry: buffer offset beyond the buffer",
+            "batch entry: the operation does not fit in its buffer",
         ));
-    }
-    if p.size as u64 > buf.length as u64 - buffer_offset {
-        return Err(Error::InvalidValue("batch entry: size beyond the buffer"));
     }
     if p.file_offset < 0 {
         return Err(Error::InvalidValue("batch entry: negative file offset"));
@@ -336,9 +336,9 @@ pub(super) fn resolve(
         file: file.clone(),
         _registration: registration.cloned(),
         buf,
-        size: p.size.min(MAX_RW),
+        size: p.size,
         file_offset: p.file_offset as u64,
-        buffer_offset: buffer_offset as usize,
+        buffer_offset,
         cookie: p.cookie,
     }))
 }
@@ -399,20 +399,15 @@ fn run(ctx: &BatchContext, id: u64, session: &Session) {
         }
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let req = Request {
-            dir: r.dir,
-            file: &r.file,
-            buf: &r.buf,
-            size: r.size,
-            file_offset: r.file_offset,
-            buffer_offset: r.buffer_offset,
-        };
-        let ctx = Context {
-            config: &session.config,
-            engine: &session.engine,
-            fastpath_gate: session.fastpath_gate,
-        };
-        backend::run(&ctx, &req)
+        let req = Request::new(
+            r.dir,
+            &r.file,
+            &r.buf,
+            r.size,
+            r.file_offset,
+            r.buffer_offset,
+        );
+        session.backends.run(&req)
     }));
     let status = match outcome {
         Ok(Ok(n)) => OpStatus::Complete(n),

@@ -20,28 +20,30 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::backend::{self, Context, Request, MAX_RW};
+use crate::backend::Backends;
 use crate::config::{self, params, Config};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::request::file::File;
+use crate::request::{memory, Request};
 use crate::runtime::{self, Runtime};
 use crate::vocab::Direction;
 use buffers::BufferRegistry;
-use files::{File, FileRegistry, FileToken};
+use files::{FileRegistry, FileToken};
 use params::Staged;
 
 /// What exists only while the driver is open.
 struct Session {
     config: Arc<Config>,
     engine: Engine,
-    /// [`backend::fastpath::gate`] of this configuration.
-    fastpath_gate: Option<crate::vocab::Refusal>,
+    /// The backends of this configuration, built once.
+    backends: Backends,
 }
 
 impl Session {
     fn new(rt: &'static dyn Runtime, config: Arc<Config>, engine: Engine) -> Session {
         Session {
-            fastpath_gate: backend::fastpath::gate(rt, &config),
+            backends: Backends::new(rt, &config, &engine),
             config,
             engine,
         }
@@ -260,7 +262,7 @@ impl Driver {
             }
             st.session.as_ref().expect("open").config.host_io
         };
-        let buffer = buffers::validate(rt, base, length, flags, host_io)?;
+        let buffer = memory::validate(rt, base, length, flags, host_io)?;
         let mut st = self.state.write();
         if st.use_count == 0 {
             // Closed while we validated: the registration would be dropped by that close.
@@ -326,7 +328,7 @@ impl Driver {
         let buf = match &registration {
             Some(b) => &**b,
             None => {
-                resolved = buffers::resolve_unregistered(self.rt(), base, session.config.host_io)?;
+                resolved = memory::resolve_unregistered(self.rt(), base, session.config.host_io)?;
                 &resolved
             }
         };
@@ -334,21 +336,16 @@ impl Driver {
             // hipFile 0.4.0: negative offsets are -1 with errno EINVAL.
             return Err(Error::Os(libc::EINVAL));
         }
-        let req = Request {
+        let req = Request::new(
             dir,
-            file: &file,
+            &file,
             buf,
-            size: size.min(MAX_RW),
-            file_offset: file_offset as u64,
-            buffer_offset: usize::try_from(buffer_offset)
+            size,
+            file_offset as u64,
+            usize::try_from(buffer_offset)
                 .map_err(|_| Error::InvalidValue("buffer offset too large"))?,
-        };
-        let ctx = Context {
-            config: &session.config,
-            engine: &session.engine,
-            fastpath_gate: session.fastpath_gate,
-        };
-        backend::run(&ctx, &req)
+        );
+        session.backends.run(&req)
     }
 
     /// `hipFileBatchIOSetUp` (behaviour §E.2): works while closed, does not open. `max_nr` is
@@ -423,7 +420,7 @@ impl Driver {
                 p,
                 file.as_ref(),
                 registration.as_ref(),
-                |base| buffers::resolve_unregistered(self.rt(), base, host_io),
+                |base| memory::resolve_unregistered(self.rt(), base, host_io),
             )?);
         }
         let st = self.state.read();

@@ -1,0 +1,277 @@
+//! A file as registration learned it (behaviour §B.4 step 3): statx, open flags, file system,
+//! direct-I/O alignment, and the descriptors the backends use: the *buffered* one (page
+//! cache) and the *unbuffered* one (`O_DIRECT`), one of which is the client's own descriptor
+//! and the other opened by us through `/proc/self/fd`. Only [`File::inspect`] builds one.
+#![deny(unsafe_code)]
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use crate::error::{Error, Result};
+use crate::sys::{self, mounts, statx};
+
+/// A descriptor a [`File`] uses: the client's own (never closed by us) or one we opened.
+#[derive(Debug)]
+pub enum Descriptor {
+    /// The application's descriptor; it stays open after deregistration.
+    Client(RawFd),
+    /// A descriptor we opened; closed when the last reference to the file goes away.
+    Owned(OwnedFd),
+}
+
+impl Descriptor {
+    /// The raw descriptor number.
+    pub fn raw(&self) -> RawFd {
+        match self {
+            Descriptor::Client(fd) => *fd,
+            Descriptor::Owned(fd) => fd.as_raw_fd(),
+        }
+    }
+}
+
+/// What the fastpath needs to know about where a file lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileKind {
+    /// A regular file.
+    pub regular: bool,
+    /// A block device.
+    pub block_device: bool,
+    /// On ext4 mounted `data=ordered` (explicitly or by default).
+    pub ext4_ordered: bool,
+    /// On xfs.
+    pub xfs: bool,
+}
+
+/// A registered file.
+#[derive(Debug)]
+pub struct File {
+    client_fd: RawFd,
+    buffered: Descriptor,
+    unbuffered: Option<Descriptor>,
+    kind: FileKind,
+    fstype: String,
+    dio_mem_align: u32,
+    dio_offset_align: u32,
+    /// The `O_DIRECT` twin with its alignments, for the engine (`None` without one).
+    direct: Option<crate::engine::DirectFd>,
+    /// `max(dio_offset_align, 4 KiB) - 1`: what the fastpath needs of offsets and sizes;
+    /// all ones without direct I/O.
+    fastpath_offset_mask: u64,
+    /// `max(dio_mem_align, 4 KiB) - 1`: what the fastpath needs of memory addresses; all ones
+    /// without direct I/O.
+    fastpath_mem_mask: u64,
+    readable: bool,
+    writable: bool,
+}
+
+/// The mask of the fastpath alignment for a direct-I/O alignment: `max(align, 4 KiB) - 1`
+/// (behaviour §J.2.8: the kernel path rejects anything finer than 4 KiB with `EINVAL`, which
+/// would not be retried on the fallback), all ones without direct I/O. Linux reports powers of two; anything
+/// else would make masks wrong, so such a file is treated as having no direct-I/O alignment.
+fn fastpath_mask(align: u32) -> u64 {
+    let a = u64::from(align).max(4096);
+    if align != 0 && a.is_power_of_two() {
+        a - 1
+    } else {
+        NO_MASK
+    }
+}
+
+/// The fastpath mask of a file without direct I/O.
+const NO_MASK: u64 = u64::MAX;
+
+impl File {
+    /// Inspect and prepare a client descriptor (behaviour §B.4 step 3; contract §3 adds the
+    /// `O_APPEND` refusal). Does not touch any registry.
+    pub fn inspect(fd: RawFd) -> Result<File> {
+        let facts =
+            statx::statx_fd(fd).map_err(|_| Error::Internal("statx of the descriptor failed"))?;
+        let flags = sys::io::get_flags(fd).map_err(|_| Error::Internal("fcntl(F_GETFL) failed"))?;
+        if flags & libc::O_APPEND != 0 {
+            // Positional writes through an O_APPEND descriptor land at the end of the file.
+            return Err(Error::InvalidFileOpenFlag);
+        }
+        let table =
+            mounts::read_table().map_err(|_| Error::Internal("reading the mount table failed"))?;
+        let mount = mounts::find(&table, facts.dev_major, facts.dev_minor);
+        let (ext4_ordered, xfs, fstype) = match mount.map(|m| (m.kind(), m.fstype.clone())) {
+            Some((mounts::FsKind::Ext4(mode), t)) => {
+                (mode == mounts::Ext4DataMode::Ordered, false, t)
+            }
+            Some((mounts::FsKind::Xfs, t)) => (false, true, t),
+            Some((mounts::FsKind::Other(_), t)) => (false, false, t),
+            None => (false, false, String::new()),
+        };
+        let (buffered, unbuffered, mem, off) = if flags & libc::O_DIRECT != 0 {
+            let b = sys::io::reopen(fd, flags & !libc::O_DIRECT).map_err(|_| {
+                Error::Internal("re-opening the descriptor without O_DIRECT failed")
+            })?;
+            (
+                Descriptor::Owned(b),
+                Some(Descriptor::Client(fd)),
+                facts.dio_mem_align,
+                facts.dio_offset_align,
+            )
+        } else {
+            match sys::io::reopen(fd, flags | libc::O_DIRECT) {
+                Ok(u) => (
+                    Descriptor::Client(fd),
+                    Some(Descriptor::Owned(u)),
+                    facts.dio_mem_align,
+                    facts.dio_offset_align,
+                ),
+                // The file system has no O_DIRECT (tmpfs...): register without the fastpath.
+                Err(libc::EINVAL) => (Descriptor::Client(fd), None, 0, 0),
+                Err(_) => {
+                    return Err(Error::Internal(
+                        "re-opening the descriptor with O_DIRECT failed",
+                    ))
+                }
+            }
+        };
+        let acc = flags & libc::O_ACCMODE;
+        let direct = match &unbuffered {
+            Some(d) if mem != 0 && off != 0 => Some(crate::engine::DirectFd {
+                fd: d.raw(),
+                offset_align: u64::from(off),
+                mem_align: u64::from(mem),
+            }),
+            _ => None,
+        };
+        Ok(File {
+            direct,
+            client_fd: fd,
+            buffered,
+            unbuffered,
+            kind: FileKind {
+                regular: facts.is_regular,
+                block_device: facts.is_block_device,
+                ext4_ordered,
+                xfs,
+            },
+            fstype,
+            dio_mem_align: mem,
+            dio_offset_align: off,
+            fastpath_offset_mask: fastpath_mask(off),
+            fastpath_mem_mask: fastpath_mask(mem),
+            readable: acc == libc::O_RDONLY || acc == libc::O_RDWR,
+            writable: acc == libc::O_WRONLY || acc == libc::O_RDWR,
+        })
+    }
+
+    /// The application's descriptor number (the registry key).
+    pub fn client_fd(&self) -> RawFd {
+        self.client_fd
+    }
+    /// Descriptor through the page cache.
+    pub fn buffered_fd(&self) -> RawFd {
+        self.buffered.raw()
+    }
+    /// `O_DIRECT` descriptor, if the file system supports it.
+    pub fn unbuffered_fd(&self) -> Option<RawFd> {
+        self.unbuffered.as_ref().map(Descriptor::raw)
+    }
+    /// File kind facts for scoring.
+    pub fn kind(&self) -> FileKind {
+        self.kind
+    }
+    /// File-system type name (empty when no mount entry matched).
+    pub fn fstype(&self) -> &str {
+        &self.fstype
+    }
+    /// Direct-I/O memory alignment (0 without `O_DIRECT`).
+    pub fn dio_mem_align(&self) -> u32 {
+        self.dio_mem_align
+    }
+    /// Direct-I/O offset alignment (0 without `O_DIRECT`).
+    pub fn dio_offset_align(&self) -> u32 {
+        self.dio_offset_align
+    }
+    /// The `O_DIRECT` descriptor and its alignments, when the file has one and the kernel
+    /// reported them.
+    #[inline(always)]
+    pub fn direct(&self) -> Option<crate::engine::DirectFd> {
+        self.direct
+    }
+    /// Whether a request of `size` bytes at `offset` into memory at `addr` meets the fastpath's
+    /// alignment (false without direct I/O). `addr` is never 0 (a NULL buffer is refused before
+    /// any I/O), which is what lets an all-ones mask stand for "no direct I/O": one branch
+    /// less on every call (target T9).
+    #[inline(always)]
+    pub fn fastpath_aligned(&self, offset: u64, size: u64, addr: u64) -> bool {
+        (offset | size) & self.fastpath_offset_mask == 0 && addr & self.fastpath_mem_mask == 0
+    }
+    /// The fastpath's alignment mask for offsets and sizes (`None` without direct I/O).
+    #[inline]
+    pub fn fastpath_offset_mask(&self) -> Option<u64> {
+        (self.fastpath_offset_mask != NO_MASK).then_some(self.fastpath_offset_mask)
+    }
+    /// The fastpath's alignment mask for memory addresses (`None` without direct I/O).
+    #[inline]
+    pub fn fastpath_mem_mask(&self) -> Option<u64> {
+        (self.fastpath_mem_mask != NO_MASK).then_some(self.fastpath_mem_mask)
+    }
+    /// Opened for reading.
+    pub fn readable(&self) -> bool {
+        self.readable
+    }
+    /// Opened for writing.
+    pub fn writable(&self) -> bool {
+        self.writable
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        // The GPU-direct path may hold a registration of our O_DIRECT descriptor.
+        if let (Some(fd), Some(rt)) = (self.unbuffered_fd(), crate::runtime::try_runtime()) {
+            rt.forget_file(fd);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::IntoRawFd;
+
+    fn temp_fd() -> RawFd {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(std::env::temp_dir().join(format!(
+                "hipfile-files-{}-{:?}",
+                std::process::id(),
+                std::thread::current().id()
+            )))
+            .unwrap();
+        f.into_raw_fd()
+    }
+
+    #[test]
+    fn fastpath_masks_and_alignment() {
+        assert_eq!(fastpath_mask(512), 4095, "never finer than 4 KiB");
+        assert_eq!(fastpath_mask(4096), 4095);
+        assert_eq!(fastpath_mask(65536), 65535);
+        assert_eq!(fastpath_mask(0), NO_MASK, "no direct I/O");
+        assert_eq!(fastpath_mask(12288), NO_MASK, "not a power of two");
+        let mut f = File::inspect(temp_fd()).unwrap();
+        f.fastpath_offset_mask = fastpath_mask(512);
+        f.fastpath_mem_mask = fastpath_mask(4096);
+        assert!(f.fastpath_aligned(0, 4096, 0x10000));
+        assert!(f.fastpath_aligned(8192, 1 << 20, 0x7000));
+        assert!(!f.fastpath_aligned(512, 4096, 0x10000), "offset");
+        assert!(!f.fastpath_aligned(0, 4097, 0x10000), "size");
+        assert!(!f.fastpath_aligned(0, 4096, 0x10200), "address");
+        assert_eq!(f.fastpath_offset_mask(), Some(4095));
+        f.fastpath_offset_mask = NO_MASK;
+        f.fastpath_mem_mask = NO_MASK;
+        assert!(
+            !f.fastpath_aligned(0, 0, 0x1000),
+            "no direct I/O: never aligned"
+        );
+        assert_eq!(f.fastpath_offset_mask(), None);
+        assert_eq!(f.fastpath_mem_mask(), None);
+    }
+}
