@@ -169,3 +169,130 @@ child_test!(
         unsafe { libc::close(fd) };
     }
 );
+
+/// Register `fd`, returning the result code and the handle.
+fn try_register(fd: c_int) -> (hipFileError_t, hipFileHandle_t) {
+    let mut fh: hipFileHandle_t = null_mut();
+    let mut d = descr(fd);
+    // SAFETY: valid pointers.
+    let r = unsafe { hipFileHandleRegister(&mut fh, &mut d) };
+    (r, fh)
+}
+
+// Item 2: registering a FIFO opened read-only with no writer returns at once (it used to
+// block forever re-opening the FIFO through /proc/self/fd).
+child_test!(fifo_registration_returns_promptly, {
+    let path = scratch_file("fifo");
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // Non-blocking, as an application must open a FIFO that has no writer yet.
+    let fd = open_fd(&path, libc::O_RDONLY | libc::O_NONBLOCK);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (r, fh) = try_register(fd);
+        tx.send((r, fh as usize)).unwrap();
+    });
+    let (r, fh) = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("hipFileHandleRegister of a FIFO did not return within 10 s");
+    assert_eq!(r, OK, "pipes register; their I/O fails with ESPIPE");
+    let dev = sim().device_alloc(4096);
+    // SAFETY: a registered handle and device memory.
+    assert_eq!(
+        unsafe { hipFileRead(fh as hipFileHandle_t, dev.ptr, 4096, 0, 0) },
+        -1
+    );
+    assert_eq!(errno(), libc::ESPIPE);
+    hipFileHandleDeregister(fh as hipFileHandle_t);
+    // SAFETY: our descriptor.
+    unsafe { libc::close(fd) };
+    let _ = std::fs::remove_file(&path);
+});
+
+// Item 6: the library keeps its own descriptor of a registered file. After the application
+// closes its descriptor and the number is reused for another file, I/O through the old handle
+// (aligned, which may take the fastpath, and unaligned) reaches the old file, and registering
+// the reused number for the new file succeeds.
+child_test!(
+    reused_descriptor_number_never_reaches_another_file,
+    [("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true")],
+    {
+        const LEN: usize = 64 << 10;
+        let (pa, pb) = (scratch_file("reuse-a"), scratch_file("reuse-b"));
+        let (a, b) = (pattern(LEN, 31), pattern(LEN, 32));
+        make_file(&pa, &a);
+        make_file(&pb, &b);
+        let fd = open_fd(&pa, libc::O_RDWR);
+        let old = register_fd(fd);
+        // The application closes its descriptor; another file gets the same number.
+        // SAFETY: our descriptors; dup2 puts file B at the number file A had.
+        unsafe {
+            libc::close(fd);
+            let fb = open_fd(&pb, libc::O_RDWR);
+            if fb != fd {
+                assert_eq!(libc::dup2(fb, fd), fd);
+                libc::close(fb);
+            }
+        }
+        let dev = sim().device_alloc(LEN);
+        // SAFETY: registered handles and device memory below.
+        unsafe {
+            assert_eq!(hipFileRead(old, dev.ptr, 4096, 0, 0), 4096);
+            assert_eq!(
+                sim().download(dev.ptr, 4096),
+                a[..4096],
+                "aligned read: file A"
+            );
+            assert_eq!(hipFileRead(old, dev.ptr, 100, 1, 0), 100);
+            assert_eq!(
+                sim().download(dev.ptr, 100),
+                a[1..101],
+                "unaligned read: file A"
+            );
+        }
+        let (r, new) = try_register(fd);
+        assert_eq!(r, OK, "the reused number registers for the new file");
+        assert_ne!(new, old);
+        assert_eq!(try_register(fd).0, code(hipFileHandleAlreadyRegistered));
+        let data = pattern(8192, 33);
+        sim().upload(dev.ptr, &data);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(hipFileRead(new, dev.ptr, 4096, 4096, 8192), 4096);
+            assert_eq!(sim().download(dev.at(8192), 4096), b[4096..8192], "file B");
+            assert_eq!(hipFileWrite(old, dev.ptr, 8192, 0, 0), 8192);
+            assert_eq!(hipFileWrite(old, dev.ptr, 10, 8193, 1), 10);
+        }
+        let on_a = std::fs::read(&pa).unwrap();
+        assert_eq!(on_a[..8192], data[..], "aligned write: file A");
+        assert_eq!(on_a[8193..8203], data[1..11], "unaligned write: file A");
+        assert_eq!(std::fs::read(&pb).unwrap(), b, "file B untouched");
+        // Both handles deregister independently; the number registers again afterwards.
+        hipFileHandleDeregister(old);
+        // SAFETY: as above.
+        assert_eq!(unsafe { hipFileRead(new, dev.ptr, 16, 0, 0) }, 16);
+        hipFileHandleDeregister(new);
+        let again = register_fd(fd);
+        hipFileHandleDeregister(again);
+        // SAFETY: our descriptor.
+        unsafe { libc::close(fd) };
+    }
+);
+
+// Item 6: writes to a character device succeed (fdatasync's EINVAL there is no I/O failure).
+child_test!(writes_to_dev_null_succeed, {
+    let fd = open_fd(std::path::Path::new("/dev/null"), libc::O_WRONLY);
+    let fh = register_fd(fd);
+    let dev = sim().device_alloc(1 << 20);
+    let host = vec![7u8; 4096];
+    // SAFETY: a registered handle; device memory and a host buffer of the sizes given.
+    unsafe {
+        assert_eq!(hipFileWrite(fh, dev.ptr, 1 << 20, 0, 0), 1 << 20);
+        assert_eq!(hipFileWrite(fh, dev.ptr, 100, 3, 5), 100);
+        assert_eq!(hipFileWrite(fh, host.as_ptr().cast(), 4096, 0, 0), 4096);
+    }
+    hipFileHandleDeregister(fh);
+    // SAFETY: our descriptor.
+    unsafe { libc::close(fd) };
+});
