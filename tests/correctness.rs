@@ -296,3 +296,160 @@ child_test!(writes_to_dev_null_succeed, {
     // SAFETY: our descriptor.
     unsafe { libc::close(fd) };
 });
+
+/// Limit this process's file size to `bytes` (writes past it fail with `EFBIG`, as a full
+/// file system fails them with `ENOSPC`), ignoring the signal that would kill the process.
+fn limit_file_size(bytes: u64) {
+    // SAFETY: plain calls with valid arguments; the test child owns its process.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        let lim = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
+    }
+}
+
+// Item 5: a write that fails part-way returns the contiguous prefix that reached the file, as
+// pwrite does, on the parallel chunk path, the one-chunk path, host memory and batch.
+child_test!(
+    partial_write_returns_the_prefix_that_reached_the_file,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "4"),
+        ("HIPFILE_CHUNK_SIZE", "1M"),
+        ("HIPFILE_INLINE_THRESHOLD", "64K"),
+        // Through the page cache, so that the chunk the limit cuts writes its part (an O_DIRECT
+        // write clipped to an unaligned length fails whole, which ends the prefix at the
+        // chunk's start instead).
+        ("HIPFILE_DIRECT_IO", "false")
+    ],
+    {
+        const OLD: usize = 1 << 20;
+        const LIMIT: usize = 9 * (1 << 20) + 12345;
+        const OFF: usize = 512 << 10;
+        let path = scratch_file("partial-write");
+        let old = pattern(OLD, 41);
+        make_file(&path, &old);
+        let fd = open_fd(&path, libc::O_RDWR);
+        let fh = register_fd(fd);
+        let data = pattern(16 << 20, 42);
+        let dev = sim().device_alloc(16 << 20);
+        sim().upload(dev.ptr, &data);
+        limit_file_size(LIMIT as u64);
+        // 16 chunks in parallel; the limit falls inside the ninth.
+        // SAFETY: a registered handle and device memory of the size given.
+        let n = unsafe { hipFileWrite(fh, dev.ptr, 16 << 20, OFF as i64, 0) };
+        assert_eq!(
+            n,
+            (LIMIT - OFF) as isize,
+            "the contiguous prefix up to the limit"
+        );
+        let on_disk = std::fs::read(&path).unwrap();
+        assert_eq!(on_disk.len(), LIMIT);
+        assert_eq!(on_disk[..OFF], old[..OFF]);
+        assert_eq!(on_disk[OFF..], data[..LIMIT - OFF]);
+        // One chunk on the calling thread, and host memory, cut by the limit too.
+        let host = pattern(300 << 10, 43);
+        // SAFETY: as above; the host buffer is valid for its length.
+        unsafe {
+            assert_eq!(
+                hipFileWrite(fh, dev.ptr, 200 << 10, (LIMIT - 1000) as i64, 0),
+                1000
+            );
+            assert_eq!(
+                hipFileWrite(fh, host.as_ptr().cast(), 300 << 10, (LIMIT - 7) as i64, 0),
+                7
+            );
+            // Nothing reached the file: -1 with the errno.
+            assert_eq!(hipFileWrite(fh, dev.ptr, 4096, LIMIT as i64, 0), -1);
+            assert_eq!(errno(), libc::EFBIG);
+        }
+        let on_disk = std::fs::read(&path).unwrap();
+        assert_eq!(on_disk.len(), LIMIT);
+        assert_eq!(on_disk[LIMIT - 1000..LIMIT - 7], data[..993]);
+        assert_eq!(on_disk[LIMIT - 7..], host[..7]);
+        // Batch: the operation completes with the prefix.
+        let h = setup(1);
+        let mut op = read_entry(fh, dev.ptr, 0);
+        op.opcode = hipFileBatchWrite;
+        // SAFETY: the union's batch member is the one in use.
+        unsafe {
+            op.u.batch.file_offset = (LIMIT - 4096) as i64;
+            op.u.batch.size = 2 << 20;
+            assert_eq!(hipFileBatchIOSubmit(h, 1, &mut op, 0), OK);
+        }
+        let mut ev = [hipFileIOEvents_t {
+            cookie: null_mut(),
+            status: 0,
+            ret: 0,
+        }];
+        let mut nr: c_uint = 1;
+        // SAFETY: valid pointers; no timeout.
+        let r = unsafe { hipFileBatchIOGetStatus(h, 1, &mut nr, ev.as_mut_ptr(), null_mut()) };
+        assert_eq!((r, nr), (OK, 1));
+        assert_eq!((ev[0].status, ev[0].ret), (hipFileComplete, 4096));
+        hipFileBatchIODestroy(h);
+        hipFileHandleDeregister(fh);
+        // SAFETY: our descriptor.
+        unsafe { libc::close(fd) };
+    }
+);
+
+// Item 5: when an early chunk fails and later ones were written (parallel chunks), what lies
+// past the reported prefix and past the old end of the file is cut back: no holes, no growth.
+child_test!(
+    failed_chunks_leave_no_holes_past_the_reported_prefix,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "4"),
+        ("HIPFILE_CHUNK_SIZE", "64K"),
+        ("HIPFILE_INLINE_THRESHOLD", "64K")
+    ],
+    {
+        const CHUNK: usize = 64 << 10;
+        let path = scratch_file("partial-holes");
+        make_file(&path, &[]);
+        let fd = open_fd(&path, libc::O_RDWR);
+        let fh = register_fd(fd);
+        let data = pattern(32 * CHUNK, 44);
+        let dev = sim().device_alloc(32 * CHUNK);
+        sim().upload(dev.ptr, &data);
+        for after in [0i64, 1, 3, 8, 20] {
+            assert_eq!(
+                // SAFETY: plain call.
+                unsafe { libc::ftruncate(fd, 0) },
+                0
+            );
+            // The copies out of device memory fail after the first `after` of them.
+            sim().fault("fail_copy", 999);
+            sim().fault("fail_copy_after", after);
+            // SAFETY: a registered handle and device memory of the size given.
+            let n = unsafe { hipFileWrite(fh, dev.ptr, 32 * CHUNK, 0, 0) };
+            sim().fault("fail_copy", 0);
+            let on_disk = std::fs::read(&path).unwrap();
+            if n < 0 {
+                // Nothing reached the file in order (always so when no copy succeeded; with
+                // parallel chunks also when the first chunk's copy was one that failed).
+                assert_eq!(n, -999, "after {after}");
+                assert!(
+                    on_disk.is_empty(),
+                    "nothing reported: no growth (after {after})"
+                );
+                continue;
+            }
+            assert_ne!(after, 0, "no copy succeeded, yet {n} bytes reported");
+            let n = n as usize;
+            assert!(
+                n <= after as usize * CHUNK && n % CHUNK == 0,
+                "{n} after {after}"
+            );
+            assert_eq!(on_disk.len(), n, "cut back to the prefix (after {after})");
+            assert_eq!(on_disk[..], data[..n]);
+        }
+        hipFileHandleDeregister(fh);
+        // SAFETY: our descriptor.
+        unsafe { libc::close(fd) };
+    }
+);

@@ -150,12 +150,24 @@ pub unsafe fn pread_full_raw(
 }
 
 /// Write all of `buf` at `offset` (a zero-byte `pwrite` result stops early); returns the count.
+/// A failure after part of the buffer was written is reported as the failure (see
+/// [`pwrite_full_raw`] for the count that reached the file).
 pub fn pwrite_full(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, i32> {
     // SAFETY: a slice is readable memory.
-    unsafe { pwrite_full_raw(fd, buf.as_ptr(), buf.len(), offset) }
+    unsafe { pwrite_full_raw(fd, buf.as_ptr(), buf.len(), offset) }.map_err(|p| p.errno)
 }
 
-/// [`pwrite_full`] on raw memory.
+/// A write that failed: `errno`, after `done` bytes from the start of the buffer had reached
+/// the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartialWrite {
+    /// Bytes written, contiguous from the start, before the failure.
+    pub done: usize,
+    /// The failure.
+    pub errno: i32,
+}
+
+/// [`pwrite_full`] on raw memory, keeping the count written before a failure.
 ///
 /// # Safety
 /// `buf..buf+len` must be readable host memory.
@@ -164,17 +176,40 @@ pub unsafe fn pwrite_full_raw(
     buf: *const u8,
     len: usize,
     offset: u64,
-) -> Result<usize, i32> {
+) -> Result<usize, PartialWrite> {
     let mut done = 0;
     while done < len {
         // SAFETY: done < len keeps the pointer inside the caller's buffer.
-        let n = unsafe { pwrite_raw(fd, buf.add(done), len - done, offset + done as u64)? };
+        let n = unsafe { pwrite_raw(fd, buf.add(done), len - done, offset + done as u64) }
+            .map_err(|errno| PartialWrite { done, errno })?;
         if n == 0 {
             break;
         }
         done += n;
     }
     Ok(done)
+}
+
+/// The size of the file behind `fd` (`fstat`).
+pub fn file_size(fd: RawFd) -> Result<u64, i32> {
+    // SAFETY: the caller's descriptor is only borrowed for the call.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    rustix::fs::fstat(fd)
+        .map(|st| st.st_size as u64)
+        .map_err(|e| e.raw_os_error())
+}
+
+/// `ftruncate(fd, len)`, retried on `EINTR`.
+pub fn truncate(fd: RawFd, len: u64) -> Result<(), i32> {
+    // SAFETY: the caller's descriptor is only borrowed for the call.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    loop {
+        match rustix::fs::ftruncate(fd, len) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.raw_os_error()),
+        }
+    }
 }
 
 /// `fdatasync`, retried on `EINTR`: a raw system call (no cancellation point). `EINVAL` (a
