@@ -35,10 +35,18 @@ impl FileRegistry {
         Some((index, (t >> 32) as u32))
     }
 
-    /// Insert a file; `HandleAlreadyRegistered` when its client descriptor is registered.
+    /// Insert a file; `HandleAlreadyRegistered` when its client descriptor is registered. A
+    /// registered number whose descriptor the application closed and reused for another file
+    /// does not block the new registration: the old handle keeps reaching the old file.
     pub fn insert(&mut self, file: File) -> Result<FileToken> {
-        if self.by_fd.contains_key(&file.client_fd()) {
-            return Err(Error::HandleAlreadyRegistered);
+        if let Some(&index) = self.by_fd.get(&file.client_fd()) {
+            let old = self.slots[index]
+                .file
+                .as_ref()
+                .expect("indexed slots are full");
+            if old.same_registration(&file) {
+                return Err(Error::HandleAlreadyRegistered);
+            }
         }
         let index = match self.free.pop() {
             Some(i) => i,
@@ -87,7 +95,9 @@ impl FileRegistry {
             return false;
         }
         let file = slot.file.take().expect("checked above");
-        self.by_fd.remove(&file.client_fd());
+        if self.by_fd.get(&file.client_fd()) == Some(&index) {
+            self.by_fd.remove(&file.client_fd());
+        }
         slot.generation = slot.generation.wrapping_add(1).max(1);
         self.free.push(index);
         true
@@ -105,14 +115,14 @@ impl FileRegistry {
         self.by_fd.clear();
     }
 
-    /// Number of registered files.
+    /// Number of registered files (a superseded registration of a reused number included).
     pub fn len(&self) -> usize {
-        self.by_fd.len()
+        self.slots.iter().filter(|s| s.file.is_some()).count()
     }
 
     /// Whether no file is registered.
     pub fn is_empty(&self) -> bool {
-        self.by_fd.is_empty()
+        self.len() == 0
     }
 }
 

@@ -1,32 +1,16 @@
 //! A file as registration learned it (behaviour §B.4 step 3): statx, open flags, file system,
 //! direct-I/O alignment, and the descriptors the backends use: the *buffered* one (page
-//! cache) and the *unbuffered* one (`O_DIRECT`), one of which is the client's own descriptor
-//! and the other opened by us through `/proc/self/fd`. Only [`File::inspect`] builds one.
+//! cache) and the *unbuffered* one (`O_DIRECT`). Both are our own: one is a `dup` of the
+//! client's descriptor (the same open file description), the other opened through
+//! `/proc/self/fd`. So the application closing its descriptor, and reusing the number for
+//! another file, can never make the library read or write a file other than the one
+//! registered. Only [`File::inspect`] builds one.
 #![deny(unsafe_code)]
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use crate::error::{Error, Result};
 use crate::sys::{self, mounts, statx};
-
-/// A descriptor a [`File`] uses: the client's own (never closed by us) or one we opened.
-#[derive(Debug)]
-pub enum Descriptor {
-    /// The application's descriptor; it stays open after deregistration.
-    Client(RawFd),
-    /// A descriptor we opened; closed when the last reference to the file goes away.
-    Owned(OwnedFd),
-}
-
-impl Descriptor {
-    /// The raw descriptor number.
-    pub fn raw(&self) -> RawFd {
-        match self {
-            Descriptor::Client(fd) => *fd,
-            Descriptor::Owned(fd) => fd.as_raw_fd(),
-        }
-    }
-}
 
 /// What the fastpath needs to know about where a file lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,9 +28,15 @@ pub struct FileKind {
 /// A registered file.
 #[derive(Debug)]
 pub struct File {
+    /// The application's descriptor number at registration (the registry key; never used
+    /// for I/O).
     client_fd: RawFd,
-    buffered: Descriptor,
-    unbuffered: Option<Descriptor>,
+    /// Our `dup` of the client's descriptor (buffered or unbuffered, as the client's was).
+    client_dup: RawFd,
+    /// Device and inode at registration.
+    identity: (u32, u32, u64),
+    buffered: OwnedFd,
+    unbuffered: Option<OwnedFd>,
     kind: FileKind,
     fstype: String,
     dio_mem_align: u32,
@@ -101,26 +91,26 @@ impl File {
             Some((mounts::FsKind::Other(_), t)) => (false, false, t),
             None => (false, false, String::new()),
         };
-        let (buffered, unbuffered, mem, off) = if flags & libc::O_DIRECT != 0 {
+        if facts.is_socket {
+            return Err(Error::Internal("a socket cannot be registered"));
+        }
+        let own = sys::io::dup_cloexec(fd)
+            .map_err(|_| Error::Internal("duplicating the descriptor failed"))?;
+        let client_dup = own.as_raw_fd();
+        let (buffered, unbuffered, mem, off) = if !(facts.is_regular || facts.is_block_device) {
+            // Directories, pipes and character devices: no direct I/O to prepare, and no
+            // re-open (opening a FIFO through /proc/self/fd blocks until the other end opens).
+            (own, None, 0, 0)
+        } else if flags & libc::O_DIRECT != 0 {
             let b = sys::io::reopen(fd, flags & !libc::O_DIRECT).map_err(|_| {
                 Error::Internal("re-opening the descriptor without O_DIRECT failed")
             })?;
-            (
-                Descriptor::Owned(b),
-                Some(Descriptor::Client(fd)),
-                facts.dio_mem_align,
-                facts.dio_offset_align,
-            )
+            (b, Some(own), facts.dio_mem_align, facts.dio_offset_align)
         } else {
             match sys::io::reopen(fd, flags | libc::O_DIRECT) {
-                Ok(u) => (
-                    Descriptor::Client(fd),
-                    Some(Descriptor::Owned(u)),
-                    facts.dio_mem_align,
-                    facts.dio_offset_align,
-                ),
+                Ok(u) => (own, Some(u), facts.dio_mem_align, facts.dio_offset_align),
                 // The file system has no O_DIRECT (tmpfs...): register without the fastpath.
-                Err(libc::EINVAL) => (Descriptor::Client(fd), None, 0, 0),
+                Err(libc::EINVAL) => (own, None, 0, 0),
                 Err(_) => {
                     return Err(Error::Internal(
                         "re-opening the descriptor with O_DIRECT failed",
@@ -131,7 +121,7 @@ impl File {
         let acc = flags & libc::O_ACCMODE;
         let direct = match &unbuffered {
             Some(d) if mem != 0 && off != 0 => Some(crate::engine::DirectFd {
-                fd: d.raw(),
+                fd: d.as_raw_fd(),
                 offset_align: u64::from(off),
                 mem_align: u64::from(mem),
             }),
@@ -140,6 +130,8 @@ impl File {
         Ok(File {
             direct,
             client_fd: fd,
+            client_dup,
+            identity: (facts.dev_major, facts.dev_minor, facts.ino),
             buffered,
             unbuffered,
             kind: FileKind {
@@ -164,11 +156,18 @@ impl File {
     }
     /// Descriptor through the page cache.
     pub fn buffered_fd(&self) -> RawFd {
-        self.buffered.raw()
+        self.buffered.as_raw_fd()
     }
     /// `O_DIRECT` descriptor, if the file system supports it.
     pub fn unbuffered_fd(&self) -> Option<RawFd> {
-        self.unbuffered.as_ref().map(Descriptor::raw)
+        self.unbuffered.as_ref().map(AsRawFd::as_raw_fd)
+    }
+    /// Whether `other` was registered through the same client descriptor as `self`: the same
+    /// open file description (or, where the kernel cannot tell, the same device and inode).
+    /// False when the application closed its descriptor and the number now names another file.
+    pub fn same_registration(&self, other: &File) -> bool {
+        sys::io::same_open_file(self.client_dup, other.client_dup)
+            .unwrap_or(self.identity == other.identity)
     }
     /// File kind facts for scoring.
     pub fn kind(&self) -> FileKind {
