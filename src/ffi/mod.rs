@@ -69,7 +69,7 @@ fn report_panic(payload: &(dyn Any + Send)) {
 
 /// The boundary for functions returning `hipFileError_t`: errors map through
 /// [`error::op_error`], a panic becomes `hipFileInternalError`.
-pub(crate) fn boundary_op(body: impl FnOnce() -> crate::Result<()>) -> hipFileError_t {
+pub(crate) fn boundary_op(body: impl FnOnce() -> crate::error::Result<()>) -> hipFileError_t {
     boundary(hipFileError_t::op(hipFileInternalError), || match body() {
         Ok(()) => hipFileError_t::SUCCESS,
         Err(e) => error::op_error(e),

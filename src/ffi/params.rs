@@ -12,15 +12,15 @@ use crate::config::params::{BoolParam, SizeParam, StringParam};
 use crate::driver::driver;
 use crate::error::Error;
 
-fn size_param(p: hipFileSizeTConfigParameter_t) -> crate::Result<SizeParam> {
+fn size_param(p: hipFileSizeTConfigParameter_t) -> crate::error::Result<SizeParam> {
     SizeParam::try_from(p).map_err(|()| Error::InvalidValue("unknown size parameter"))
 }
 
-fn bool_param(p: hipFileBoolConfigParameter_t) -> crate::Result<BoolParam> {
+fn bool_param(p: hipFileBoolConfigParameter_t) -> crate::error::Result<BoolParam> {
     BoolParam::try_from(p).map_err(|()| Error::InvalidValue("unknown boolean parameter"))
 }
 
-fn string_param(p: hipFileStringConfigParameter_t) -> crate::Result<StringParam> {
+fn string_param(p: hipFileStringConfigParameter_t) -> crate::error::Result<StringParam> {
     StringParam::try_from(p).map_err(|()| Error::InvalidValue("unknown string parameter"))
 }
 
