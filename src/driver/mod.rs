@@ -95,6 +95,7 @@ impl Driver {
     fn activate(&self, st: &mut State) {
         crate::stats::init();
         let config = Arc::new(Config::resolve(config::env(), &self.staged.lock()));
+        crate::stats::set_level(u64::from(config.stats_level));
         let rt = self.rt();
         tracing::debug!(target: "hipfile", "driver open: {config:?}");
         let engine = Engine::new(rt, &config);

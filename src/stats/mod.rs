@@ -42,9 +42,14 @@ pub fn init() {
     let _ = shm::shared();
 }
 
-/// The statistics level of this process (0–3), fixed when the block was created.
+/// The statistics level of this process (0–3).
 pub fn level() -> u64 {
     shm::shared().level()
+}
+
+/// Set the statistics level (0–3): a driver open applies `hipFileParamProfileStats`.
+pub fn set_level(level: u64) {
+    shm::set_level(level);
 }
 
 /// A snapshot of this process's own block.

@@ -14,8 +14,10 @@
 //! `hipFileGetStats*`, other processes just cannot read them. One warning is logged; the
 //! application never sees an error.
 //!
-//! The level is `HIPFILE_STATS_LEVEL` (default 1, clamped to 3), read once. The block exists
-//! and is served even at level 0 (readers see the level); recording is then skipped.
+//! The level starts as `HIPFILE_STATS_LEVEL` (default 1, clamped to 3); every driver open
+//! sets it to its configuration's `hipFileParamProfileStats` ([`set_level`]), which is that
+//! variable unless the application set the parameter. The block exists and is served even at
+//! level 0 (readers see the level); recording is then skipped.
 //!
 //! `fork()` after the block exists is unsupported: the child shares the parent's mapping, so
 //! an `atfork` handler detaches the child (it records nothing more and does not serve or
@@ -28,7 +30,7 @@ use std::ffi::c_int;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::layout::{SharedStats, SHARED_SIZE};
@@ -41,7 +43,7 @@ const SEAL_FUTURE_WRITE: c_int = 0x0010;
 pub struct Shared {
     stats: &'static SharedStats,
     memfd: Option<Arc<OwnedFd>>,
-    level: u64,
+    level: AtomicU64,
 }
 
 impl Shared {
@@ -50,9 +52,9 @@ impl Shared {
         self.stats
     }
 
-    /// The statistics level (0–3) fixed at creation.
+    /// The statistics level (0–3) in force.
     pub fn level(&self) -> u64 {
-        self.level
+        self.level.load(Ordering::Relaxed)
     }
 
     /// The memfd other processes receive; `None` when the block is private.
@@ -94,7 +96,7 @@ pub fn recording() -> Option<&'static SharedStats> {
 #[cold]
 fn recording_slow() -> Option<&'static SharedStats> {
     let s = shared();
-    if s.level == 0 || DETACHED.load(Ordering::Relaxed) {
+    if s.level() == 0 || DETACHED.load(Ordering::Relaxed) {
         None
     } else {
         Some(s.stats)
@@ -125,7 +127,7 @@ fn create() -> Shared {
             Shared {
                 stats,
                 memfd: Some(memfd),
-                level,
+                level: AtomicU64::new(level),
             }
         }
         Err(e) => {
@@ -139,7 +141,7 @@ fn create() -> Shared {
             Shared {
                 stats,
                 memfd: None,
-                level,
+                level: AtomicU64::new(level),
             }
         }
     }
@@ -149,6 +151,22 @@ fn create() -> Shared {
 fn publish(stats: &'static SharedStats, level: u64) {
     if level > 0 && !DETACHED.load(Ordering::Relaxed) {
         RECORDING.store(std::ptr::from_ref(stats).cast_mut(), Ordering::Release);
+    }
+}
+
+/// Change the level (clamped to 3): what readers see in the block and whether this process
+/// records. Counters keep their values.
+pub fn set_level(level: u64) {
+    let s = shared();
+    let level = level.min(3);
+    if s.level.swap(level, Ordering::Relaxed) == level {
+        return;
+    }
+    s.stats.v1.level.store(level, Ordering::Relaxed);
+    if level == 0 {
+        RECORDING.store(std::ptr::null_mut(), Ordering::Release);
+    } else {
+        publish(s.stats, level);
     }
 }
 
