@@ -453,3 +453,28 @@ child_test!(
         unsafe { libc::close(fd) };
     }
 );
+
+// Item 3: pthread_cancel of application threads inside writes, registrations and
+// deregistrations; the process lives on, nothing is leaked or left locked (tests/c/cancel.c).
+#[test]
+fn cancelled_threads_never_abort_the_process() {
+    let exe = cprog::compile("cancel");
+    let scratch = scratch_dir();
+    let hipsim = hipsim_path();
+    let out = cprog::run(
+        &exe,
+        &[scratch.to_str().unwrap()],
+        &[
+            ("HIPFILE_HIP_LIBRARY", hipsim.to_str().unwrap()),
+            ("HIPSIM_COPY_DELAY_US", "2000"),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("cancel: ok"),
+        "{} ({}):\n{stdout}\n{}",
+        exe.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
