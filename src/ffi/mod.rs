@@ -48,7 +48,7 @@ static ON_UNLOAD: extern "C" fn() = on_unload;
 /// instead.
 #[inline(always)]
 pub(crate) fn boundary<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
-    let _no_cancel = crate::sys::cancel::NoCancel::new();
+    let _no_cancel = crate::sys::cancel::NoCancel::disable();
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(v) => v,
         Err(payload) => {

@@ -26,7 +26,7 @@ pub struct NoCancel {
 impl NoCancel {
     /// Disable cancellation on the calling thread.
     #[inline(always)]
-    pub fn new() -> NoCancel {
+    pub fn disable() -> NoCancel {
         let mut previous = PTHREAD_CANCEL_ENABLE;
         // SAFETY: a valid state and a valid out-pointer; the call only changes this thread's
         // cancellation state.
@@ -39,7 +39,7 @@ impl Drop for NoCancel {
     #[inline(always)]
     fn drop(&mut self) {
         if self.previous != PTHREAD_CANCEL_DISABLE {
-            // SAFETY: as in `new`; NULL is allowed for the old state.
+            // SAFETY: as in `disable`; NULL is allowed for the old state.
             unsafe { pthread_setcancelstate(self.previous, std::ptr::null_mut()) };
         }
     }
