@@ -453,3 +453,104 @@ child_test!(
         unsafe { libc::close(fd) };
     }
 );
+
+// Item 3: pthread_cancel of application threads inside writes, registrations and
+// deregistrations; the process lives on, nothing is leaked or left locked (tests/c/cancel.c).
+#[test]
+fn cancelled_threads_never_abort_the_process() {
+    let exe = cprog::compile("cancel");
+    let scratch = scratch_dir();
+    let hipsim = hipsim_path();
+    let out = cprog::run(
+        &exe,
+        &[scratch.to_str().unwrap()],
+        &[
+            ("HIPFILE_HIP_LIBRARY", hipsim.to_str().unwrap()),
+            ("HIPSIM_COPY_DELAY_US", "2000"),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("cancel: ok"),
+        "{} ({}):\n{stdout}\n{}",
+        exe.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+// Item 7: a statistics report into a pipe without a reader fails with EPIPE; it used to kill
+// the caller with SIGPIPE (the child restores SIGPIPE's default action, which Rust programs
+// otherwise ignore).
+child_test!(stats_report_to_a_closed_pipe_is_epipe_not_sigpipe, {
+    hipfile::stats::init();
+    // SAFETY: plain calls; the test child owns its process.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let ctx = common::stats_ctx::Ctx::create(std::process::id() as c_int);
+    assert_eq!(ctx.connect(), hipFileStatsSuccess);
+    let mut fds = [0 as c_int; 2];
+    // SAFETY: a valid array of two descriptors.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: our descriptor: the pipe has no reader any more.
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: a live context and a descriptor number.
+    let r = unsafe { hipFileStatsGenerateReport(ctx.0, fds[1]) };
+    assert_eq!(
+        (r, errno()),
+        (hipFileStatsReportGenerationFailed, libc::EPIPE)
+    );
+    // No SIGPIPE is left pending for the thread either.
+    // SAFETY: sigset_t is plain data filled by sigpending.
+    let pending = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigpending(&mut set);
+        libc::sigismember(&set, libc::SIGPIPE)
+    };
+    assert_eq!(pending, 0);
+    // SAFETY: our descriptor.
+    unsafe { libc::close(fds[1]) };
+});
+
+// Item 7: out of descriptors, hipFileStatsCreateContext says the target is not accessible
+// (errno EMFILE), not that it does not exist.
+child_test!(
+    stats_context_out_of_descriptors_is_not_accessible_with_emfile,
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: a valid rlimit to fill, then to set.
+        unsafe {
+            assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
+            lim.rlim_cur = 64;
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
+        }
+        let mut filler = Vec::new();
+        loop {
+            // SAFETY: a valid path.
+            let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+            if fd < 0 {
+                assert_eq!(errno(), libc::EMFILE);
+                break;
+            }
+            filler.push(fd);
+        }
+        let mut ctx = null_mut();
+        // SAFETY: a valid out-pointer.
+        let r = unsafe { hipFileStatsCreateContext(&mut ctx, std::process::id() as c_int) };
+        assert_eq!(
+            (r, errno(), ctx.is_null()),
+            (hipFileStatsTargetProcessNotAccessible, libc::EMFILE, true)
+        );
+        for fd in filler {
+            // SAFETY: our descriptors.
+            unsafe { libc::close(fd) };
+        }
+        // SAFETY: as above.
+        let r = unsafe { hipFileStatsCreateContext(&mut ctx, std::process::id() as c_int) };
+        assert_eq!(r, hipFileStatsSuccess);
+        // SAFETY: the context just created.
+        unsafe { hipFileStatsCloseContext(ctx) };
+    }
+);

@@ -212,6 +212,51 @@ pub fn truncate(fd: RawFd, len: u64) -> Result<(), i32> {
     }
 }
 
+/// Write all of `data` to `fd` (`EINTR` retried) without ever raising `SIGPIPE`: a pipe or
+/// socket whose reader is gone gives `EPIPE`, never the signal that would kill the caller.
+/// `SIGPIPE` is blocked on this thread for the write; one it raised is taken back out of the
+/// pending set (unless one was already pending before), and the mask is restored.
+pub fn write_all_no_sigpipe(fd: RawFd, mut data: &[u8]) -> Result<(), i32> {
+    // SAFETY: sigset_t is plain data, initialised by sigemptyset/sigaddset before use; the
+    // calls only change this thread's signal mask and pending set.
+    unsafe {
+        let mut pipe: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        let mut pending: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut pipe);
+        libc::sigaddset(&mut pipe, libc::SIGPIPE);
+        libc::sigpending(&mut pending);
+        let was_pending = libc::sigismember(&pending, libc::SIGPIPE) == 1;
+        libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, &mut old);
+        let mut result = Ok(());
+        while !data.is_empty() {
+            match rustix::io::write(BorrowedFd::borrow_raw(fd), data) {
+                Ok(0) => {
+                    result = Err(libc::EIO);
+                    break;
+                }
+                Ok(n) => data = &data[n..],
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => {
+                    result = Err(e.raw_os_error());
+                    break;
+                }
+            }
+        }
+        if result == Err(libc::EPIPE) && !was_pending {
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            while libc::sigtimedwait(&pipe, std::ptr::null_mut(), &zero) < 0
+                && super::errno() == libc::EINTR
+            {}
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        result
+    }
+}
+
 /// `fdatasync`, retried on `EINTR`: a raw system call (no cancellation point). `EINVAL` (a
 /// character device, a pipe or a socket, which have nothing to synchronise) is success: such
 /// files accepted the bytes and there is no I/O failure to report.
