@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::files::FileToken;
+use super::slots::Slots;
 use super::Session;
 use crate::error::{Error, Result};
 use crate::request::file::File;
@@ -215,65 +216,29 @@ impl BatchContext {
 /// Batch contexts by handle.
 #[derive(Default)]
 pub struct BatchRegistry {
-    slots: Vec<(u32, Option<Arc<BatchContext>>)>,
-    free: Vec<usize>,
+    slots: Slots<Arc<BatchContext>>,
 }
 
 impl BatchRegistry {
-    fn decode(token: BatchToken) -> Option<(usize, u32)> {
-        let t = token.0 as u64;
-        let index = (t & 0xffff_ffff).checked_sub(1)? as usize;
-        Some((index, (t >> 32) as u32))
-    }
-
     /// A new context of `capacity` operations.
     pub fn create(&mut self, capacity: usize) -> BatchToken {
-        let index = match self.free.pop() {
-            Some(i) => i,
-            None => {
-                self.slots.push((1, None));
-                self.slots.len() - 1
-            }
-        };
-        let slot = &mut self.slots[index];
-        slot.1 = Some(Arc::new(BatchContext::new(capacity)));
-        BatchToken(((u64::from(slot.0) << 32) | (index as u64 + 1)) as usize)
+        BatchToken(self.slots.insert(Arc::new(BatchContext::new(capacity))).0)
     }
 
     /// The context behind a current token.
     pub fn get(&self, token: BatchToken) -> Option<Arc<BatchContext>> {
-        let (index, gen) = Self::decode(token)?;
-        match self.slots.get(index)? {
-            (g, Some(ctx)) if *g == gen => Some(ctx.clone()),
-            _ => None,
-        }
+        self.slots.get(token.0).cloned()
     }
 
     /// Remove a context; its token goes stale.
     pub fn remove(&mut self, token: BatchToken) -> Option<Arc<BatchContext>> {
-        let (index, gen) = Self::decode(token)?;
-        let slot = self.slots.get_mut(index)?;
-        if slot.0 != gen {
-            return None;
-        }
-        let ctx = slot.1.take()?;
-        slot.0 = slot.0.wrapping_add(1).max(1);
-        self.free.push(index);
-        Some(ctx)
+        self.slots.remove_if(token.0, |_| true).map(|(ctx, _)| ctx)
     }
 
     /// Remove every context (the driver closed to 0): every token goes stale. Returns the
     /// contexts, for the caller to cancel and drain outside the registry's lock.
     pub fn clear(&mut self) -> Vec<Arc<BatchContext>> {
-        let mut removed = Vec::new();
-        for (index, slot) in self.slots.iter_mut().enumerate() {
-            if let Some(ctx) = slot.1.take() {
-                slot.0 = slot.0.wrapping_add(1).max(1);
-                self.free.push(index);
-                removed.push(ctx);
-            }
-        }
-        removed
+        self.slots.drain()
     }
 }
 

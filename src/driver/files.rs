@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
+use super::slots::Slots;
 use crate::error::{Error, Result};
 use crate::request::file::File;
 
@@ -15,109 +16,59 @@ use crate::request::file::File;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FileToken(pub usize);
 
-struct Slot {
-    generation: u32,
-    file: Option<Arc<File>>,
-}
-
 /// Registered files by handle and by client descriptor.
 #[derive(Default)]
 pub struct FileRegistry {
-    slots: Vec<Slot>,
-    free: Vec<usize>,
+    slots: Slots<Arc<File>>,
     by_fd: HashMap<RawFd, usize>,
 }
 
 impl FileRegistry {
-    fn decode(token: FileToken) -> Option<(usize, u32)> {
-        let t = token.0 as u64;
-        let index = (t & 0xffff_ffff).checked_sub(1)? as usize;
-        Some((index, (t >> 32) as u32))
-    }
-
     /// Insert a file; `HandleAlreadyRegistered` when its client descriptor is registered. A
     /// registered number whose descriptor the application closed and reused for another file
     /// does not block the new registration: the old handle keeps reaching the old file.
     pub fn insert(&mut self, file: File) -> Result<FileToken> {
         if let Some(&index) = self.by_fd.get(&file.client_fd()) {
-            let old = self.slots[index]
-                .file
-                .as_ref()
-                .expect("indexed slots are full");
+            let old = self.slots.at(index).expect("indexed slots are full");
             if old.same_registration(&file) {
                 return Err(Error::HandleAlreadyRegistered);
             }
         }
-        let index = match self.free.pop() {
-            Some(i) => i,
-            None => {
-                self.slots.push(Slot {
-                    generation: 1,
-                    file: None,
-                });
-                self.slots.len() - 1
-            }
-        };
-        let slot = &mut self.slots[index];
-        self.by_fd.insert(file.client_fd(), index);
-        slot.file = Some(Arc::new(file));
-        Ok(FileToken(
-            ((u64::from(slot.generation) << 32) | (index as u64 + 1)) as usize,
-        ))
+        let fd = file.client_fd();
+        let (key, index) = self.slots.insert(Arc::new(file));
+        self.by_fd.insert(fd, index);
+        Ok(FileToken(key))
     }
 
     /// The file behind a token, if the token is current.
+    #[inline(always)]
     pub fn get(&self, token: FileToken) -> Option<&Arc<File>> {
-        let (index, gen) = Self::decode(token)?;
-        let slot = self.slots.get(index)?;
-        if slot.generation != gen {
-            return None;
-        }
-        slot.file.as_ref()
+        self.slots.get(token.0)
     }
 
     /// Remove a file unless I/O still holds it (behaviour §B.5: refused silently then).
     /// Returns whether it was removed.
     pub fn remove(&mut self, token: FileToken) -> bool {
-        let Some((index, gen)) = Self::decode(token) else {
+        let Some((file, index)) = self.slots.remove_if(token.0, |f| Arc::strong_count(f) == 1)
+        else {
             return false;
         };
-        let Some(slot) = self.slots.get_mut(index) else {
-            return false;
-        };
-        if slot.generation != gen {
-            return false;
-        }
-        let Some(file) = slot.file.as_ref() else {
-            return false;
-        };
-        if Arc::strong_count(file) > 1 {
-            return false;
-        }
-        let file = slot.file.take().expect("checked above");
         if self.by_fd.get(&file.client_fd()) == Some(&index) {
             self.by_fd.remove(&file.client_fd());
         }
-        slot.generation = slot.generation.wrapping_add(1).max(1);
-        self.free.push(index);
         true
     }
 
     /// Drop every registration (driver closed to 0). Files in use stay alive through their
     /// `Arc`s until their I/O ends.
     pub fn clear(&mut self) {
-        for (index, slot) in self.slots.iter_mut().enumerate() {
-            if slot.file.take().is_some() {
-                slot.generation = slot.generation.wrapping_add(1).max(1);
-                self.free.push(index);
-            }
-        }
+        self.slots.drain();
         self.by_fd.clear();
     }
 
     /// Number of registered files (a superseded registration of a reused number included).
     pub fn len(&self) -> usize {
-        self.slots.iter().filter(|s| s.file.is_some()).count()
+        self.slots.len()
     }
 
     /// Whether no file is registered.

@@ -13,6 +13,7 @@
 pub mod batch;
 pub mod buffers;
 pub mod files;
+mod slots;
 pub mod streams;
 
 use std::os::fd::RawFd;
