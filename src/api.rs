@@ -161,16 +161,15 @@ impl Batch {
             .iter()
             .map(|op| {
                 Ok(crate::driver::batch::OpParams {
-                    mode: 1,
+                    mode: Some(crate::driver::batch::Mode::Batch),
                     base: op.mem.addr,
-                    file_offset: to_i64(op.file_offset, "file offset too large")?,
-                    buffer_offset: to_i64(op.mem_offset as u64, "memory offset too large")?,
+                    file_offset: Some(to_i64(op.file_offset, "file offset too large")? as u64),
+                    buffer_offset: Some(
+                        to_i64(op.mem_offset as u64, "memory offset too large")? as usize
+                    ),
                     size: op.size,
                     file: op.file.token,
-                    opcode: match op.dir {
-                        Direction::Read => 0,
-                        Direction::Write => 1,
-                    },
+                    dir: Some(op.dir),
                     cookie: op.cookie,
                 })
             })

@@ -36,23 +36,32 @@ pub const MAX_OPS: usize = 128;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BatchToken(pub usize);
 
-/// One entry of a submission, as the application described it (`hipFileIOParams_t`).
+/// How an entry asks to be run (`hipFileBatchMode_t`): batch mode is the only one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `hipFileBatch`.
+    Batch,
+}
+
+/// One entry of a submission, as the application described it (`hipFileIOParams_t`), in
+/// typed values. A field C filled with a value it does not define is `None`, refused when
+/// the entry is checked (behaviour §E.3 step 4 fixes the order of the checks).
 #[derive(Clone, Copy, Debug)]
 pub struct OpParams {
-    /// `mode` (must be `hipFileBatch`, 1).
-    pub mode: i32,
+    /// `mode`; `None` for anything but `hipFileBatch`.
+    pub mode: Option<Mode>,
     /// `u.batch.devPtr_base`.
     pub base: usize,
-    /// `u.batch.file_offset`.
-    pub file_offset: i64,
-    /// `u.batch.devPtr_offset`.
-    pub buffer_offset: i64,
+    /// `u.batch.file_offset`; `None` when negative.
+    pub file_offset: Option<u64>,
+    /// `u.batch.devPtr_offset`; `None` when negative.
+    pub buffer_offset: Option<usize>,
     /// `u.batch.size`.
     pub size: usize,
     /// `fh`.
     pub file: FileToken,
-    /// `opcode` (0 read, 1 write).
-    pub opcode: i32,
+    /// `opcode`; `None` for anything but read and write.
+    pub dir: Option<Direction>,
     /// `cookie`, returned with the completion.
     pub cookie: usize,
 }
@@ -274,26 +283,23 @@ pub(super) fn resolve(
     if buf.memory != MemoryType::Device {
         return Err(Error::Internal("batch entry: not device memory"));
     }
-    if p.buffer_offset < 0 {
+    let Some(buffer_offset) = p.buffer_offset else {
         return Err(Error::InvalidValue("batch entry: negative buffer offset"));
-    }
-    // Non-negative, so it fits a (64-bit) usize. The unclamped size must fit, unlike a
-    // synchronous call's, which is clamped to `MAX_RW` first.
-    let buffer_offset = p.buffer_offset as u64 as usize;
+    };
+    // The unclamped size must fit, unlike a synchronous call's, which is clamped to `MAX_RW`
+    // first.
     if !fits(buf.length, buffer_offset, p.size) {
         return Err(Error::InvalidValue(
             "batch entry: the operation does not fit in its buffer",
         ));
     }
-    if p.file_offset < 0 {
+    let Some(file_offset) = p.file_offset else {
         return Err(Error::InvalidValue("batch entry: negative file offset"));
-    }
-    let dir = match p.opcode {
-        0 => Direction::Read,
-        1 => Direction::Write,
-        _ => return Err(Error::InvalidValue("batch entry: unknown opcode")),
     };
-    if p.mode != 1 {
+    let Some(dir) = p.dir else {
+        return Err(Error::InvalidValue("batch entry: unknown opcode"));
+    };
+    if p.mode != Some(Mode::Batch) {
         return Err(Error::InvalidValue("batch entry: mode is not hipFileBatch"));
     }
     Ok(ResolvedOp(Resolved {
@@ -302,7 +308,7 @@ pub(super) fn resolve(
         _registration: registration.cloned(),
         buf,
         size: p.size,
-        file_offset: p.file_offset as u64,
+        file_offset,
         buffer_offset,
         cookie: p.cookie,
     }))

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use super::abi::*;
 use super::{boundary, boundary_op, error};
-use crate::driver::batch::{BatchToken, OpParams, OpStatus};
+use crate::driver::batch::{BatchToken, Mode, OpParams, OpStatus};
 use crate::driver::driver;
 use crate::driver::files::FileToken;
 use crate::error::Error;
+use crate::vocab::Direction;
 
 /// `hipFileBatchIOSetUp`: a context for up to `max_nr` outstanding operations (1 to
 /// `hipFileParamPropertiesIOBatchsize`, at most 128); works while the driver is closed and does
@@ -73,13 +74,17 @@ fn op_params(p: &hipFileIOParams_t) -> OpParams {
     // SAFETY: `batch` is the union's only member.
     let b = unsafe { p.u.batch };
     OpParams {
-        mode: p.mode,
+        mode: (p.mode == hipFileBatch).then_some(Mode::Batch),
         base: b.devPtr_base as usize,
-        file_offset: b.file_offset,
-        buffer_offset: b.devPtr_offset,
+        file_offset: u64::try_from(b.file_offset).ok(),
+        buffer_offset: usize::try_from(b.devPtr_offset).ok(),
         size: b.size,
         file: FileToken(p.fh as usize),
-        opcode: p.opcode,
+        dir: match p.opcode {
+            o if o == hipFileBatchRead => Some(Direction::Read),
+            o if o == hipFileBatchWrite => Some(Direction::Write),
+            _ => None,
+        },
         cookie: p.cookie as usize,
     }
 }
