@@ -102,11 +102,17 @@ impl RegisteredFile {
         file_offset: u64,
         mem_offset: usize,
     ) -> Result<usize> {
-        let off =
-            i64::try_from(file_offset).map_err(|_| Error::InvalidValue("file offset too large"))?;
-        let moff = i64::try_from(mem_offset)
-            .map_err(|_| Error::InvalidValue("memory offset too large"))?;
-        driver().io(dir, self.token, base, size, off, moff)
+        // Offsets C cannot express are refused as before the driver saw unsigned ones.
+        i64::try_from(file_offset).map_err(|_| Error::InvalidValue("file offset too large"))?;
+        i64::try_from(mem_offset).map_err(|_| Error::InvalidValue("memory offset too large"))?;
+        driver().io(
+            dir,
+            self.token,
+            base,
+            size,
+            Some(file_offset),
+            Some(mem_offset),
+        )
     }
 }
 

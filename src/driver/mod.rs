@@ -300,7 +300,8 @@ impl Driver {
             .ok_or(Error::HandleNotRegistered)
     }
 
-    /// `hipFileRead` / `hipFileWrite` (behaviour §B.8, contract §3).
+    /// `hipFileRead` / `hipFileWrite` (behaviour §B.8, contract §3). An offset is `None` when
+    /// the application passed a negative one (refused after the handle and buffer checks).
     #[inline(always)]
     pub fn io(
         &self,
@@ -308,8 +309,8 @@ impl Driver {
         token: FileToken,
         base: usize,
         size: usize,
-        file_offset: i64,
-        buffer_offset: i64,
+        file_offset: Option<u64>,
+        buffer_offset: Option<usize>,
     ) -> Result<usize> {
         let (file, registration, session) = {
             let st = self.state.read();
@@ -334,19 +335,11 @@ impl Driver {
                 &resolved
             }
         };
-        if file_offset < 0 || buffer_offset < 0 {
+        let (Some(file_offset), Some(buffer_offset)) = (file_offset, buffer_offset) else {
             // hipFile 0.4.0: negative offsets are -1 with errno EINVAL.
             return Err(Error::Os(libc::EINVAL));
-        }
-        let req = Request::new(
-            dir,
-            &file,
-            buf,
-            size,
-            file_offset as u64,
-            usize::try_from(buffer_offset)
-                .map_err(|_| Error::InvalidValue("buffer offset too large"))?,
-        );
+        };
+        let req = Request::new(dir, &file, buf, size, file_offset, buffer_offset);
         session.backends.run(&req)
     }
 

@@ -30,8 +30,8 @@ fn read_write<const WRITE: bool>(
             FileToken(fh as usize),
             base,
             size,
-            file_offset,
-            buffer_offset,
+            u64::try_from(file_offset).ok(),
+            usize::try_from(buffer_offset).ok(),
         ) {
             Ok(n) => n as isize,
             Err(e) => error::ssize_error(e),
