@@ -60,7 +60,8 @@ impl Backend for Fastpath {
         BackendKind::Fastpath
     }
 
-    /// 100 when every rule of behaviour §C.2 holds. The rules that depend only on the runtime
+    /// 100 when every GPU-direct rule holds (device memory, an `O_DIRECT` descriptor, a
+    /// supported file system, aligned offset, size and address). The rules that depend only on the runtime
     /// and the configuration come precomputed in the gate.
     #[inline(always)]
     fn score(&self, req: &Request<'_>) -> Score {

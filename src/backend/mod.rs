@@ -1,4 +1,4 @@
-//! Backends and their selection (behaviour §C.1–C.2, contract §4), in the shape of AMD's
+//! Backends and their selection, in the shape of AMD's
 //! `backend.h`.
 //!
 //! Every [`Backend`] scores a request ([`Score`]): the fastpath 100, the fallback 1, the host
@@ -77,7 +77,7 @@ pub trait Backend {
     }
 
     /// Whether a failure goes to the registered fallback: `ENODEV` and `EREMOTEIO`, the
-    /// errors the GPU-direct path reports for "not this way" (behaviour §C.4).
+    /// errors the GPU-direct path reports for "not this way".
     #[inline(always)]
     fn is_fallback_eligible(&self, e: &Error) -> bool {
         matches!(e, Error::Os(libc::ENODEV | libc::EREMOTEIO))

@@ -1,4 +1,4 @@
-//! The library's environment variables, read once per process (behaviour §C.6), their
+//! The library's environment variables, read once per process, their
 //! parsers, and the defaults they override. The lowest part of the configuration: it imports
 //! nothing of the crate.
 

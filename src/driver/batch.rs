@@ -45,7 +45,7 @@ pub enum Mode {
 
 /// One entry of a submission, as the application described it (`hipFileIOParams_t`), in
 /// typed values. A field C filled with a value it does not define is `None`, refused when
-/// the entry is checked (behaviour §E.3 step 4 fixes the order of the checks).
+/// the entry is checked, in the order upstream checks the fields.
 #[derive(Clone, Copy, Debug)]
 pub struct OpParams {
     /// `mode`; `None` for anything but `hipFileBatch`.

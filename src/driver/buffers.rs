@@ -1,4 +1,4 @@
-//! Registered buffers (behaviour §B.6–B.7): the registry from base address to [`Buffer`].
+//! Registered buffers: the registry from base address to [`Buffer`].
 //!
 //! Only the exact registered base address is a key: a pointer inside a registered range is
 //! resolved like an unregistered one, from the runtime's allocation range.

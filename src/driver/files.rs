@@ -1,4 +1,4 @@
-//! Registered files (behaviour §B.4–B.5, contract §3): the registry from handle to [`File`].
+//! Registered files: the registry from handle to [`File`].
 //!
 //! Handles are generation-tagged slot keys turned into pointer-sized tokens: never NULL, never
 //! dereferenced, and a stale handle fails its lookup even after its slot is reused.

@@ -1,7 +1,7 @@
 //! In-process statistics: `hipFileGetStatsL1/L2/L3` (behaviour §F.5).
 //!
 //! Each call takes a fresh snapshot of this process's statistics block and fills the
-//! caller's structure; what goes where is documented in [`super::stats_levels`] (all
+//! caller's structure; what goes where is documented in `stats_levels.rs` (all
 //! backends, Host included, count in the totals; the L2 KiB histograms are filled from our
 //! size buckets; L3 is indexed by device ordinal). The block always exists here (in private
 //! memory if shared memory failed), so "statistics unavailable" (`hipFileInternalError`)

@@ -1,4 +1,4 @@
-//! A file as registration learned it (behaviour §B.4 step 3): statx, open flags, file system,
+//! A file as registration learned it: statx, open flags, file system,
 //! direct-I/O alignment, and the descriptors the backends use: the *buffered* one (page
 //! cache) and the *unbuffered* one (`O_DIRECT`). Both are our own: one is a `dup` of the
 //! client's descriptor (the same open file description), the other opened through

@@ -1,5 +1,5 @@
-//! The memory of an I/O: a buffer checked for registration (behaviour §B.6), or an
-//! unregistered pointer resolved for one I/O (behaviour §B.8 step 3).
+//! The memory of an I/O: a buffer checked for registration, or an unregistered pointer
+//! resolved for one I/O.
 #![deny(unsafe_code)]
 
 use crate::error::{Error, Result};

@@ -33,7 +33,7 @@ pub struct Request<'a> {
     pub buffer_offset: usize,
 }
 
-/// The bounds rule of behaviour §B.8 step 5 and §E.3 step 4: `offset < length` (strictly)
+/// The bounds rule of reads, writes and batch entries: `offset < length` (strictly)
 /// and `size <= length - offset`.
 #[inline(always)]
 pub fn fits(length: usize, offset: usize, size: usize) -> bool {
