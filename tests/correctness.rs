@@ -554,3 +554,80 @@ child_test!(
         unsafe { hipFileStatsCloseContext(ctx) };
     }
 );
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+// Item 4: an application linked with a GPU runtime under another file name (here the
+// simulator, libhipsim.so) gets it without any HIPFILE_* variable: device memory works.
+#[test]
+fn a_runtime_in_the_process_is_found_by_its_symbols() {
+    let exe = cprog::compile("runtime_detect");
+    let scratch = scratch_dir();
+    let out = cprog::run(&exe, &["device", scratch.to_str().unwrap()], &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success() && stdout.contains("detect: ok"),
+        "{}:\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(!stderr.contains("host-only"), "{stderr}");
+}
+
+// Item 4: host-only mode is never silent. A runtime that loads but cannot be used is named with
+// its reason at the default log level (Debian 12's HIP 5.2, which lacks hipLaunchHostFunc, is no
+// longer refused for that symbol the library never calls), and the first memory registration
+// says that the library is host-only. With no runtime at all, only the latter.
+#[test]
+fn host_only_mode_is_announced() {
+    let exe = cprog::compile_without_sim("runtime_detect");
+    let scratch = scratch_dir();
+    let run = |env: &[(&str, &str)]| {
+        let out = cprog::run(&exe, &["host", scratch.to_str().unwrap()], env);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(
+            out.status.success() && stdout.contains("detect: ok"),
+            "{}:\n{stdout}\n{stderr}",
+            out.status
+        );
+        stderr
+    };
+    let none = [
+        ("HIPFILE_HIP_LIBRARY", "/nonexistent/libamdhip64.so"),
+        ("HIPFILE_CUDA_LIBRARY", "/nonexistent/libcuda.so.1"),
+    ];
+    let stderr = run(&none);
+    assert_eq!(
+        stderr.matches("host-only mode").count(),
+        1,
+        "said once, at the first memory registration:\n{stderr}"
+    );
+    assert!(!stderr.contains("no usable GPU runtime"), "{stderr}");
+    // A runtime found but rejected: the simulator with no device.
+    let hipsim = hipsim_path();
+    let stderr = run(&[
+        ("HIPFILE_HIP_LIBRARY", hipsim.to_str().unwrap()),
+        ("HIPFILE_CUDA_LIBRARY", "/nonexistent/libcuda.so.1"),
+        ("HIPSIM_DEVICE_COUNT", "0"),
+    ]);
+    assert!(
+        stderr.contains("no usable GPU runtime") && stderr.contains("reports no device"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("host-only mode").count(), 1, "{stderr}");
+    let debian = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
+    if std::path::Path::new(debian).exists() {
+        let stderr = run(&[
+            ("HIPFILE_HIP_LIBRARY", debian),
+            ("HIPFILE_CUDA_LIBRARY", "/nonexistent/libcuda.so.1"),
+        ]);
+        assert!(
+            stderr.contains("no usable GPU runtime") && stderr.contains(debian),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("hipLaunchHostFunc"), "{stderr}");
+    } else {
+        println!("{debian} is not installed: the check of Debian's HIP 5.2 did not run");
+    }
+}

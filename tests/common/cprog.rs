@@ -11,9 +11,19 @@ fn root() -> &'static Path {
 }
 
 /// Compile `tests/c/<name>.c` (with `-Wall -Wextra -Werror`) into the test binary's temporary
-/// directory; returns the executable. `libhipfile.so.0` (the library's SONAME) resolves through
-/// a directory of links put on the run path.
+/// directory, linked with our library and the simulated runtime (`-DWITH_SIM`); returns the
+/// executable. `libhipfile.so.0` (the library's SONAME) resolves through a directory of links
+/// put on the run path.
 pub fn compile(name: &str) -> PathBuf {
+    build(name, true)
+}
+
+/// [`compile`] without the simulated runtime: the program links our library only.
+pub fn compile_without_sim(name: &str) -> PathBuf {
+    build(name, false)
+}
+
+fn build(name: &str, with_sim: bool) -> PathBuf {
     let deps = deps_dir();
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cprog");
     let lib_dir = work.join("lib");
@@ -24,7 +34,8 @@ pub fn compile(name: &str) -> PathBuf {
     let soname = lib_dir.join("libhipfile.so.0");
     // Replaced atomically: other test processes may be using the directory.
     std::fs::rename(&link, &soname).unwrap();
-    let exe = work.join(format!("{name}-{}", std::process::id()));
+    let tag = if with_sim { "sim" } else { "nosim" };
+    let exe = work.join(format!("{name}-{tag}-{}", std::process::id()));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let out = Command::new(&cc)
         .args([
@@ -41,7 +52,11 @@ pub fn compile(name: &str) -> PathBuf {
         .arg("-o")
         .arg(&exe)
         .arg(format!("-L{}", deps.display()))
-        .args(["-lhipfile", "-lhipsim", "-pthread"])
+        .args(if with_sim {
+            &["-DWITH_SIM", "-lhipfile", "-lhipsim", "-pthread"][..]
+        } else {
+            &["-lhipfile", "-pthread"][..]
+        })
         .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
         .arg(format!("-Wl,-rpath,{}", deps.display()))
         .output()
