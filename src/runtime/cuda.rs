@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use libloading::os::unix::Library;
 
-use super::loader::{opt_sym, sym};
+use super::symbols::{opt_sym, sym};
 
 use super::cufile::CuFile;
 

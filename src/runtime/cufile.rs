@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void};
 use std::os::fd::RawFd;
 
-use super::loader::sym;
+use super::symbols::sym;
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 use parking_lot::RwLock;
 

@@ -11,7 +11,7 @@ use std::os::fd::RawFd;
 
 use libloading::os::unix::Library;
 
-use super::loader::{opt_sym, sym};
+use super::symbols::{opt_sym, sym};
 
 use super::{
     DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,

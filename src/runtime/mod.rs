@@ -13,6 +13,7 @@ pub mod cufile;
 pub mod hip;
 pub mod host;
 pub mod loader;
+mod symbols;
 
 use std::ffi::c_void;
 use std::fmt;
