@@ -8,7 +8,7 @@ use crate::driver::driver;
 use crate::driver::files::FileToken;
 use crate::error::{Error, Result};
 use crate::runtime::{self, Runtime};
-use crate::vocab::Direction;
+use crate::vocab::{Direction, Refusal};
 
 /// Keeps the driver open (one use-count reference) for its lifetime.
 pub struct DriverGuard(());
@@ -30,6 +30,16 @@ impl Drop for DriverGuard {
 /// The GPU runtime this process uses.
 pub fn gpu_runtime() -> &'static dyn Runtime {
     runtime::runtime()
+}
+
+/// Why the GPU-direct fastpath would refuse every request on the open descriptor `fd` under
+/// the configuration in force (the open driver's, or what an open would use now), whatever
+/// the memory and range: `None` when it may serve aligned requests to device memory. The
+/// file is inspected as registration inspects it, without registering it.
+pub fn fastpath_refusal(fd: RawFd) -> Result<Option<Refusal>> {
+    let file = crate::request::file::File::inspect(fd)?;
+    let config = driver().config();
+    Ok(crate::backend::Fastpath::new(runtime::runtime(), &config).file_refusal(&file))
 }
 
 /// A registered file; deregistered on drop. The descriptor stays owned by the caller.

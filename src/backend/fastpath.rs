@@ -7,6 +7,7 @@
 use super::{Backend, Fallback, Score};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::request::file::File;
 use crate::request::Request;
 use crate::runtime::{FastpathFault, Runtime};
 use crate::vocab::{BackendKind, MemoryType, Refusal};
@@ -52,6 +53,27 @@ impl Fastpath {
     pub fn register_fallback(&mut self, fallback: Fallback) {
         self.fallback = Some(fallback);
     }
+
+    /// Why the fastpath refuses every request on `file`, whatever the memory and the range:
+    /// the gate, no `O_DIRECT` descriptor or no direct-I/O alignment, a file system it does
+    /// not serve. [`Backend::score`] starts with this; `hipfile check` reports it.
+    #[inline(always)]
+    pub fn file_refusal(&self, file: &File) -> Option<Refusal> {
+        if let Some(r) = self.gate {
+            return Some(r);
+        }
+        if file.unbuffered_fd().is_none() {
+            return Some(Refusal::NoODirect);
+        }
+        let k = file.kind();
+        if !(k.block_device || (k.regular && (self.unsupported_fs || k.ext4_ordered || k.xfs))) {
+            return Some(Refusal::FileSystem);
+        }
+        if file.fastpath_offset_mask().is_none() {
+            return Some(Refusal::NoODirect);
+        }
+        None
+    }
 }
 
 impl Backend for Fastpath {
@@ -69,15 +91,8 @@ impl Backend for Fastpath {
         if req.buf.memory != MemoryType::Device {
             return Score::Refuse(Refusal::NotDeviceMemory);
         }
-        if let Some(r) = self.gate {
+        if let Some(r) = self.file_refusal(req.file) {
             return Score::Refuse(r);
-        }
-        if req.file.unbuffered_fd().is_none() {
-            return Score::Refuse(Refusal::NoODirect);
-        }
-        let k = req.file.kind();
-        if !(k.block_device || (k.regular && (self.unsupported_fs || k.ext4_ordered || k.xfs))) {
-            return Score::Refuse(Refusal::FileSystem);
         }
         let Some(offset_mask) = req.file.fastpath_offset_mask() else {
             return Score::Refuse(Refusal::NoODirect);
