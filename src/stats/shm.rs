@@ -26,9 +26,8 @@
 //!
 //! Lock order: none. The only lock is the `OnceLock` initialisation itself.
 
-use std::ffi::c_int;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -36,8 +35,7 @@ use std::sync::{Arc, OnceLock};
 use super::layout::{SharedStats, SHARED_SIZE};
 use super::server;
 
-/// `F_SEAL_FUTURE_WRITE` (Linux 5.1), spelled out so older libc bindings do not matter.
-const SEAL_FUTURE_WRITE: c_int = 0x0010;
+use crate::sys::shm::{self, SEAL_FUTURE_WRITE};
 
 /// The process's block.
 pub struct Shared {
@@ -183,63 +181,17 @@ pub(crate) fn private_block() -> &'static SharedStats {
     }
 }
 
-fn last_error() -> io::Error {
-    io::Error::last_os_error()
-}
-
 /// Create, size, map and seal the memfd.
 fn map_memfd() -> io::Result<(OwnedFd, &'static SharedStats)> {
-    // SAFETY: a valid NUL-terminated name and plain flag bits.
-    let raw = unsafe {
-        libc::memfd_create(
-            c"AISSTATS".as_ptr(),
-            libc::MFD_ALLOW_SEALING | libc::MFD_CLOEXEC,
-        )
-    };
-    if raw < 0 {
-        return Err(last_error());
-    }
-    // SAFETY: `raw` is a fresh descriptor that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    // SAFETY: plain syscall on our descriptor.
-    if unsafe { libc::ftruncate(fd.as_raw_fd(), SHARED_SIZE as libc::off_t) } != 0 {
-        return Err(last_error());
-    }
-    // SAFETY: a new shared mapping of our memfd, which is exactly SHARED_SIZE bytes long;
-    // nothing else is mapped at the address the kernel picks.
-    let ptr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            SHARED_SIZE,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd.as_raw_fd(),
-            0,
-        )
-    };
-    if ptr == libc::MAP_FAILED {
-        return Err(last_error());
-    }
-    // SAFETY: plain fcntl on our descriptor.
-    if unsafe {
-        libc::fcntl(
-            fd.as_raw_fd(),
-            libc::F_ADD_SEALS,
-            libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE,
-        )
-    } != 0
-    {
-        let e = last_error();
-        // SAFETY: the mapping made above, not yet referenced by anything.
-        unsafe { libc::munmap(ptr, SHARED_SIZE) };
-        return Err(e);
-    }
-    let ptr = NonNull::new(ptr.cast::<SharedStats>())
-        .ok_or_else(|| io::Error::other("mmap returned NULL"))?;
+    let (fd, ptr) = shm::create_sealed(
+        c"AISSTATS",
+        SHARED_SIZE,
+        libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE,
+    )?;
     // SAFETY: page-aligned, SHARED_SIZE bytes, zero-filled by ftruncate (a valid SharedStats:
     // atomics only), never unmapped (so 'static), and shared only with readers that cannot
     // write (F_SEAL_FUTURE_WRITE); our writes are atomic.
-    Ok((fd, unsafe { ptr.as_ref() }))
+    Ok((fd, unsafe { ptr.cast::<SharedStats>().as_ref() }))
 }
 
 /// Runs in the child right after `fork()`: only async-signal-safe work (an atomic store and
@@ -251,15 +203,7 @@ extern "C" fn after_fork_in_child() {
 }
 
 fn register_atfork() {
-    // SAFETY: registers a handler that stays valid for the life of the process (a plain
-    // function of this library, which is never unloaded while the process runs it).
-    let rc = unsafe {
-        libc::pthread_atfork(
-            None,
-            None,
-            Some(after_fork_in_child as unsafe extern "C" fn()),
-        )
-    };
+    let rc = shm::on_fork_child(after_fork_in_child);
     if rc != 0 {
         tracing::debug!(target: "hipfile", "pthread_atfork failed ({rc}); fork() children are not detached");
     }
@@ -268,6 +212,7 @@ fn register_atfork() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
 
     #[test]
     fn the_block_is_a_sealed_memfd() {
@@ -276,17 +221,15 @@ mod tests {
             // Kernels without memfd seals keep the block private; nothing more to check.
             return;
         };
-        // SAFETY: plain fcntl on a descriptor we own.
-        let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
+        let seals = shm::seals(fd.as_raw_fd()).unwrap();
         assert_eq!(
             seals & (libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE),
             libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE
         );
-        // SAFETY: fstat into a zeroed struct.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: valid out-pointer.
-        assert_eq!(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) }, 0);
-        assert_eq!(st.st_size as usize, SHARED_SIZE);
+        assert_eq!(
+            shm::regular_size(fd.as_raw_fd()).unwrap(),
+            (true, SHARED_SIZE as i64)
+        );
         assert_eq!(s.stats().v1.version.load(Ordering::Relaxed), 1);
     }
 }
