@@ -22,14 +22,14 @@
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod api;
-pub mod backend;
+pub(crate) mod backend;
 pub mod config;
 pub mod driver;
-pub mod engine;
+pub(crate) mod engine;
 pub mod error;
 pub mod ffi;
-pub mod log;
-pub mod request;
+pub(crate) mod log;
+pub(crate) mod request;
 pub mod runtime;
 pub mod stats;
 pub mod sys;

@@ -24,9 +24,8 @@ pub struct Fastpath {
 }
 
 /// Why the fastpath refuses every request, whatever the file and memory: no GPU-direct entry
-/// points in the runtime, or compat mode forced. Computed once per configuration; the
-/// `hipfile check` tool reports it through the safe API.
-pub fn gate(rt: &dyn Runtime, config: &Config) -> Option<Refusal> {
+/// points in the runtime, or compat mode forced. Computed once per configuration.
+fn gate(rt: &dyn Runtime, config: &Config) -> Option<Refusal> {
     if !rt.has_fastpath() {
         Some(Refusal::NoFastpathEntryPoints)
     } else if config.force_compat {

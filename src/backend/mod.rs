@@ -20,7 +20,7 @@ mod fastpath;
 mod host;
 
 pub use fallback::Fallback;
-pub use fastpath::{gate as fastpath_gate, Fastpath};
+pub use fastpath::Fastpath;
 pub use host::Host;
 
 use crate::config::Config;
@@ -32,7 +32,7 @@ use crate::stats::recorder::{self, IoCall};
 use crate::vocab::{BackendKind, Refusal, Refusals};
 
 /// A backend's answer to a request: accepted with an eagerness (higher wins), or refused
-/// with the reason (AMD's score −1).
+/// with the reason (where AMD's backends answer −1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Score {
     /// Accepted; the value is the backend's eagerness.
@@ -48,14 +48,6 @@ impl Score {
     pub const FALLBACK: Score = Score::Accept(1);
     /// The host backend's score on host memory.
     pub const HOST: Score = Score::Accept(1);
-
-    /// AMD's number: the eagerness, or −1 for a refusal.
-    pub fn value(self) -> i32 {
-        match self {
-            Score::Accept(v) => i32::from(v),
-            Score::Refuse(_) => -1,
-        }
-    }
 }
 
 /// One way of moving a request's bytes (AMD's `Backend`).
@@ -403,10 +395,9 @@ mod tests {
 
     #[test]
     fn scores_are_amds() {
-        assert_eq!(Score::FASTPATH.value(), 100);
-        assert_eq!(Score::FALLBACK.value(), 1);
-        assert_eq!(Score::HOST.value(), 1);
-        assert_eq!(Score::Refuse(Refusal::CompatDisabled).value(), -1);
+        assert_eq!(Score::FASTPATH, Score::Accept(100));
+        assert_eq!(Score::FALLBACK, Score::Accept(1));
+        assert_eq!(Score::HOST, Score::Accept(1));
     }
 
     #[test]
