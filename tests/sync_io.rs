@@ -2032,7 +2032,7 @@ mod fake {
 
     use hipfile::runtime::{
         DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError,
-        RtResult, Runtime, StreamHandle,
+        RtResult, Runtime, RuntimeTools, StreamHandle,
     };
     use hipfile::vocab::{Direction, MemoryType};
 
@@ -2098,15 +2098,6 @@ mod fake {
         fn describe(&self) -> String {
             "fake runtime of tests/sync_io.rs".to_string()
         }
-        fn version(&self) -> i32 {
-            70_200_000
-        }
-        fn is_simulated(&self) -> bool {
-            true
-        }
-        fn device_count(&self) -> i32 {
-            1
-        }
         fn pointer_info(&self, ptr: usize) -> RtResult<PointerInfo> {
             if self.0 == Mode::PointerInfo {
                 panic!("fake runtime: pointer_info panics on purpose");
@@ -2132,9 +2123,6 @@ mod fake {
         }
         fn current_device(&self) -> RtResult<i32> {
             Ok(0)
-        }
-        fn set_device(&self, _device: i32) -> RtResult<()> {
-            Ok(())
         }
         fn enter_device(&self, _device: i32) -> RtResult<DeviceRestore> {
             Ok(DeviceRestore(None))
@@ -2193,10 +2181,6 @@ mod fake {
             Ok(())
         }
         fn event_destroy(&self, _event: EventHandle) {}
-        fn device_alloc(&self, _len: usize) -> RtResult<usize> {
-            Err(RtError::OUT_OF_MEMORY)
-        }
-        fn device_free(&self, _addr: usize) {}
         fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {
             // SAFETY: plain allocation.
             let p = unsafe { libc::malloc(len) }.cast::<u8>();
@@ -2234,6 +2218,25 @@ mod fake {
         ) -> Result<u64, FastpathFault> {
             Err(FastpathFault::Runtime(RtError::NOT_SUPPORTED))
         }
+    }
+
+    impl RuntimeTools for Fake {
+        fn version(&self) -> i32 {
+            70_200_000
+        }
+        fn is_simulated(&self) -> bool {
+            true
+        }
+        fn device_count(&self) -> i32 {
+            1
+        }
+        fn set_device(&self, _device: i32) -> RtResult<()> {
+            Ok(())
+        }
+        fn device_alloc(&self, _len: usize) -> RtResult<usize> {
+            Err(RtError::OUT_OF_MEMORY)
+        }
+        fn device_free(&self, _addr: usize) {}
     }
 
     /// Install the fake before any API call.

@@ -4,6 +4,7 @@
 use std::ffi::c_void;
 use std::os::fd::RawFd;
 
+use super::RuntimeTools;
 use super::{
     DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
     Runtime, StreamHandle,
@@ -31,15 +32,6 @@ impl Runtime for HostRuntime {
     fn describe(&self) -> String {
         format!("host-only (no GPU runtime: {})", self.reason)
     }
-    fn version(&self) -> i32 {
-        0
-    }
-    fn is_simulated(&self) -> bool {
-        false
-    }
-    fn device_count(&self) -> i32 {
-        0
-    }
     fn pointer_info(&self, ptr: usize) -> RtResult<PointerInfo> {
         if ptr == 0 {
             return Err(RtError::INVALID_VALUE);
@@ -54,9 +46,6 @@ impl Runtime for HostRuntime {
     }
     fn current_device(&self) -> RtResult<i32> {
         Ok(0)
-    }
-    fn set_device(&self, _device: i32) -> RtResult<()> {
-        Err(RtError::NO_DEVICE)
     }
     fn enter_device(&self, _device: i32) -> RtResult<DeviceRestore> {
         Ok(DeviceRestore(None))
@@ -110,10 +99,6 @@ impl Runtime for HostRuntime {
         Err(RtError::NO_DEVICE)
     }
     fn event_destroy(&self, _: EventHandle) {}
-    fn device_alloc(&self, _len: usize) -> RtResult<usize> {
-        Err(RtError::NO_DEVICE)
-    }
-    fn device_free(&self, _addr: usize) {}
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {
         // Page-aligned anonymous memory, so O_DIRECT transfers can use it too.
         // SAFETY: anonymous mapping, no file or address hint.
@@ -158,6 +143,25 @@ impl Runtime for HostRuntime {
     ) -> Result<u64, FastpathFault> {
         Err(FastpathFault::Runtime(RtError::NOT_SUPPORTED))
     }
+}
+
+impl RuntimeTools for HostRuntime {
+    fn version(&self) -> i32 {
+        0
+    }
+    fn is_simulated(&self) -> bool {
+        false
+    }
+    fn device_count(&self) -> i32 {
+        0
+    }
+    fn set_device(&self, _device: i32) -> RtResult<()> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn device_alloc(&self, _len: usize) -> RtResult<usize> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn device_free(&self, _addr: usize) {}
 }
 
 /// Lengths of the mappings handed out by `host_alloc`, for `munmap`.
