@@ -591,16 +591,16 @@ HIPFILE_API hipFileError_t hipFileDriverClose(void);
 HIPFILE_API int64_t hipFileUseCount(void);
 
 /**
- * Fills `*props` with the driver's properties and limits.
- * Returns hipFileSuccess, hipFileInvalidValue when `props` is NULL, or
- * hipFileDriverNotInitialized when the driver is not open.
+ * Fills `*props` with the driver's properties and limits; with the driver closed, those the
+ * next open would use.
+ * Returns hipFileSuccess, or hipFileInvalidValue when `props` is NULL.
  */
 HIPFILE_API hipFileError_t hipFileDriverGetProperties(hipFileDriverProps_t *props);
 
 /**
  * Enables or disables completion polling for transfers up to `poll_threshold_size` KiB.
- * Returns hipFileSuccess; hipFileDriverNotInitialized when the driver is not open;
- * hipFileInvalidValue for an unacceptable value.
+ * With the driver closed the value is staged for the next open.
+ * Returns hipFileSuccess, or hipFileInvalidValue for an unacceptable value.
  */
 HIPFILE_API hipFileError_t hipFileDriverSetPollMode(bool poll, size_t poll_threshold_size);
 
@@ -630,9 +630,10 @@ HIPFILE_API hipFileError_t hipFileDriverSetMaxPinnedMemSize(size_t max_pinned_si
 HIPFILE_API hipFileError_t hipFileBatchIOSetUp(hipFileBatchHandle_t *batch_idp, unsigned max_nr);
 
 /**
- * Queues `nr` requests from `iocbp` on a batch context; all are accepted or none.
- * `flags` is reserved.  Returns hipFileSuccess; hipFileInvalidValue for an unknown
- * context, a malformed request or more requests than the context has room for;
+ * Queues `nr` requests from `iocbp` on a batch context; all are accepted or none. The
+ * context and `nr` are checked before any request is read. `flags` is reserved.
+ * Returns hipFileSuccess; hipFileInvalidValue for an unknown context, `nr == 0` or a
+ * malformed request; hipFileBatchFull for more requests than the context has room for;
  * hipFileInternalError for an unregistered file handle or unusable memory;
  * hipFileHipDriverError (with hip_drv_err) when the GPU runtime fails.
  */
