@@ -448,7 +448,7 @@ fn open_failed(pid: i32, e: &OpenError) -> CliError {
         OpenError::NotFound(e) if e.raw_os_error() == Some(libc::ESRCH) => {
             "no such process".to_string()
         }
-        OpenError::NotFound(e) => util::io_text(e),
+        OpenError::NotFound(e) | OpenError::NoResources(e) => util::io_text(e),
         OpenError::Unsupported(e) => format!(
             "this kernel cannot watch processes (pidfd_open needs Linux 5.3 or later): {}",
             util::io_text(e)
