@@ -50,6 +50,22 @@ for name, argtypes, restype in [
     getattr(hip, name).restype = restype
 
 
+PROPS = {
+    "nvfs_major_version": 0,
+    "nvfs_minor_version": 5,
+    "nvfs_poll_thresh_size": 4,
+    "nvfs_max_direct_io_size": 16384,
+    "nvfs_driver_status_flags": 1 << 4,  # NVMe: the runtime has GPU-direct entry points
+    "nvfs_driver_control_flags": 1 << 1,  # compat mode allowed, no poll mode
+    "feature_flags": (1 << 1) | (1 << 3),  # batch I/O, parallel I/O
+    "max_device_cache_size": 64 * 1024,  # KiB, HIPFILE_BOUNCE_BUDGET
+    "per_buffer_cache_size": 2 * 1024,  # KiB, HIPFILE_CHUNK_SIZE
+    "max_device_pinned_mem_size": 33554432,
+    "max_batch_io_count": 128,
+    "max_batch_io_timeout_msecs": 0,
+}
+
+
 def check(what, got, want):
     if got != want:
         raise AssertionError(f"{what}: got {got!r}, want {want!r}")
@@ -102,8 +118,11 @@ def main(scratch):
     check("use count after close()", Driver.use_count(), 0)
     e = raises("close() of a closed driver", HipFileException, d.close)
     hipfile_error("close() of a closed driver", e, 5001, "GPU IO driver is not loaded")
-    e = raises("properties while closed", HipFileException, driver_get_properties)
-    hipfile_error("properties while closed", e, 5001, "GPU IO driver is not loaded")
+    # Properties: the two sizes come from the environment the test sets (HIPFILE_CHUNK_SIZE=2M,
+    # HIPFILE_BOUNCE_BUDGET=64M), so a field read from the wrong place of hipFileDriverProps_t
+    # cannot match. While closed they describe what the next open will use, as cuFile's do.
+    check("driver_get_properties() while closed", driver_get_properties(), PROPS)
+    check("use count after reading properties while closed", Driver.use_count(), 0)
     with Driver() as outer:
         check("use count inside `with Driver()`", outer.use_count(), 1)
         with Driver():
@@ -123,28 +142,7 @@ def main(scratch):
           hip.hipsimCounter(b"device_bytes_live") - device_bytes, 2 * (SIZE + 8192))
     try:
         with Driver():
-            # Properties: the two sizes come from the environment the test sets
-            # (HIPFILE_CHUNK_SIZE=2M, HIPFILE_BOUNCE_BUDGET=64M), so a field read from the wrong
-            # place of hipFileDriverProps_t cannot match.
-            props = driver_get_properties()
-            check(
-                "driver_get_properties()",
-                props,
-                {
-                    "nvfs_major_version": 0,
-                    "nvfs_minor_version": 5,
-                    "nvfs_poll_thresh_size": 4,
-                    "nvfs_max_direct_io_size": 16384,
-                    "nvfs_driver_status_flags": 1 << 4,  # NVMe: GPU-direct entry points exist
-                    "nvfs_driver_control_flags": 1 << 1,  # compat mode allowed, no poll mode
-                    "feature_flags": 1 << 3,  # parallel I/O
-                    "max_device_cache_size": 64 * 1024,  # KiB, HIPFILE_BOUNCE_BUDGET
-                    "per_buffer_cache_size": 2 * 1024,  # KiB, HIPFILE_CHUNK_SIZE
-                    "max_device_pinned_mem_size": 33554432,
-                    "max_batch_io_count": 128,
-                    "max_batch_io_timeout_msecs": 0,
-                },
-            )
+            check("driver_get_properties() while open", driver_get_properties(), PROPS)
 
             # Register a hipMalloc buffer (and refuse it twice).
             with Buffer.from_ctypes_void_p(dev, SIZE + 8192, 0) as buf:
@@ -176,6 +174,7 @@ def main(scratch):
                     check("read across the end of file returns the bytes left",
                           fh.read(buf2, SIZE, start, 0), MIB + 3)
                     check("those bytes", from_device(dev2.value, 0, MIB + 3) == data[-(MIB + 3):], True)
+                    check("zero-size read", fh.read(buf2, 0, file_offset, 0), 0)
                     check("the simulator served our library's copies",
                           hip.hipsimCounter(b"copies") > copies, True)
 
