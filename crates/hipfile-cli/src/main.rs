@@ -12,6 +12,7 @@ mod check;
 mod cp;
 mod json;
 mod measure;
+mod signals;
 mod stats;
 mod util;
 
@@ -45,7 +46,7 @@ struct Cli {
 enum Cmd {
     /// Say which GPU runtime the library uses, why, and its configuration.
     Check(CheckArgs),
-    /// Copy a file through GPU device memory (like AMD's aiscp).
+    /// Copy a file through GPU device memory (like AMD's aiscp); warns when it has to use host memory.
     Cp(CpArgs),
     /// Measure read/write throughput and latency (gdsio-style output).
     Bench(BenchArgs),
@@ -80,6 +81,15 @@ pub struct CpArgs {
     /// Print a summary with the throughput.
     #[arg(short, long)]
     pub verbose: bool,
+    /// No progress bar (it appears on a terminal when the copy takes more than a second).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Fail instead of copying through host memory when no GPU runtime is usable.
+    #[arg(long)]
+    pub require_gpu: bool,
+    /// GPU device to stage the data on (gdsio's -d).
+    #[arg(long, short = 'd', value_name = "N", default_value_t = 0)]
+    pub device: u32,
 }
 
 /// What `hipfile bench` does.
@@ -211,6 +221,43 @@ pub struct BenchArgs {
     /// Do not register the device buffers (hipFileBufRegister) before the runs.
     #[arg(long)]
     pub no_register: bool,
+    /// With --mode write/randwrite: overwrite an existing --file.
+    #[arg(long)]
+    pub force: bool,
+    /// GPU device whose memory the data moves to or from (gdsio's -d).
+    #[arg(long, short = 'd', value_name = "N", default_value_t = 0)]
+    pub device: u32,
+    /// Run each configuration for this long instead of once over --size, repeating the
+    /// operations (gdsio's -T): seconds, or with an s/m suffix (30s, 2m).
+    #[arg(long, value_name = "TIME", value_parser = duration_arg)]
+    pub duration: Option<std::time::Duration>,
+    /// After the runs (reads only): read every range once more through hipfile and compare
+    /// it with the file; fail on the first difference.
+    #[arg(long)]
+    pub verify: bool,
+    /// No progress bar (it appears on a terminal when a run takes more than a second).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `--duration`: seconds (fractions allowed) with an optional `s` or `m` suffix, above zero.
+pub fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * scale <= 86400.0 => {
+            Ok(std::time::Duration::from_secs_f64(v * scale))
+        }
+        _ => Err(format!(
+            "'{s}' is not a duration: seconds above zero (up to a day), optionally with s or m (30s, 2m)"
+        )),
+    }
 }
 
 /// `--size`: a byte count with an optional K/M/G/T suffix, not zero.
@@ -349,6 +396,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("hipfile: {e}");
+            // Interrupted: the cleanup is done; end by the signal, as the shell expects.
+            if let Some(sig) = signals::pending() {
+                signals::reraise(sig);
+            }
             ExitCode::FAILURE
         }
     }
@@ -388,6 +439,21 @@ mod tests {
         assert_eq!(b.api, Api::Sync);
         assert_eq!(b.repeat, 3);
         assert!(!b.direct && !b.drop_cache && !b.compare && !b.json && !b.keep && b.file.is_none());
+        assert!(!b.force && !b.verify && !b.quiet && b.device == 0 && b.duration.is_none());
+    }
+
+    #[test]
+    fn durations() {
+        use std::time::Duration;
+        assert_eq!(duration_arg("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(duration_arg("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(duration_arg("2m"), Ok(Duration::from_secs(120)));
+        for bad in ["0", "-1", "x", "", "2h", "1e9"] {
+            assert!(duration_arg(bad).is_err(), "{bad}");
+        }
+        let b = bench(&["--duration", "0.5", "-d", "1", "--force", "--verify", "-q"]);
+        assert_eq!(b.duration, Some(Duration::from_millis(500)));
+        assert!(b.device == 1 && b.force && b.verify && b.quiet);
     }
 
     #[test]
@@ -485,7 +551,14 @@ mod tests {
     #[test]
     fn cp_defaults() {
         match parse(&["cp", "-v", "s", "d"]).unwrap().cmd {
-            Cmd::Cp(a) => assert!(a.verbose && !a.verify && a.io_size == 64 << 20),
+            Cmd::Cp(a) => assert!(
+                a.verbose
+                    && !a.verify
+                    && a.io_size == 64 << 20
+                    && !a.quiet
+                    && !a.require_gpu
+                    && a.device == 0
+            ),
             other => panic!("{other:?}"),
         }
         assert!(parse(&["cp", "only-one"]).is_err());
