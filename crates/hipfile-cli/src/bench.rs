@@ -418,7 +418,12 @@ fn batch_ops(
     // Operation k is ops[k % len]: once over the ops, or with --duration until the time is up.
     let timed = shared.deadline.get().is_some();
     let more = |next: usize| {
-        !ops.is_empty() && if timed { !shared.time_up() } else { next < ops.len() }
+        !ops.is_empty()
+            && if timed {
+                !shared.time_up()
+            } else {
+                next < ops.len()
+            }
     };
     while more(next) || in_flight > 0 {
         if let Some(why) = shared.stop() {

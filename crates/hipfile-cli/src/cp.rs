@@ -219,9 +219,8 @@ fn copy(
                 a.device
             ));
         }
-        rt.set_device(a.device as i32).map_err(|e| {
-            CliError(format!("cannot use device {}: {e}", a.device))
-        })?;
+        rt.set_device(a.device as i32)
+            .map_err(|e| CliError(format!("cannot use device {}: {e}", a.device)))?;
         Staging::Device(DeviceMemory::alloc(piece).map_err(|e| {
             CliError(format!(
                 "cannot allocate {} of device memory: {}",

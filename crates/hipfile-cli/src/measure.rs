@@ -215,7 +215,9 @@ mod tests {
             "{line}"
         );
         assert!(
-            line.contains(" Avg_Latency: 4.00 usecs p50_Latency: 2.00 usecs p99_Latency: 10.00 usecs "),
+            line.contains(
+                " Avg_Latency: 4.00 usecs p50_Latency: 2.00 usecs p99_Latency: 10.00 usecs "
+            ),
             "{line}"
         );
         let label = Label {

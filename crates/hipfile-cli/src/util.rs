@@ -254,7 +254,10 @@ impl Drop for DelayedBar {
 pub fn slow_request_warning(total: u64, io_size: u64, writes: bool, flag: &str) -> Option<String> {
     let requests = total.div_ceil(io_size.max(1));
     let (limit, why) = if writes {
-        (1024, "each write is a separate library call and a separate fdatasync")
+        (
+            1024,
+            "each write is a separate library call and a separate fdatasync",
+        )
     } else {
         (1 << 20, "each read is a separate library call")
     };
@@ -331,7 +334,10 @@ mod tests {
             "--io-size 3 means 357913942 requests for 1 GiB: each read is a separate library \
              call, so this will be very slow; a larger --io-size (1M or more) is much faster"
         );
-        assert_eq!(slow_request_warning(4 << 30, 4096, false, "--io-size"), None);
+        assert_eq!(
+            slow_request_warning(4 << 30, 4096, false, "--io-size"),
+            None
+        );
         assert_eq!(slow_request_warning(4 << 20, 4096, true, "--io-size"), None);
         assert!(slow_request_warning((4 << 20) + 1, 4096, true, "--io-size").is_some());
     }

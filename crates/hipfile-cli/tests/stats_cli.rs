@@ -191,7 +191,11 @@ fn command_status_passes_through() {
 
     let missing = tmp.join("no-such-program");
     let out = stats(&tmp, &["--", missing.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(127), "not found: 127, as a shell says");
+    assert_eq!(
+        out.status.code(),
+        Some(127),
+        "not found: 127, as a shell says"
+    );
     assert_eq!(
         text(&out.stderr),
         format!(
