@@ -986,7 +986,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             .with("platform", rt.platform().name())
             .with("simulated", rt.is_simulated())
             .with("runtime", rt.describe())
-            .with("reason", choice.reason.as_str())
+            .with("reason", crate::util::chosen_because(choice))
             .with("engine_threads", config.io_threads)
             .with("chunk_size", config.chunk_size)
             .with("library", crate::check::config_json(&config))
@@ -1009,7 +1009,10 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
         println!("{}", v.with("config", cfg).to_json());
         return Ok(());
     }
-    println!("{}", header(rt, &choice.reason, &config, &path, a));
+    println!(
+        "{}",
+        header(rt, &crate::util::chosen_because(choice), &config, &path, a)
+    );
     println!("{}", hip.gdsio_line());
     println!("HIPFILE served by: {}", backends_text(served));
     if let Some(n) = verified {

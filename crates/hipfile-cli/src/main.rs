@@ -11,6 +11,7 @@ mod bench;
 mod check;
 mod cp;
 mod json;
+mod libprobe;
 mod measure;
 mod signals;
 mod stats;
@@ -52,6 +53,12 @@ enum Cmd {
     Bench(BenchArgs),
     /// Print the statistics of a process using hipfile, or of a command (like AMD's ais-stats).
     Stats(stats::StatsArgs),
+    /// Used by `check --lib`: examine the library at PATH in this process and report.
+    #[command(hide = true)]
+    ProbeLib {
+        /// The library to load.
+        path: PathBuf,
+    },
 }
 
 /// Arguments of `hipfile check`.
@@ -60,6 +67,14 @@ pub struct CheckArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Exit 0 also when no GPU runtime is usable and the library would run host-only.
+    #[arg(long)]
+    pub allow_host_only: bool,
+    /// Examine an installed library, the one applications load, instead of the copy built
+    /// into this executable: libhipfile.so.0 as the dynamic loader finds it (LD_LIBRARY_PATH,
+    /// ldconfig), or the file at PATH (note the `=`: --lib=PATH).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, require_equals = true)]
+    pub lib: Option<Option<PathBuf>>,
     /// Files, directories or block devices to examine instead of every block-backed mount.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -342,6 +357,7 @@ fn setup_sim(path: Option<&Path>) -> CliResult<PathBuf> {
     // concurrently (the hazard of setenv in a multi-threaded process).
     std::env::set_var("HIPFILE_HIP_LIBRARY", &lib);
     std::env::set_var("HIPFILE_PLATFORM", "amd");
+    util::set_sim(lib.clone());
     Ok(lib)
 }
 
@@ -364,10 +380,15 @@ fn confirm_sim(lib: &Path) -> CliResult<()> {
 }
 
 fn run(cli: Cli, sim: Option<PathBuf>) -> CliResult<ExitCode> {
+    if let Cmd::ProbeLib { path } = &cli.cmd {
+        // Only the library at `path` is used in this process (never the built-in copy).
+        return Ok(libprobe::child(path));
+    }
     if let Some(lib) = &sim {
         confirm_sim(lib)?;
     }
     let done = match cli.cmd {
+        Cmd::ProbeLib { .. } => unreachable!("handled above"),
         Cmd::Check(a) => check::run_paths(&a, &a.paths),
         Cmd::Cp(a) => cp::run(&a),
         Cmd::Bench(a) => bench::run(&a),

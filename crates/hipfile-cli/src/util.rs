@@ -53,6 +53,32 @@ pub fn lib_text(e: &hipfile::Error) -> String {
     }
 }
 
+/// The simulated runtime `--sim` pointed the library at (set once, by `main`).
+static SIM: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Record that `--sim` chose the simulated runtime at `lib`.
+pub fn set_sim(lib: std::path::PathBuf) {
+    let _ = SIM.set(lib);
+}
+
+/// The simulated runtime `--sim` chose, if it did.
+pub fn sim_lib() -> Option<&'static std::path::Path> {
+    SIM.get().map(|p| p.as_path())
+}
+
+/// Why the library uses its GPU runtime, as the user should read it: with `--sim` the
+/// option chose it (the tool set HIPFILE_PLATFORM and HIPFILE_HIP_LIBRARY for it), else the
+/// library's own reason.
+pub fn chosen_because(choice: &hipfile::runtime::loader::Choice) -> String {
+    match SIM.get() {
+        Some(lib) if choice.runtime.is_simulated() => format!(
+            "--sim chose the simulated GPU runtime {} (the tool set HIPFILE_PLATFORM=amd and HIPFILE_HIP_LIBRARY for it)",
+            lib.display()
+        ),
+        _ => choice.reason.clone(),
+    }
+}
+
 /// Page size used for alignment (4 KiB covers every O_DIRECT requirement we meet).
 pub const PAGE: usize = 4096;
 
