@@ -110,6 +110,15 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
             choice.reason
         );
     }
+    if !host_only {
+        let count = choice.runtime.device_count().max(0);
+        if a.device >= count as u32 {
+            return fail(format!(
+                "--device {}: the GPU runtime has {count} device(s)",
+                a.device
+            ));
+        }
+    }
     if let Some(w) = slow_request_warning(meta.len(), a.io_size, true, "--io-size") {
         eprintln!("hipfile: warning: {w}");
     }
@@ -212,13 +221,6 @@ fn copy(
         Staging::Host(AlignedBuf::new(piece)?)
     } else {
         let rt = gpu_runtime();
-        let count = rt.device_count();
-        if a.device >= count.max(0) as u32 {
-            return fail(format!(
-                "--device {}: the GPU runtime has {count} device(s)",
-                a.device
-            ));
-        }
         rt.set_device(a.device as i32)
             .map_err(|e| CliError(format!("cannot use device {}: {e}", a.device)))?;
         Staging::Device(DeviceMemory::alloc(piece).map_err(|e| {

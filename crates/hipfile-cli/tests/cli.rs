@@ -149,7 +149,7 @@ fn bench_text_lines_and_modes() {
         ],
     ));
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 5, "{out}");
+    assert_eq!(lines.len(), 6, "{out}");
     assert!(
         lines[0].contains("SIMULATED GPU runtime") && lines[0].contains("engine"),
         "{}",
@@ -160,10 +160,11 @@ fn bench_text_lines_and_modes() {
         "{}",
         lines[1]
     );
+    assert!(lines[2].starts_with("HIPFILE served by: "), "{}", lines[2]);
     for (line, xfer) in [
         (lines[1], "HIPFILE"),
-        (lines[2], "PREAD_1T"),
-        (lines[3], "PREAD_NT"),
+        (lines[3], "PREAD_1T"),
+        (lines[4], "PREAD_NT"),
     ] {
         assert!(line.contains(&format!("XferType: {xfer} ")), "{line}");
         assert!(
@@ -174,9 +175,9 @@ fn bench_text_lines_and_modes() {
         );
     }
     assert!(
-        lines[4].starts_with("hipfile/pread_nt = ") && lines[4].contains("x, hipfile/pread_1t = "),
+        lines[5].starts_with("hipfile/pread_nt = ") && lines[5].contains("x, hipfile/pread_1t = "),
         "{}",
-        lines[4]
+        lines[5]
     );
     assert!(file.exists(), "a --file is kept");
 
@@ -195,6 +196,7 @@ fn bench_text_lines_and_modes() {
                 "2",
                 "--mode",
                 mode,
+                "--force",
                 "--repeat",
                 "1",
                 "--json",
@@ -250,6 +252,7 @@ fn bench_text_lines_and_modes() {
                 "2",
                 "--mode",
                 mode,
+                "--force",
                 "--api",
                 "batch",
                 "--batch-depth",
