@@ -7,6 +7,7 @@
 #   PREFIX/LIBDIR/libhipfile.so   -> libhipfile.so.0.5.0
 #   PREFIX/include/hipfile.h, PREFIX/include/hipfile-stats.h
 #   PREFIX/LIBDIR/pkgconfig/hipfile.pc       (Name hipfile, Version 0.5.0, Libs -lhipfile)
+#   PREFIX/share/man/man1/hipfile.1, hipfile-{check,cp,bench,stats}.1   (from doc/man/)
 #
 # Usage: scripts/install.sh [--lib PATH] [--libdir DIR] [--tool] PREFIX
 #   --lib PATH    install this already-built libhipfile.so instead of building one
@@ -107,6 +108,10 @@ install -m 0755 "$lib" "$dest/$libdir/$real"
 ln -sfn "$real" "$dest/$libdir/$soname"
 ln -sfn "$real" "$dest/$libdir/libhipfile.so"
 install -m 0644 "$root/include/hipfile.h" "$root/include/hipfile-stats.h" "$dest/include/"
+# The tool's manual pages (generated from its command line by `hipfile manpages doc/man`;
+# tests/manpages in crates/hipfile-cli fails when they are stale).
+install -d "$dest/share/man/man1"
+install -m 0644 "$root"/doc/man/*.1 "$dest/share/man/man1/"
 
 cat >"$dest/$libdir/pkgconfig/hipfile.pc" <<EOF
 prefix=$prefix
@@ -126,6 +131,7 @@ echo "installed into $dest:"
 echo "  $libdir/$real, $libdir/$soname -> $real, $libdir/libhipfile.so -> $real"
 echo "  include/hipfile.h, include/hipfile-stats.h"
 echo "  $libdir/pkgconfig/hipfile.pc"
+echo "  share/man/man1/hipfile.1 (and one page per subcommand)"
 
 if [ "$tool" = 1 ]; then
     echo "install.sh: installing the hipfile tool (cargo install --path crates/hipfile-cli)"

@@ -53,6 +53,13 @@ enum Cmd {
     Bench(BenchArgs),
     /// Print the statistics of a process using hipfile, or of a command (like AMD's ais-stats).
     Stats(stats::StatsArgs),
+    /// Write the manual pages (hipfile.1 and one per subcommand) into DIR; the installers
+    /// copy doc/man/, which this generates.
+    #[command(hide = true)]
+    Manpages {
+        /// Where the pages go.
+        dir: PathBuf,
+    },
     /// Used by `check --lib`: examine the library at PATH in this process and report.
     #[command(hide = true)]
     ProbeLib {
@@ -379,16 +386,37 @@ fn confirm_sim(lib: &Path) -> CliResult<()> {
     Ok(())
 }
 
+/// `hipfile manpages DIR`: the pages clap_mangen renders from this command line.
+fn manpages(dir: &Path) -> CliResult<()> {
+    use clap::CommandFactory;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        util::CliError(format!(
+            "cannot create '{}': {}",
+            dir.display(),
+            util::io_text(&e)
+        ))
+    })?;
+    clap_mangen::generate_to(Cli::command(), dir).map_err(|e| {
+        util::CliError(format!(
+            "cannot write the manual pages into '{}': {}",
+            dir.display(),
+            util::io_text(&e)
+        ))
+    })
+}
+
 fn run(cli: Cli, sim: Option<PathBuf>) -> CliResult<ExitCode> {
-    if let Cmd::ProbeLib { path } = &cli.cmd {
+    match &cli.cmd {
         // Only the library at `path` is used in this process (never the built-in copy).
-        return Ok(libprobe::child(path));
+        Cmd::ProbeLib { path } => return Ok(libprobe::child(path)),
+        Cmd::Manpages { dir } => return manpages(dir).map(|()| ExitCode::SUCCESS),
+        _ => {}
     }
     if let Some(lib) = &sim {
         confirm_sim(lib)?;
     }
     let done = match cli.cmd {
-        Cmd::ProbeLib { .. } => unreachable!("handled above"),
+        Cmd::ProbeLib { .. } | Cmd::Manpages { .. } => unreachable!("handled above"),
         Cmd::Check(a) => check::run_paths(&a, &a.paths),
         Cmd::Cp(a) => cp::run(&a),
         Cmd::Bench(a) => bench::run(&a),

@@ -384,3 +384,45 @@ fn check_json_says_simulated() {
     assert!(out.contains("SIMULATED GPU runtime"), "{out}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// doc/man/ (what both installers install) is what the tool generates from its command line
+/// now: run `target/debug/hipfile manpages doc/man` after changing an option.
+#[test]
+fn man_pages_in_doc_man_are_current() {
+    let tmp = scratch("man");
+    let out = Command::new(env!("CARGO_BIN_EXE_hipfile"))
+        .arg("manpages")
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../doc/man");
+    let names = |d: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        names(&tmp),
+        [
+            "hipfile-bench.1",
+            "hipfile-check.1",
+            "hipfile-cp.1",
+            "hipfile-stats.1",
+            "hipfile.1"
+        ]
+    );
+    assert_eq!(names(&tmp), names(&committed));
+    for n in names(&tmp) {
+        assert!(
+            std::fs::read(tmp.join(&n)).unwrap() == std::fs::read(committed.join(&n)).unwrap(),
+            "doc/man/{n} is stale: run `hipfile manpages doc/man`"
+        );
+    }
+    let page = std::fs::read_to_string(tmp.join("hipfile-cp.1")).unwrap();
+    assert!(page.contains("\\-\\-require\\-gpu"), "{page}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
