@@ -15,13 +15,14 @@
 #   --libdir DIR  library directory relative to PREFIX; the default is cargo-c's: lib/<multiarch>
 #                 on Debian and derivatives (dpkg-architecture), else lib64 where /usr/lib64 is a
 #                 real directory, else lib
-#   --tool        also install the `hipfile` tool: cargo install --path crates/hipfile-cli --root PREFIX
+#   --tool        also install the `hipfile` tool (PREFIX/bin/hipfile): cargo install --path
+#                 crates/hipfile-cli --root PREFIX, in the same target directory as the library
 # DESTDIR, when set, is put in front of every installed path (staged installs for packaging);
 # hipfile.pc still names PREFIX.
 #
-# With cargo-c (`cargo install cargo-c`), `cargo cinstall --release --prefix PREFIX` installs the
-# same library, headers and hipfile.pc from the [package.metadata.capi] sections of Cargo.toml.
-# The command-line tool is installed separately in both cases:
+# With cargo-c (`cargo install cargo-c --version 0.10.24 --locked` on Rust 1.95),
+# `cargo cinstall --release --prefix PREFIX` installs the same library, headers, hipfile.pc and
+# manual pages from the [package.metadata.capi] sections of Cargo.toml; the tool then with
 #   cargo install --path crates/hipfile-cli --root PREFIX     (PREFIX/bin/hipfile)
 set -euo pipefail
 
@@ -135,5 +136,7 @@ echo "  share/man/man1/hipfile.1 (and one page per subcommand)"
 
 if [ "$tool" = 1 ]; then
     echo "install.sh: installing the hipfile tool (cargo install --path crates/hipfile-cli)"
-    (cd "$root" && cargo install --locked --path crates/hipfile-cli --root "$dest")
+    # The same target directory as the library's build: the release build is reused.
+    (cd "$root" && cargo install --locked --path crates/hipfile-cli --root "$dest" \
+        --target-dir "${CARGO_TARGET_DIR:-$root/target}")
 fi
