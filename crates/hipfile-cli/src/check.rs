@@ -165,7 +165,11 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
         kernel.print();
         print_volumes(&volumes, !paths.is_empty());
         print_config(&env, &config);
-        test.print(failure.as_deref(), rt.is_simulated());
+        test.print(
+            failure.as_deref(),
+            rt.is_simulated(),
+            rt.platform() == Platform::Host,
+        );
     }
     match failure {
         None => Ok(()),
@@ -1231,7 +1235,7 @@ impl SelfTest {
             .with("device_memory", self.device.json())
     }
 
-    fn print(&self, failure: Option<&str>, simulated: bool) {
+    fn print(&self, failure: Option<&str>, simulated: bool, host_only: bool) {
         println!();
         println!(
             "Self-test ({} through the library, temporary file in {})",
@@ -1248,7 +1252,13 @@ impl SelfTest {
             None if simulated => println!(
                 "Result: the library can do I/O on this machine (device memory: the SIMULATED GPU runtime)"
             ),
+            None if host_only => println!(
+                "Result: the library can do I/O on this machine, host memory only (host-only accepted)"
+            ),
             None => println!("Result: the library can do I/O on this machine"),
+            Some(_) if host_only && self.setup.is_none() && !matches!(self.host, Outcome::Failed(_)) => {
+                println!("Result: the library CANNOT do GPU I/O on this machine (host-only)")
+            }
             Some(_) => println!("Result: the library CANNOT do I/O on this machine"),
         }
     }

@@ -356,10 +356,13 @@ fn check_without_a_gpu_runtime_fails_unless_allowed() {
         "hipfile: no usable GPU runtime: the library would run host-only (HIPFILE_PLATFORM=host); \
          --allow-host-only accepts that\n"
     );
-    assert!(text(&out.stdout).contains("Result: the library CANNOT do I/O on this machine"));
+    assert!(text(&out.stdout)
+        .ends_with("\nResult: the library CANNOT do GPU I/O on this machine (host-only)\n"));
     let out = hipfile(&tmp, false, &env, &["check", "--allow-host-only"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("Result: the library can do I/O on this machine"));
+    assert!(text(&out.stdout).ends_with(
+        "\nResult: the library can do I/O on this machine, host memory only (host-only accepted)\n"
+    ));
     std::fs::remove_dir_all(&tmp).unwrap();
 }
 
