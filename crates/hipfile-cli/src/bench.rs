@@ -589,7 +589,7 @@ impl Drop for Cleanup {
 
 /// Make sure `path` holds at least `size` bytes of non-zero pseudo-random data: create it if
 /// missing (or if it is the default file and too short), written in large chunks, fsync'd.
-fn prepare_file(path: &Path, size: u64, read: bool, is_default: bool) -> CliResult<()> {
+fn prepare_file(path: &Path, size: u64, read: bool, is_default: bool, bars: bool) -> CliResult<()> {
     let q = format!("'{}'", path.display());
     match fs::metadata(path) {
         Ok(m) if m.is_dir() => return fail(format!("{q} is a directory")),
@@ -615,6 +615,11 @@ fn prepare_file(path: &Path, size: u64, read: bool, is_default: bool) -> CliResu
         .open(path)
         .map_err(|e| CliError(format!("cannot create regular file {q}: {}", io_text(&e))))?;
     let fill = || {
+        let mut bar = DelayedBar::new(
+            size,
+            "creating the file {bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec}",
+            bars,
+        );
         let mut rng = Rng::new(size);
         let mut chunk = vec![0u8; FILL_CHUNK];
         let mut left = size;
@@ -627,6 +632,7 @@ fn prepare_file(path: &Path, size: u64, read: bool, is_default: bool) -> CliResu
             (&f).write_all(&chunk[..n])
                 .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))?;
             left -= n as u64;
+            bar.set_position(size - left);
         }
         f.sync_all()
             .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))
@@ -638,7 +644,12 @@ fn prepare_file(path: &Path, size: u64, read: bool, is_default: bool) -> CliResu
 }
 
 /// Read the first `size` bytes once through the page cache.
-fn warm_up(path: &Path, size: u64) -> CliResult<()> {
+fn warm_up(path: &Path, size: u64, bars: bool) -> CliResult<()> {
+    let mut bar = DelayedBar::new(
+        size,
+        "warm-up read {bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec}",
+        bars,
+    );
     let f = File::open(path)
         .map_err(|e| CliError(format!("cannot open '{}': {}", path.display(), io_text(&e))))?;
     let mut buf = vec![0u8; FILL_CHUNK];
@@ -659,6 +670,7 @@ fn warm_up(path: &Path, size: u64) -> CliResult<()> {
             break;
         }
         off += got as u64;
+        bar.set_position(off);
     }
     Ok(())
 }
@@ -758,7 +770,8 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     let config = hipfile::driver::driver().config();
 
     let _cleanup = Cleanup((is_default && !a.keep).then(|| path.clone()));
-    prepare_file(&path, a.size, read, is_default)?;
+    let bars = !a.json && !a.quiet && stderr_is_terminal();
+    prepare_file(&path, a.size, read, is_default, bars)?;
 
     let mut oo = OpenOptions::new();
     oo.read(true).write(!read);
@@ -827,11 +840,11 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
 
     let warm = read && !a.drop_cache;
     if warm {
-        warm_up(&path, a.size)?;
+        warm_up(&path, a.size, bars)?;
     }
 
     let policy = RunPolicy {
-        bars: !a.json && !a.quiet && stderr_is_terminal(),
+        bars,
         duration: a.duration,
         device: a.device as i32,
     };
