@@ -103,11 +103,14 @@ typedef struct ihipStream_t *hipStream_t;
 /*
  * True when a code (as returned in hipFileError_t.err, or negated by the ssize_t
  * functions) is a hipFile error rather than success, -1/errno or a HIP error.
+ * The argument may be an int, a hipFileOpError_t or the ssize_t result of hipFileRead/Write:
+ * it is converted to int explicitly (every error value fits), so abs() gets the type it
+ * takes and -Wall -Wextra stay quiet (-Wabsolute-value).
  */
-#define IS_HIPFILE_ERR(hip_op_err) (abs(hip_op_err) > HIPFILE_BASE_ERR)
+#define IS_HIPFILE_ERR(hip_op_err) (abs((int)(hip_op_err)) > HIPFILE_BASE_ERR)
 
-/* Message for a hipFile error code given with either sign. */
-#define HIPFILE_ERRSTR(hip_op_err) hipFileGetOpErrorString((hipFileOpError_t)abs(hip_op_err))
+/* Message for a hipFile error code given with either sign (int or ssize_t). */
+#define HIPFILE_ERRSTR(hip_op_err) hipFileGetOpErrorString((hipFileOpError_t)abs((int)(hip_op_err)))
 
 /* True when a hipFileError_t reports a failure of the GPU runtime. */
 #ifndef IS_HIP_DRV_ERR
