@@ -186,8 +186,16 @@ child_test!(fifo_registration_returns_promptly, {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    // Non-blocking, as an application must open a FIFO that has no writer yet.
+    // A read-only descriptor in blocking mode whose writer has gone: the application opened
+    // it while a writer existed (here: opened non-blocking, a writer came and went, and the
+    // descriptor was switched back to blocking mode).
     let fd = open_fd(&path, libc::O_RDONLY | libc::O_NONBLOCK);
+    let writer = open_fd(&path, libc::O_WRONLY);
+    // SAFETY: plain calls on our descriptors.
+    unsafe {
+        assert_eq!(libc::fcntl(fd, libc::F_SETFL, 0), 0);
+        libc::close(writer);
+    }
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let (r, fh) = try_register(fd);
