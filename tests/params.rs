@@ -47,7 +47,6 @@ fn get_string(p: i32) -> String {
         .to_string()
 }
 
-const OK: hipFileError_t = hipFileError_t::SUCCESS;
 const fn op(e: i32) -> hipFileError_t {
     hipFileError_t::op(e)
 }

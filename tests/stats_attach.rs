@@ -43,7 +43,6 @@ use hipfile::vocab::Refusal;
 
 const TARGET_ENV: &str = "HIPFILE_STATS_ATTACH_TARGET";
 const READY: &str = "STATS-ATTACH-TARGET-READY";
-const OK: hipFileError_t = hipFileError_t::SUCCESS;
 
 const BUCKETS: usize = 16;
 /// Direction indices.

@@ -17,8 +17,6 @@ use hipfile::stats::{self, recorder, report};
 use hipfile::vocab::Direction;
 use hipfile::vocab::{BackendKind, Refusal};
 
-const OK: hipFileError_t = hipFileError_t::SUCCESS;
-
 fn us(n: u64) -> Duration {
     Duration::from_micros(n)
 }

@@ -49,11 +49,6 @@ const HIP_ERROR_INVALID_VALUE: i64 = 1;
 
 // ---- small helpers ------------------------------------------------------------------------
 
-fn set_errno(v: c_int) {
-    // SAFETY: the calling thread's errno slot is always valid.
-    unsafe { *libc::__errno_location() = v };
-}
-
 fn rd(fh: hipFileHandle_t, buf: *mut c_void, size: usize, foff: i64, boff: i64) -> isize {
     // SAFETY: host buffers passed by the tests are valid for `size` bytes at `boff`; device
     // and bogus pointers are never dereferenced by the library.
@@ -97,10 +92,6 @@ fn buf_register(p: *const c_void, len: usize) -> hipFileError_t {
 
 fn buf_deregister(p: *const c_void) -> hipFileError_t {
     hipFileBufDeregister(p)
-}
-
-fn open_driver() {
-    assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
 }
 
 /// hipMemset on device memory.
