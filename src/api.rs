@@ -32,6 +32,11 @@ pub fn gpu_runtime() -> &'static dyn Runtime {
     runtime::runtime()
 }
 
+/// The configuration in force: the open driver's, or what an open would use now.
+pub fn config() -> std::sync::Arc<crate::config::Config> {
+    driver().config()
+}
+
 /// Why the GPU-direct fastpath would refuse every request on the open descriptor `fd` under
 /// the configuration in force (the open driver's, or what an open would use now), whatever
 /// the memory and range: `None` when it may serve aligned requests to device memory. The

@@ -24,7 +24,7 @@
 pub mod api;
 pub(crate) mod backend;
 pub mod config;
-pub mod driver;
+pub(crate) mod driver;
 pub(crate) mod engine;
 pub mod error;
 pub mod ffi;

@@ -216,6 +216,7 @@ impl BatchContext {
         out
     }
 
+    #[cfg(test)]
     /// Status of every outstanding operation (for tests and tools), in submission order.
     pub fn statuses(&self) -> Vec<OpStatus> {
         self.ops.lock().ops.iter().map(|o| o.status).collect()

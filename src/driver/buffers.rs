@@ -64,11 +64,13 @@ impl BufferRegistry {
         self.sorted.clear();
     }
 
+    #[cfg(test)]
     /// Number of registrations.
     pub fn len(&self) -> usize {
         self.sorted.len()
     }
 
+    #[cfg(test)]
     /// Whether nothing is registered.
     pub fn is_empty(&self) -> bool {
         self.sorted.is_empty()

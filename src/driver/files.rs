@@ -66,11 +66,13 @@ impl FileRegistry {
         self.by_fd.clear();
     }
 
+    #[cfg(test)]
     /// Number of registered files (a superseded registration of a reused number included).
     pub fn len(&self) -> usize {
         self.slots.len()
     }
 
+    #[cfg(test)]
     /// Whether no file is registered.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

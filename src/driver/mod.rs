@@ -162,11 +162,6 @@ impl Driver {
         }
     }
 
-    /// Whether the driver is open.
-    pub fn is_open(&self) -> bool {
-        self.state.read().use_count > 0
-    }
-
     /// Every parameter's value: the live one while open, otherwise what the next open would
     /// use (staged API value > environment > default).
     pub fn params(&self) -> params::ParamValues {
@@ -289,18 +284,6 @@ impl Driver {
         drop(st);
         crate::stats::recorder::buffer_deregistered();
         Ok(())
-    }
-
-    /// Resolve a handle (for the async and batch paths).
-    pub fn file(&self, token: FileToken) -> Result<Arc<File>> {
-        let st = self.state.read();
-        if st.use_count == 0 {
-            return Err(Error::DriverNotInitialized);
-        }
-        st.files
-            .get(token)
-            .cloned()
-            .ok_or(Error::HandleNotRegistered)
     }
 
     /// `hipFileRead` / `hipFileWrite` (behaviour §B.8, contract §3). An offset is `None` when

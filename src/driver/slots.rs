@@ -86,6 +86,7 @@ impl<T> Slots<T> {
         removed
     }
 
+    #[cfg(test)]
     /// Number of values.
     pub fn len(&self) -> usize {
         self.slots.iter().filter(|s| s.1.is_some()).count()

@@ -38,9 +38,6 @@ pub struct File {
     buffered: OwnedFd,
     unbuffered: Option<OwnedFd>,
     kind: FileKind,
-    fstype: String,
-    dio_mem_align: u32,
-    dio_offset_align: u32,
     /// The `O_DIRECT` twin with its alignments, for the engine (`None` without one).
     direct: Option<crate::engine::DirectFd>,
     /// `max(dio_offset_align, 4 KiB) - 1`: what the fastpath needs of offsets and sizes;
@@ -49,8 +46,6 @@ pub struct File {
     /// `max(dio_mem_align, 4 KiB) - 1`: what the fastpath needs of memory addresses; all ones
     /// without direct I/O.
     fastpath_mem_mask: u64,
-    readable: bool,
-    writable: bool,
 }
 
 /// The mask of the fastpath alignment for a direct-I/O alignment: `max(align, 4 KiB) - 1`
@@ -83,13 +78,10 @@ impl File {
         let table =
             mounts::read_table().map_err(|_| Error::Internal("reading the mount table failed"))?;
         let mount = mounts::find(&table, facts.dev_major, facts.dev_minor);
-        let (ext4_ordered, xfs, fstype) = match mount.map(|m| (m.kind(), m.fstype.clone())) {
-            Some((mounts::FsKind::Ext4(mode), t)) => {
-                (mode == mounts::Ext4DataMode::Ordered, false, t)
-            }
-            Some((mounts::FsKind::Xfs, t)) => (false, true, t),
-            Some((mounts::FsKind::Other(_), t)) => (false, false, t),
-            None => (false, false, String::new()),
+        let (ext4_ordered, xfs) = match mount.map(|m| m.kind()) {
+            Some(mounts::FsKind::Ext4(mode)) => (mode == mounts::Ext4DataMode::Ordered, false),
+            Some(mounts::FsKind::Xfs) => (false, true),
+            Some(mounts::FsKind::Other(_)) | None => (false, false),
         };
         if facts.is_socket {
             return Err(Error::Internal("a socket cannot be registered"));
@@ -118,7 +110,6 @@ impl File {
                 }
             }
         };
-        let acc = flags & libc::O_ACCMODE;
         let direct = match &unbuffered {
             Some(d) if mem != 0 && off != 0 => Some(crate::engine::DirectFd {
                 fd: d.as_raw_fd(),
@@ -140,13 +131,8 @@ impl File {
                 ext4_ordered,
                 xfs,
             },
-            fstype,
-            dio_mem_align: mem,
-            dio_offset_align: off,
             fastpath_offset_mask: fastpath_mask(off),
             fastpath_mem_mask: fastpath_mask(mem),
-            readable: acc == libc::O_RDONLY || acc == libc::O_RDWR,
-            writable: acc == libc::O_WRONLY || acc == libc::O_RDWR,
         })
     }
 
@@ -173,18 +159,6 @@ impl File {
     pub fn kind(&self) -> FileKind {
         self.kind
     }
-    /// File-system type name (empty when no mount entry matched).
-    pub fn fstype(&self) -> &str {
-        &self.fstype
-    }
-    /// Direct-I/O memory alignment (0 without `O_DIRECT`).
-    pub fn dio_mem_align(&self) -> u32 {
-        self.dio_mem_align
-    }
-    /// Direct-I/O offset alignment (0 without `O_DIRECT`).
-    pub fn dio_offset_align(&self) -> u32 {
-        self.dio_offset_align
-    }
     /// The `O_DIRECT` descriptor and its alignments, when the file has one and the kernel
     /// reported them.
     #[inline(always)]
@@ -208,14 +182,6 @@ impl File {
     #[inline]
     pub fn fastpath_mem_mask(&self) -> Option<u64> {
         (self.fastpath_mem_mask != NO_MASK).then_some(self.fastpath_mem_mask)
-    }
-    /// Opened for reading.
-    pub fn readable(&self) -> bool {
-        self.readable
-    }
-    /// Opened for writing.
-    pub fn writable(&self) -> bool {
-        self.writable
     }
 }
 

@@ -767,7 +767,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
         }
     }
     let _driver = DriverGuard::open();
-    let config = hipfile::driver::driver().config();
+    let config = hipfile::api::config();
 
     let _cleanup = Cleanup((is_default && !a.keep).then(|| path.clone()));
     let bars = !a.json && !a.quiet && stderr_is_terminal();

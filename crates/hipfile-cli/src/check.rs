@@ -75,7 +75,7 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
     }
     let choice = loader::choice();
     let rt = &*choice.runtime;
-    let config = hipfile::driver::driver().config();
+    let config = hipfile::api::config();
 
     let kernel = Kernel::examine(rt.platform());
     let volumes = if paths.is_empty() {
