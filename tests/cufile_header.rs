@@ -592,6 +592,40 @@ fn consumer_units_compile_warning_free_in_c_and_cxx() {
     );
 }
 
+#[test]
+fn header_alone_compiles_in_strict_c99_and_cxx11() {
+    // Consumers' builds vary; C++98 is out (the status X-macro leaves a comma after the last
+    // enumerator, as NVIDIA's does).
+    let source = out_dir().join("older_modes.c");
+    std::fs::write(
+        &source,
+        "#include \"cufile.h\"\ntypedef CUfileError_t older_modes_unit;\n",
+    )
+    .unwrap();
+    for (compiler, language, std) in [("gcc", "c", "-std=c99"), ("g++", "c++", "-std=c++11")] {
+        let mut command = Command::new(compiler);
+        command
+            .args([
+                "-x",
+                language,
+                std,
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pedantic",
+            ])
+            .args(["-Wundef", "-fsyntax-only", "-I"])
+            .arg(our_include())
+            .arg(&source);
+        let output = run(command);
+        assert!(
+            output.status.success(),
+            "cufile.h does not compile with {compiler} {std}:\n{}",
+            text(&output)
+        );
+    }
+}
+
 /// Every symbol `libcufile.so.0` is to export: the committed list.
 fn expected_exports() -> Vec<&'static str> {
     include_str!("cufile-exported-symbols.txt")
