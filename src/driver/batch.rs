@@ -252,8 +252,9 @@ impl BatchRegistry {
     }
 }
 
-/// A validated operation ready to run: what `hipFileRead`/`hipFileWrite` would have resolved.
-struct Resolved {
+/// A validated operation ready to run: what `hipFileRead`/`hipFileWrite` would have resolved
+/// (its fields are private to this module).
+pub(super) struct Resolved {
     dir: Direction,
     file: Arc<File>,
     /// Held for the operation's life (a registered buffer is "in use" meanwhile).
@@ -272,7 +273,7 @@ pub(super) fn resolve(
     file: Option<&Arc<File>>,
     registration: Option<&Arc<Buffer>>,
     resolve_unregistered: impl FnOnce(usize) -> Result<Buffer>,
-) -> Result<ResolvedOp> {
+) -> Result<Resolved> {
     let file = file.ok_or(Error::Internal("batch entry: file handle not registered"))?;
     if p.base == 0 {
         return Err(Error::InvalidValue("batch entry: NULL buffer"));
@@ -303,7 +304,7 @@ pub(super) fn resolve(
     if p.mode != Some(Mode::Batch) {
         return Err(Error::InvalidValue("batch entry: mode is not hipFileBatch"));
     }
-    Ok(ResolvedOp(Resolved {
+    Ok(Resolved {
         dir,
         file: file.clone(),
         _registration: registration.cloned(),
@@ -312,18 +313,15 @@ pub(super) fn resolve(
         file_offset,
         buffer_offset,
         cookie: p.cookie,
-    }))
+    })
 }
-
-/// A resolved, validated entry (opaque outside this module).
-pub(super) struct ResolvedOp(Resolved);
 
 /// Add validated operations to `ctx` and queue their jobs on the session's engine. The
 /// caller holds the driver's state read lock (see the module comment).
 pub(super) fn enqueue(
     ctx: &Arc<BatchContext>,
     session: &Arc<Session>,
-    ops: Vec<ResolvedOp>,
+    ops: Vec<Resolved>,
 ) -> Result<()> {
     let ids = {
         let mut st = ctx.ops.lock();
@@ -332,7 +330,7 @@ pub(super) fn enqueue(
             return Err(Error::BatchFull);
         }
         let mut ids = Vec::with_capacity(ops.len());
-        for ResolvedOp(r) in ops {
+        for r in ops {
             let id = st.next_id;
             st.next_id += 1;
             ids.push((id, r.dir));
