@@ -4,7 +4,7 @@
 //! Precedence (contract §7): parameter set through the API > environment variable > default.
 //! A value that does not parse is ignored with a warning in the log.
 //!
-//! Inside the module, imports run one way: [`env`] (variables, parsers, defaults) <- [`params`]
+//! Inside the module, imports run one way: [`env`](mod@env) (variables, parsers, defaults) <- [`params`]
 //! (one table row per parameter) <- this file (the snapshot).
 #![deny(unsafe_code)]
 
