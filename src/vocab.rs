@@ -149,3 +149,30 @@ impl std::fmt::Display for Refusals {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_keep_order_and_capacity() {
+        let mut r = Refusals::default();
+        assert_eq!(r.to_string(), "no backend is configured");
+        r.push(BackendKind::Fallback, Refusal::CompatDisabled);
+        r.push(BackendKind::Host, Refusal::HostDisabled);
+        r.push(BackendKind::Fastpath, Refusal::UnalignedSize);
+        r.push(BackendKind::Fastpath, Refusal::CompatForced);
+        assert_eq!(
+            r.iter().count(),
+            Refusals::CAPACITY,
+            "the fourth is dropped"
+        );
+        assert_eq!(r.of(BackendKind::Fastpath), Some(Refusal::UnalignedSize));
+        assert_eq!(r.of(BackendKind::Host), Some(Refusal::HostDisabled));
+        assert_eq!(
+            r.to_string(),
+            "fallback refuses: compat mode is not allowed; host refuses: host I/O is disabled \
+             (HIPFILE_HOST=false); fastpath refuses: the size is not aligned for direct I/O"
+        );
+    }
+}

@@ -78,3 +78,42 @@ impl<'a> Request<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bounds_rule() {
+        assert!(fits(10, 0, 10));
+        assert!(fits(10, 9, 1));
+        assert!(!fits(10, 9, 2), "one byte past the end");
+        assert!(!fits(10, 10, 0), "the offset must lie inside the buffer");
+        assert!(fits(10, 3, 0));
+        assert!(!fits(0, 0, 0), "an empty buffer holds no offset");
+        assert!(
+            fits(usize::MAX, usize::MAX - 1, 1),
+            "no overflow at the top"
+        );
+        assert!(!fits(usize::MAX, 1, usize::MAX));
+    }
+
+    #[test]
+    fn sizes_are_clamped_to_max_rw() {
+        let f = std::fs::File::open("/dev/null").unwrap();
+        let file = File::inspect(std::os::fd::AsRawFd::as_raw_fd(&f)).unwrap();
+        let buf = Buffer {
+            base: 0x1000,
+            length: usize::MAX - 0x1000,
+            flags: 0,
+            memory: crate::vocab::MemoryType::Unregistered,
+            device: -1,
+        };
+        let r = Request::new(Direction::Read, &file, &buf, usize::MAX, 7, 16);
+        assert_eq!((r.size, r.file_offset, r.buffer_offset), (MAX_RW, 7, 16));
+        assert_eq!(r.mem_addr(), 0x1010);
+        assert_eq!(r.check_bounds(), Ok(()));
+        let r = Request::new(Direction::Write, &file, &buf, 100, 0, usize::MAX - 0x1000);
+        assert!(matches!(r.check_bounds(), Err(Error::InvalidValue(_))));
+    }
+}
