@@ -2029,16 +2029,14 @@ child_test!(
 
 /// A GPU runtime that panics where a test wants it to.
 mod fake {
-    use std::ffi::c_void;
-    use std::os::fd::RawFd;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::Duration;
 
     use hipfile::runtime::{
-        DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError,
-        RtResult, Runtime, RuntimeTools, StreamHandle,
+        DeviceRestore, EventHandle, Platform, PointerInfo, RtError, RtResult, Runtime,
+        RuntimeTools, StreamHandle,
     };
-    use hipfile::vocab::{Direction, MemoryType};
+    use hipfile::vocab::MemoryType;
 
     /// Fake device memory: addresses in this range are "device memory" (never dereferenced).
     pub const BASE: usize = 0x7e00_0000_0000;
@@ -2125,14 +2123,10 @@ mod fake {
                 Err(RtError::NOT_FOUND)
             }
         }
-        fn current_device(&self) -> RtResult<i32> {
-            Ok(0)
-        }
         fn enter_device(&self, _device: i32) -> RtResult<DeviceRestore> {
             Ok(DeviceRestore(None))
         }
         fn leave_device(&self, _restore: DeviceRestore) {}
-        fn thread_init(&self) {}
         fn copy_to_device(&self, _dst: usize, _src: &[u8]) -> RtResult<()> {
             self.copy()
         }
@@ -2167,14 +2161,6 @@ mod fake {
         fn stream_device(&self, _stream: StreamHandle) -> RtResult<i32> {
             Ok(0)
         }
-        unsafe fn launch_host_func(
-            &self,
-            _stream: StreamHandle,
-            _f: HostFn,
-            _data: *mut c_void,
-        ) -> RtResult<()> {
-            Err(RtError::NOT_SUPPORTED)
-        }
         fn event_create(&self) -> RtResult<EventHandle> {
             Err(RtError::NOT_SUPPORTED)
         }
@@ -2198,33 +2184,12 @@ mod fake {
             // SAFETY: `ptr` came from host_alloc (malloc).
             unsafe { libc::free(ptr.cast()) }
         }
-        unsafe fn host_register(
-            &self,
-            _ptr: *mut u8,
-            _len: usize,
-            _read_only: bool,
-        ) -> RtResult<()> {
-            Ok(())
-        }
-        unsafe fn host_unregister(&self, _ptr: *mut u8) -> RtResult<()> {
-            Ok(())
-        }
-        fn has_fastpath(&self) -> bool {
-            false
-        }
-        fn fastpath_io(
-            &self,
-            _dir: Direction,
-            _fd: RawFd,
-            _dev: usize,
-            _size: u64,
-            _offset: i64,
-        ) -> Result<u64, FastpathFault> {
-            Err(FastpathFault::Runtime(RtError::NOT_SUPPORTED))
-        }
     }
 
     impl RuntimeTools for Fake {
+        fn current_device(&self) -> RtResult<i32> {
+            Ok(0)
+        }
         fn version(&self) -> i32 {
             70_200_000
         }

@@ -485,16 +485,6 @@ impl Runtime for CudaRuntime {
         Ok((base as usize, size))
     }
 
-    fn current_device(&self) -> RtResult<i32> {
-        if self.current_ctx().is_null() {
-            return Ok(0);
-        }
-        let mut d = 0;
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.ctx_get_device)(&mut d) })?;
-        Ok(d)
-    }
-
     fn enter_device(&self, device: i32) -> RtResult<DeviceRestore> {
         if device < 0 {
             return Ok(DeviceRestore(None));
@@ -723,6 +713,15 @@ impl Runtime for CudaRuntime {
 }
 
 impl RuntimeTools for CudaRuntime {
+    fn current_device(&self) -> RtResult<i32> {
+        if self.current_ctx().is_null() {
+            return Ok(0);
+        }
+        let mut d = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.ctx_get_device)(&mut d) })?;
+        Ok(d)
+    }
     fn version(&self) -> i32 {
         self.version
     }

@@ -290,13 +290,6 @@ impl Runtime for HipRuntime {
         Ok((base as usize, size))
     }
 
-    fn current_device(&self) -> RtResult<i32> {
-        let mut d = 0;
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.get_device)(&mut d) })?;
-        Ok(d)
-    }
-
     fn enter_device(&self, device: i32) -> RtResult<DeviceRestore> {
         let current = self.current_device()?;
         if device < 0 || device == current {
@@ -532,6 +525,12 @@ impl Runtime for HipRuntime {
 }
 
 impl RuntimeTools for HipRuntime {
+    fn current_device(&self) -> RtResult<i32> {
+        let mut d = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.get_device)(&mut d) })?;
+        Ok(d)
+    }
     fn version(&self) -> i32 {
         self.version
     }

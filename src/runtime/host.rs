@@ -44,9 +44,6 @@ impl Runtime for HostRuntime {
     fn address_range(&self, _ptr: usize) -> RtResult<(usize, usize)> {
         Err(RtError::NOT_FOUND)
     }
-    fn current_device(&self) -> RtResult<i32> {
-        Ok(0)
-    }
     fn enter_device(&self, _device: i32) -> RtResult<DeviceRestore> {
         Ok(DeviceRestore(None))
     }
@@ -146,6 +143,9 @@ impl Runtime for HostRuntime {
 }
 
 impl RuntimeTools for HostRuntime {
+    fn current_device(&self) -> RtResult<i32> {
+        Ok(0)
+    }
     fn version(&self) -> i32 {
         0
     }

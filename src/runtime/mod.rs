@@ -287,8 +287,6 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     /// Base and size of the allocation containing `ptr`.
     fn address_range(&self, ptr: usize) -> RtResult<(usize, usize)>;
 
-    /// The calling thread's current device.
-    fn current_device(&self) -> RtResult<i32>;
     /// Make `device` current on the calling thread for a while (behaviour §C.5 [N]: the
     /// fallback works with the buffer's device current); returns what to restore.
     fn enter_device(&self, device: i32) -> RtResult<DeviceRestore>;
@@ -420,6 +418,10 @@ pub trait RuntimeTools {
     /// Number of visible devices (0 when none).
     fn device_count(&self) -> i32 {
         0
+    }
+    /// The calling thread's current device.
+    fn current_device(&self) -> RtResult<i32> {
+        Err(RtError::NOT_SUPPORTED)
     }
     /// Make `device` current on the calling thread.
     fn set_device(&self, _device: i32) -> RtResult<()> {
