@@ -7,7 +7,7 @@ use std::ffi::{c_uint, c_void};
 use std::time::Duration;
 
 use super::abi::*;
-use super::{boundary, boundary_op, error};
+use super::{boundary, boundary_op, error, Out};
 use crate::driver::batch::{BatchToken, Mode, OpParams, OpStatus};
 use crate::driver::driver;
 use crate::driver::files::FileToken;
@@ -27,12 +27,10 @@ pub unsafe extern "C" fn hipFileBatchIOSetUp(
     max_nr: c_uint,
 ) -> hipFileError_t {
     boundary_op(|| {
-        if batch_idp.is_null() {
-            return Err(Error::InvalidValue("NULL batch handle pointer"));
-        }
+        // SAFETY: NULL or writable, per the C contract.
+        let out = unsafe { Out::new(batch_idp, "NULL batch handle pointer") }?;
         let token = driver().batch_setup(max_nr)?;
-        // SAFETY: checked non-NULL; the caller guarantees it is writable.
-        unsafe { *batch_idp = token.0 as hipFileBatchHandle_t };
+        out.write(token.0 as hipFileBatchHandle_t);
         Ok(())
     })
 }

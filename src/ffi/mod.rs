@@ -79,6 +79,29 @@ pub(crate) fn boundary_op(body: impl FnOnce() -> crate::error::Result<()>) -> hi
     })
 }
 
+/// An out-parameter of a C function: the pointer checked for NULL once, at the top, and written
+/// only when the call succeeds (rustls-ffi's and the simulator's shape).
+pub(crate) struct Out<T>(std::ptr::NonNull<T>);
+
+impl<T> Out<T> {
+    /// `p`, or `InvalidValue(what)` when it is NULL.
+    ///
+    /// # Safety
+    /// `p` is NULL or valid for a write of a `T` until [`Out::write`] (the C contract of the
+    /// function it came to).
+    pub(crate) unsafe fn new(p: *mut T, what: &'static str) -> crate::error::Result<Out<T>> {
+        std::ptr::NonNull::new(p)
+            .map(Out)
+            .ok_or(crate::error::Error::InvalidValue(what))
+    }
+
+    /// Store the result.
+    pub(crate) fn write(self, v: T) {
+        // SAFETY: non-NULL, and valid for a write of a `T` per `new`'s contract.
+        unsafe { self.0.as_ptr().write(v) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

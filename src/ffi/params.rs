@@ -7,7 +7,7 @@
 use std::ffi::{c_char, c_int, CStr};
 
 use super::abi::*;
-use super::boundary_op;
+use super::{boundary_op, Out};
 use crate::config::params::{BoolParam, SizeParam, StringParam};
 use crate::driver::driver;
 use crate::error::Error;
@@ -35,12 +35,10 @@ pub unsafe extern "C" fn hipFileGetParameterSizeT(
 ) -> hipFileError_t {
     boundary_op(|| {
         let p = size_param(param)?;
-        if value.is_null() {
-            return Err(Error::InvalidValue("NULL value"));
-        }
+        // SAFETY: NULL or writable, per the C contract.
+        let out = unsafe { Out::new(value, "NULL value") }?;
         let v = driver().params().size(p);
-        // SAFETY: non-NULL and valid per the C contract.
-        unsafe { value.write(usize::try_from(v).unwrap_or(usize::MAX)) };
+        out.write(usize::try_from(v).unwrap_or(usize::MAX));
         Ok(())
     })
 }
@@ -56,12 +54,9 @@ pub unsafe extern "C" fn hipFileGetParameterBool(
 ) -> hipFileError_t {
     boundary_op(|| {
         let p = bool_param(param)?;
-        if value.is_null() {
-            return Err(Error::InvalidValue("NULL value"));
-        }
-        let v = driver().params().flag(p);
-        // SAFETY: non-NULL and valid per the C contract.
-        unsafe { value.write(v) };
+        // SAFETY: NULL or writable, per the C contract.
+        let out = unsafe { Out::new(value, "NULL value") }?;
+        out.write(driver().params().flag(p));
         Ok(())
     })
 }
