@@ -9,8 +9,8 @@
 #![allow(non_snake_case)]
 
 use super::abi::*;
-use super::boundary;
 use super::stats_levels::{l1, l2, l3};
+use super::{boundary, Out};
 use crate::stats;
 
 /// Fill `*out` with `value` (NULL → `hipFileInvalidValue`).
@@ -18,13 +18,14 @@ use crate::stats;
 /// # Safety
 /// `out` is NULL or valid for writes of a `T`.
 unsafe fn fill<T>(out: *mut T, value: impl FnOnce() -> T) -> hipFileError_t {
-    if out.is_null() {
-        return hipFileError_t::op(hipFileInvalidValue);
+    // SAFETY: NULL or writable, per the caller's contract.
+    match unsafe { Out::new(out, "NULL statistics") } {
+        Ok(out) => {
+            out.write(value());
+            hipFileError_t::SUCCESS
+        }
+        Err(_) => hipFileError_t::op(hipFileInvalidValue),
     }
-    let v = value();
-    // SAFETY: non-NULL and valid for writes per the caller's contract.
-    unsafe { out.write(v) };
-    hipFileError_t::SUCCESS
 }
 
 /// `hipFileGetStatsL1`: fills `*stats` with the level-1 counters of this process. NULL →
