@@ -154,6 +154,7 @@ impl Batch {
 
     /// Queue `ops`, all or none (`hipFileBatchIOSubmit`).
     pub fn submit(&self, ops: &[BatchOp<'_>]) -> Result<()> {
+        let ctx = driver().batch_admit(self.token, ops.len())?;
         let to_i64 = |v: u64, what| i64::try_from(v).map_err(|_| Error::InvalidValue(what));
         let entries = ops
             .iter()
@@ -173,7 +174,7 @@ impl Batch {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        driver().batch_submit(self.token, &entries)
+        driver().batch_submit(&ctx, &entries)
     }
 
     /// Wait until `min_nr` operations ended (or all outstanding did, or `timeout` passed:

@@ -36,6 +36,9 @@ pub enum Error {
     /// Parameters can only be set while the driver is closed. 5026.
     #[error("the driver is already open")]
     DriverAlreadyOpen,
+    /// A batch submission has more entries than its context has room for. 5037.
+    #[error("the batch context has no room for that many operations")]
+    BatchFull,
     /// The file handle is unknown, stale or NULL. 5027.
     #[error("file handle not registered")]
     HandleNotRegistered,

@@ -370,40 +370,56 @@ child_test!(properties_and_driver_setters, {
             hipFileDriverGetProperties(std::ptr::null_mut()),
             op(hipFileInvalidValue)
         );
-        assert_eq!(
-            hipFileDriverGetProperties(&mut props),
-            op(hipFileDriverNotInitialized)
-        );
+        // Closed: success, as cuFile; the properties describe what the next open uses.
+        assert_eq!(hipFileDriverGetProperties(&mut props), OK);
     }
-    assert_eq!(
-        hipFileDriverSetPollMode(true, 8),
-        op(hipFileDriverNotInitialized)
-    );
-    assert_eq!(
-        hipFileDriverSetMaxCacheSize(1024),
-        op(hipFileDriverNotInitialized)
-    );
-    assert_eq!(
-        hipFileDriverSetMaxDirectIOSize(1024),
-        op(hipFileDriverNotInitialized)
-    );
-    assert_eq!(
-        hipFileDriverSetMaxPinnedMemSize(1024),
-        op(hipFileDriverNotInitialized)
-    );
+    assert_eq!((props.nvfs.major_version, props.nvfs.minor_version), (0, 5));
+    assert_eq!(props.nvfs.poll_thresh_size, 4);
+    assert_eq!(props.max_device_cache_size, 256 << 10);
+    // Closed: the setters succeed and stage their value for the next open.
+    assert_eq!(hipFileDriverSetPollMode(true, 8), OK);
+    assert_eq!(hipFileDriverSetMaxCacheSize(1024), OK);
+    assert_eq!(hipFileDriverSetMaxDirectIOSize(1024), OK);
+    assert_eq!(hipFileDriverSetMaxPinnedMemSize(1024), OK);
+    assert_eq!(hipFileDriverSetMaxCacheSize(0), op(hipFileInvalidValue));
+    assert_eq!(hipFileDriverSetMaxDirectIOSize(0), op(hipFileInvalidValue));
     assert_eq!(hipFileUseCount(), 0, "setters do not open the driver");
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { hipFileDriverGetProperties(&mut props) }, OK);
+    assert_eq!(
+        (
+            props.nvfs.poll_thresh_size,
+            props.max_device_cache_size,
+            props.nvfs.max_direct_io_size,
+            props.max_device_pinned_mem_size
+        ),
+        (8, 1024, 1024, 1024),
+        "staged values"
+    );
+    assert_eq!(hipFileUseCount(), 0, "properties do not open the driver");
     assert_eq!(hipFileDriverOpen(), OK);
     // SAFETY: valid out-pointer.
     assert_eq!(unsafe { hipFileDriverGetProperties(&mut props) }, OK);
     assert_eq!((props.nvfs.major_version, props.nvfs.minor_version), (0, 5));
-    assert_eq!(props.nvfs.poll_thresh_size, 4);
+    assert_eq!(props.nvfs.poll_thresh_size, 8, "applied at the open");
+    assert_eq!(props.max_device_cache_size, 1024, "applied at the open");
+    assert_eq!(
+        get_size(hipFileParamPropertiesMaxDeviceCacheSizeKB),
+        1024,
+        "the staged budget is live"
+    );
     assert_eq!(props.per_buffer_cache_size, 4096);
-    assert_eq!(props.max_device_cache_size, 256 << 10);
     assert_eq!(props.max_batch_io_count, 128);
-    assert_eq!(props.feature_flags, 1 << hipFileParallelIOSupported);
+    assert_eq!(
+        props.feature_flags,
+        (1 << hipFileParallelIOSupported) | (1 << hipFileBatchIOSupported)
+    );
     // hipsim exports the GPU-direct entry points: NVMe support is reported.
     assert_eq!(props.nvfs.driver_status_flags, 1 << hipFileNVMeSupported);
-    assert_eq!(props.nvfs.driver_control_flags, 1 << hipFileAllowCompatMode);
+    assert_eq!(
+        props.nvfs.driver_control_flags,
+        (1 << hipFileAllowCompatMode) | (1 << hipFileUsePollMode)
+    );
     assert_eq!(hipFileDriverSetPollMode(true, 64), OK);
     assert_eq!(hipFileDriverSetMaxCacheSize(8192), OK);
     assert_eq!(hipFileDriverSetMaxDirectIOSize(2048), OK);

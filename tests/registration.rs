@@ -237,19 +237,22 @@ child_test!(secondary_descriptors_are_closed_with_their_registration, {
         .map(|i| TempFile::new("fds", &[i as u8; 64], libc::O_RDWR))
         .collect();
     assert_eq!(hipFileDriverOpen(), OK);
+    // Our own duplicate of the client's descriptor, and its O_DIRECT twin where the file
+    // system has O_DIRECT.
+    let per = 1 + usize::from(odirect_works());
     let baseline = open_fd_count();
     let handles: Vec<hipFileHandle_t> = files.iter().map(|f| register_fd(f.fd)).collect();
     assert_eq!(
         open_fd_count(),
-        baseline + files.len(),
-        "one O_DIRECT descriptor per registration"
+        baseline + per * files.len(),
+        "a duplicate and an O_DIRECT descriptor per registration"
     );
     for f in &files {
         assert_refused(f.fd, hipFileHandleAlreadyRegistered);
     }
     assert_eq!(
         open_fd_count(),
-        baseline + files.len(),
+        baseline + per * files.len(),
         "refused duplicates leak nothing"
     );
     for h in &handles[..4] {
@@ -257,7 +260,7 @@ child_test!(secondary_descriptors_are_closed_with_their_registration, {
     }
     assert_eq!(
         open_fd_count(),
-        baseline + 4,
+        baseline + per * 4,
         "deregistration closes what registration opened"
     );
     // Closing the driver to 0 drops the other four.
@@ -272,7 +275,11 @@ child_test!(secondary_descriptors_are_closed_with_their_registration, {
         let g = TempFile::new("fds-odirect", &[0u8; 4096], libc::O_RDWR | libc::O_DIRECT);
         let before = open_fd_count();
         let h = register_fd(g.fd);
-        assert_eq!(open_fd_count(), before + 1);
+        assert_eq!(
+            open_fd_count(),
+            before + 2,
+            "a duplicate and a buffered twin"
+        );
         hipFileHandleDeregister(h);
         assert_eq!(open_fd_count(), before);
         assert!(fd_is_open(g.fd));
@@ -297,17 +304,28 @@ fn stat_of(fd: c_int) -> (u64, u64) {
     (st.st_dev, st.st_ino)
 }
 
-/// Register `client` and return the one descriptor the registration opened.
+/// Register `client` and return the twin the registration opened (the descriptor with the
+/// other `O_DIRECT` setting); the other new descriptor is the library's duplicate of the
+/// client's, which shares its open file description (so its flags).
 fn secondary_of(client: c_int) -> (hipFileHandle_t, c_int) {
     let before = open_fds();
     let fh = register_fd(client);
     let new: Vec<c_int> = open_fds().difference(&before).copied().collect();
     assert_eq!(
         new.len(),
-        1,
-        "registration opens exactly one descriptor: {new:?}"
+        2,
+        "registration opens a duplicate and a twin: {new:?}"
     );
-    (fh, new[0])
+    let same = |fd: c_int| fl(fd) & libc::O_DIRECT == fl(client) & libc::O_DIRECT;
+    let (dups, twins): (Vec<c_int>, Vec<c_int>) = new.iter().partition(|&&fd| same(fd));
+    assert_eq!((dups.len(), twins.len()), (1, 1), "{new:?}");
+    assert!(cloexec(dups[0]), "our duplicate is O_CLOEXEC");
+    assert_eq!(
+        stat_of(dups[0]),
+        stat_of(client),
+        "the duplicate is the same file"
+    );
+    (fh, twins[0])
 }
 
 fn fl(fd: c_int) -> c_int {

@@ -131,9 +131,10 @@ impl BatchContext {
         }
     }
 
-    /// Room left for new operations.
-    fn room(&self) -> usize {
-        self.capacity - self.ops.lock().ops.len()
+    /// Whether `n` more operations fit (behaviour §E.3 step 3; a concurrent submission may
+    /// still take the room before this one queues, which [`enqueue`] checks again).
+    pub fn has_room(&self, n: usize) -> bool {
+        n <= self.capacity - self.ops.lock().ops.len()
     }
 
     /// Every pending operation becomes canceled (running ones run to completion, terminal
@@ -260,9 +261,18 @@ impl BatchRegistry {
         Some(ctx)
     }
 
-    /// Every live context.
-    pub fn all(&self) -> Vec<Arc<BatchContext>> {
-        self.slots.iter().filter_map(|(_, c)| c.clone()).collect()
+    /// Remove every context (the driver closed to 0): every token goes stale. Returns the
+    /// contexts, for the caller to cancel and drain outside the registry's lock.
+    pub fn clear(&mut self) -> Vec<Arc<BatchContext>> {
+        let mut removed = Vec::new();
+        for (index, slot) in self.slots.iter_mut().enumerate() {
+            if let Some(ctx) = slot.1.take() {
+                slot.0 = slot.0.wrapping_add(1).max(1);
+                self.free.push(index);
+                removed.push(ctx);
+            }
+        }
+        removed
     }
 }
 
@@ -347,7 +357,7 @@ pub(super) fn enqueue(
         let mut st = ctx.ops.lock();
         if ops.len() > ctx.capacity - st.ops.len() {
             // A concurrent submission took the room checked at the start.
-            return Err(Error::InvalidValue("batch context full"));
+            return Err(Error::BatchFull);
         }
         let mut ids = Vec::with_capacity(ops.len());
         for ResolvedOp(r) in ops {
@@ -371,11 +381,6 @@ pub(super) fn enqueue(
             .spawn_batch(Box::new(move || run(&ctx, id, &job_session)));
     }
     Ok(())
-}
-
-/// Room check of behaviour §E.3 step 3.
-pub(super) fn has_room(ctx: &BatchContext, n: usize) -> bool {
-    n <= ctx.room()
 }
 
 /// A batch job: run operation `id` unless it was canceled (or already reaped), and record
@@ -459,7 +464,13 @@ mod tests {
         assert!(r.get(t).is_none() && r.remove(t).is_none());
         let t2 = r.create(4);
         assert_ne!(t, t2, "slot reused with a new generation");
-        assert_eq!(r.all().len(), 1);
+        let t3 = r.create(4);
+        assert_eq!(r.clear().len(), 2);
+        assert!(
+            r.get(t2).is_none() && r.get(t3).is_none(),
+            "cleared tokens are stale"
+        );
+        assert!(r.clear().is_empty());
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //!
 //! A [`File`] holds what registration learned once (statx, open flags, file system, direct-I/O
 //! alignment) and the descriptors the backends use: the *buffered* one (page cache) and the
-//! *unbuffered* one (`O_DIRECT`), one of which is the client's own descriptor and the other
-//! opened by us through `/proc/self/fd`.
+//! *unbuffered* one (`O_DIRECT`). Both are our own: one is a `dup` of the client's descriptor
+//! (the same open file description), the other opened through `/proc/self/fd`. So the
+//! application closing its descriptor, and reusing the number for another file, can never make
+//! the library read or write a file other than the one registered.
 //!
 //! Handles are generation-tagged slot keys turned into pointer-sized tokens: never NULL, never
 //! dereferenced, and a stale handle fails its lookup even after its slot is reused.
@@ -15,25 +17,6 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::sys::{self, mounts, statx};
-
-/// A descriptor a [`File`] uses: the client's own (never closed by us) or one we opened.
-#[derive(Debug)]
-pub enum Descriptor {
-    /// The application's descriptor; it stays open after deregistration.
-    Client(RawFd),
-    /// A descriptor we opened; closed when the last reference to the file goes away.
-    Owned(OwnedFd),
-}
-
-impl Descriptor {
-    /// The raw descriptor number.
-    pub fn raw(&self) -> RawFd {
-        match self {
-            Descriptor::Client(fd) => *fd,
-            Descriptor::Owned(fd) => fd.as_raw_fd(),
-        }
-    }
-}
 
 /// What the fastpath needs to know about where a file lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,9 +34,15 @@ pub struct FileKind {
 /// A registered file.
 #[derive(Debug)]
 pub struct File {
+    /// The application's descriptor number at registration (the registry key; never used
+    /// for I/O).
     client_fd: RawFd,
-    buffered: Descriptor,
-    unbuffered: Option<Descriptor>,
+    /// Our `dup` of the client's descriptor (buffered or unbuffered, as the client's was).
+    client_dup: RawFd,
+    /// Device and inode at registration.
+    identity: (u32, u32, u64),
+    buffered: OwnedFd,
+    unbuffered: Option<OwnedFd>,
     kind: FileKind,
     fstype: String,
     dio_mem_align: u32,
@@ -108,26 +97,26 @@ impl File {
             Some((mounts::FsKind::Other(_), t)) => (false, false, t),
             None => (false, false, String::new()),
         };
-        let (buffered, unbuffered, mem, off) = if flags & libc::O_DIRECT != 0 {
+        if facts.is_socket {
+            return Err(Error::Internal("a socket cannot be registered"));
+        }
+        let own = sys::io::dup_cloexec(fd)
+            .map_err(|_| Error::Internal("duplicating the descriptor failed"))?;
+        let client_dup = own.as_raw_fd();
+        let (buffered, unbuffered, mem, off) = if !(facts.is_regular || facts.is_block_device) {
+            // Directories, pipes and character devices: no direct I/O to prepare, and no
+            // re-open (opening a FIFO through /proc/self/fd blocks until the other end opens).
+            (own, None, 0, 0)
+        } else if flags & libc::O_DIRECT != 0 {
             let b = sys::io::reopen(fd, flags & !libc::O_DIRECT).map_err(|_| {
                 Error::Internal("re-opening the descriptor without O_DIRECT failed")
             })?;
-            (
-                Descriptor::Owned(b),
-                Some(Descriptor::Client(fd)),
-                facts.dio_mem_align,
-                facts.dio_offset_align,
-            )
+            (b, Some(own), facts.dio_mem_align, facts.dio_offset_align)
         } else {
             match sys::io::reopen(fd, flags | libc::O_DIRECT) {
-                Ok(u) => (
-                    Descriptor::Client(fd),
-                    Some(Descriptor::Owned(u)),
-                    facts.dio_mem_align,
-                    facts.dio_offset_align,
-                ),
+                Ok(u) => (own, Some(u), facts.dio_mem_align, facts.dio_offset_align),
                 // The file system has no O_DIRECT (tmpfs...): register without the fastpath.
-                Err(libc::EINVAL) => (Descriptor::Client(fd), None, 0, 0),
+                Err(libc::EINVAL) => (own, None, 0, 0),
                 Err(_) => {
                     return Err(Error::Internal(
                         "re-opening the descriptor with O_DIRECT failed",
@@ -138,7 +127,7 @@ impl File {
         let acc = flags & libc::O_ACCMODE;
         let direct = match &unbuffered {
             Some(d) if mem != 0 && off != 0 => Some(crate::engine::DirectFd {
-                fd: d.raw(),
+                fd: d.as_raw_fd(),
                 offset_align: u64::from(off),
                 mem_align: u64::from(mem),
             }),
@@ -147,6 +136,8 @@ impl File {
         Ok(File {
             direct,
             client_fd: fd,
+            client_dup,
+            identity: (facts.dev_major, facts.dev_minor, facts.ino),
             buffered,
             unbuffered,
             kind: FileKind {
@@ -171,11 +162,18 @@ impl File {
     }
     /// Descriptor through the page cache.
     pub fn buffered_fd(&self) -> RawFd {
-        self.buffered.raw()
+        self.buffered.as_raw_fd()
     }
     /// `O_DIRECT` descriptor, if the file system supports it.
     pub fn unbuffered_fd(&self) -> Option<RawFd> {
-        self.unbuffered.as_ref().map(Descriptor::raw)
+        self.unbuffered.as_ref().map(AsRawFd::as_raw_fd)
+    }
+    /// Whether `other` was registered through the same client descriptor as `self`: the same
+    /// open file description (or, where the kernel cannot tell, the same device and inode).
+    /// False when the application closed its descriptor and the number now names another file.
+    fn same_registration(&self, other: &File) -> bool {
+        sys::io::same_open_file(self.client_dup, other.client_dup)
+            .unwrap_or(self.identity == other.identity)
     }
     /// File kind facts for scoring.
     pub fn kind(&self) -> FileKind {
@@ -260,10 +258,18 @@ impl FileRegistry {
         Some((index, (t >> 32) as u32))
     }
 
-    /// Insert a file; `HandleAlreadyRegistered` when its client descriptor is registered.
+    /// Insert a file; `HandleAlreadyRegistered` when its client descriptor is registered. A
+    /// registered number whose descriptor the application closed and reused for another file
+    /// does not block the new registration: the old handle keeps reaching the old file.
     pub fn insert(&mut self, file: File) -> Result<FileToken> {
-        if self.by_fd.contains_key(&file.client_fd) {
-            return Err(Error::HandleAlreadyRegistered);
+        if let Some(&index) = self.by_fd.get(&file.client_fd) {
+            let old = self.slots[index]
+                .file
+                .as_ref()
+                .expect("indexed slots are full");
+            if old.same_registration(&file) {
+                return Err(Error::HandleAlreadyRegistered);
+            }
         }
         let index = match self.free.pop() {
             Some(i) => i,
@@ -312,7 +318,9 @@ impl FileRegistry {
             return false;
         }
         let file = slot.file.take().expect("checked above");
-        self.by_fd.remove(&file.client_fd);
+        if self.by_fd.get(&file.client_fd) == Some(&index) {
+            self.by_fd.remove(&file.client_fd);
+        }
         slot.generation = slot.generation.wrapping_add(1).max(1);
         self.free.push(index);
         true
@@ -330,14 +338,14 @@ impl FileRegistry {
         self.by_fd.clear();
     }
 
-    /// Number of registered files.
+    /// Number of registered files (a superseded registration of a reused number included).
     pub fn len(&self) -> usize {
-        self.by_fd.len()
+        self.slots.iter().filter(|s| s.file.is_some()).count()
     }
 
     /// Whether no file is registered.
     pub fn is_empty(&self) -> bool {
-        self.by_fd.is_empty()
+        self.len() == 0
     }
 }
 

@@ -134,10 +134,11 @@ impl Driver {
             *self.staged.lock() = Staged::default();
             st.session.take()
         };
-        // Contract §6: at count 0, every batch context is cancelled and drained (running
+        // At count 0 every batch context is removed (its handle goes stale: later use gets
+        // hipFileInvalidValue, as upstream's newest code), cancelled and drained (running
         // operations finish; they hold what they use). Then the engine (threads, pinned
         // memory) goes away, outside the state lock.
-        let contexts = self.batches.lock().all();
+        let contexts = self.batches.lock().clear();
         for ctx in contexts {
             ctx.cancel_and_drain();
         }
@@ -184,19 +185,27 @@ impl Driver {
         apply(&mut self.staged.lock())
     }
 
-    /// Change the live configuration while open (`hipFileDriverSet*`): later I/O sees the new
-    /// snapshot; `DriverNotInitialized` while closed.
-    pub fn update_live(&self, apply: impl FnOnce(&mut Config, &Engine)) -> Result<()> {
+    /// `hipFileDriverSet*`: while open, `live` changes the configuration and later I/O sees
+    /// the new snapshot; while closed, `staged` records the value for the next open, as a
+    /// parameter set through the API would be (cuFile answers success there too).
+    pub fn set_property(
+        &self,
+        live: impl FnOnce(&mut Config, &Engine),
+        staged: impl FnOnce(&mut Staged),
+    ) {
         let mut st = self.state.write();
-        let session = st.session.as_mut().ok_or(Error::DriverNotInitialized)?;
-        let mut config = (*session.config).clone();
-        apply(&mut config, &session.engine);
-        *session = Arc::new(Session::new(
-            self.rt(),
-            Arc::new(config),
-            session.engine.clone(),
-        ));
-        Ok(())
+        match st.session.as_mut() {
+            Some(session) => {
+                let mut config = (*session.config).clone();
+                live(&mut config, &session.engine);
+                *session = Arc::new(Session::new(
+                    self.rt(),
+                    Arc::new(config),
+                    session.engine.clone(),
+                ));
+            }
+            None => staged(&mut self.staged.lock()),
+        }
     }
 
     /// Registered streams.
@@ -366,22 +375,31 @@ impl Driver {
             .ok_or(Error::InvalidValue("unknown batch handle"))
     }
 
-    /// `hipFileBatchIOSubmit` (behaviour §E.3): all entries are resolved and checked before
-    /// any is queued. Runtime queries for unregistered buffers run without the state lock.
-    pub fn batch_submit(
+    /// `hipFileBatchIOSubmit`'s checks before any entry is read: the handle (`InvalidValue`),
+    /// `n == 0` (`InvalidValue`) and the room (`BatchFull`). Returns the context to submit to.
+    pub fn batch_admit(
         &self,
         token: batch::BatchToken,
+        n: usize,
+    ) -> Result<Arc<batch::BatchContext>> {
+        let ctx = self.batch_context(token)?;
+        if n == 0 {
+            return Err(Error::InvalidValue("no operations to submit"));
+        }
+        if !ctx.has_room(n) {
+            return Err(Error::BatchFull);
+        }
+        Ok(ctx)
+    }
+
+    /// `hipFileBatchIOSubmit` (behaviour §E.3) on a context admitted by [`Driver::batch_admit`]:
+    /// all entries are resolved and checked before any is queued. Runtime queries for
+    /// unregistered buffers run without the state lock.
+    pub fn batch_submit(
+        &self,
+        ctx: &Arc<batch::BatchContext>,
         entries: &[batch::OpParams],
     ) -> Result<()> {
-        let ctx = self.batch_context(token)?;
-        if !batch::has_room(&ctx, entries.len()) {
-            return Err(Error::InvalidValue(
-                "more entries than the batch context has room for",
-            ));
-        }
-        if entries.is_empty() {
-            return Ok(());
-        }
         let (session, found) = {
             let st = self.state.read();
             if st.use_count == 0 {
@@ -411,7 +429,7 @@ impl Driver {
         }
         let st = self.state.read();
         match &st.session {
-            Some(s) if Arc::ptr_eq(s, &session) => batch::enqueue(&ctx, &session, ops),
+            Some(s) if Arc::ptr_eq(s, &session) => batch::enqueue(ctx, &session, ops),
             _ => Err(Error::Internal(
                 "the driver closed during the batch submission",
             )),

@@ -37,9 +37,13 @@ pub unsafe extern "C" fn hipFileBatchIOSetUp(
 }
 
 /// `hipFileBatchIOSubmit`: queues `nr` operations, all or none. `flags` is ignored. Order of
-/// checks (behaviour §E.3): `iocbp == NULL` with `nr > 0`, unknown handle, room, then each
-/// entry in turn (closed driver, unregistered file handle and non-device memory →
-/// `hipFileInternalError`; bad offsets, size, opcode or mode → `hipFileInvalidValue`).
+/// checks (upstream's, at its newest level): `iocbp == NULL` with `nr > 0` and an unknown
+/// handle → `hipFileInvalidValue`; `nr == 0` → `hipFileInvalidValue`; more entries than the
+/// context has room for → `hipFileBatchFull`; then each entry in turn (closed driver,
+/// unregistered file handle and non-device memory → `hipFileInternalError`; bad offsets, size,
+/// opcode or mode → `hipFileInvalidValue`). Exactly `nr` entries are read, and only once `nr`
+/// is known to fit the context (at most 128), so a wrong `nr` never reads past a short array
+/// of a context that could not take it, nor allocates in proportion to it.
 ///
 /// # Safety
 /// `iocbp` is NULL or valid for reads of `nr` entries.
@@ -54,15 +58,14 @@ pub unsafe extern "C" fn hipFileBatchIOSubmit(
         if iocbp.is_null() && nr > 0 {
             return Err(Error::InvalidValue("NULL operation array"));
         }
-        let entries: Vec<OpParams> = if nr == 0 {
-            Vec::new()
-        } else {
-            // SAFETY: non-NULL here; the caller guarantees `nr` readable entries. Copied at
-            // once: the caller may reuse its array as soon as the call returns.
-            let params = unsafe { std::slice::from_raw_parts(iocbp, nr as usize) };
-            params.iter().map(op_params).collect()
-        };
-        driver().batch_submit(BatchToken(batch_idp as usize), &entries)
+        let nr = nr as usize;
+        let ctx = driver().batch_admit(BatchToken(batch_idp as usize), nr)?;
+        // SAFETY: non-NULL here; the caller guarantees `nr` readable entries, and `nr` is at
+        // most the context's capacity (128). Copied at once: the caller may reuse its array as
+        // soon as the call returns.
+        let params = unsafe { std::slice::from_raw_parts(iocbp, nr) };
+        let entries: Vec<OpParams> = params.iter().map(op_params).collect();
+        driver().batch_submit(&ctx, &entries)
     })
 }
 

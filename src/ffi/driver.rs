@@ -65,7 +65,9 @@ pub extern "C" fn hipFileGetOpErrorString(status: hipFileOpError_t) -> *const c_
 }
 
 /// `hipFileDriverGetProperties`: the driver's limits and features (cuFile's semantics; the
-/// sizes are in KiB). NULL → `hipFileInvalidValue`; a closed driver → `hipFileDriverNotInitialized`.
+/// sizes are in KiB). NULL → `hipFileInvalidValue`. With the driver closed it succeeds, as
+/// cuFile does, and describes what the next open would use (staged values, environment,
+/// defaults).
 ///
 /// # Safety
 /// `props` is NULL or valid for writes.
@@ -78,9 +80,6 @@ pub unsafe extern "C" fn hipFileDriverGetProperties(
             return Err(Error::InvalidValue("NULL properties"));
         }
         let d = driver();
-        if !d.is_open() {
-            return Err(Error::DriverNotInitialized);
-        }
         let v = d.params();
         let fastpath = d.rt().has_fastpath();
         let bit = |on: bool, b: c_int| if on { 1u32 << b } else { 0 };
@@ -95,7 +94,9 @@ pub unsafe extern "C" fn hipFileDriverGetProperties(
                 driver_control_flags: bit(v.flag(BoolParam::UsePollMode), hipFileUsePollMode)
                     | bit(v.flag(BoolParam::AllowCompatMode), hipFileAllowCompatMode),
             },
-            feature_flags: bit(true, hipFileParallelIOSupported),
+            // Batch I/O works; streams do not yet (the async calls refuse after their checks).
+            feature_flags: bit(true, hipFileParallelIOSupported)
+                | bit(true, hipFileBatchIOSupported),
             max_device_cache_size: v.size(SizeParam::MaxDeviceCacheSizeKb),
             per_buffer_cache_size: v.size(SizeParam::PerBufferCacheSizeKb),
             max_device_pinned_mem_size: v.size(SizeParam::MaxDevicePinnedMemSizeKb),
@@ -109,61 +110,79 @@ pub unsafe extern "C" fn hipFileDriverGetProperties(
     })
 }
 
-/// `hipFileDriverSetPollMode`: records poll mode and its threshold (KiB) for later I/O.
-/// `hipFileDriverNotInitialized` while the driver is closed.
+/// `hipFileDriverSetPollMode`: records poll mode and its threshold (KiB) for later I/O; while
+/// the driver is closed the values are staged for the next open.
 #[no_mangle]
 pub extern "C" fn hipFileDriverSetPollMode(
     poll: bool,
     poll_threshold_size: usize,
 ) -> hipFileError_t {
     boundary_op(|| {
-        driver().update_live(|c, _| {
-            c.params.bools[BoolParam::UsePollMode as usize] = poll;
-            c.params.sizes[SizeParam::PollThresholdSizeKb as usize] = poll_threshold_size as u64;
-        })
+        driver().set_property(
+            |c, _| {
+                c.params.bools[BoolParam::UsePollMode as usize] = poll;
+                c.params.sizes[SizeParam::PollThresholdSizeKb as usize] =
+                    poll_threshold_size as u64;
+            },
+            |s| {
+                s.bools[BoolParam::UsePollMode as usize] = Some(poll);
+                s.sizes[SizeParam::PollThresholdSizeKb as usize] = Some(poll_threshold_size as u64);
+            },
+        );
+        Ok(())
     })
 }
 
-/// `hipFileDriverSetMaxDirectIOSize`: records the largest direct I/O (KiB).
-/// `hipFileDriverNotInitialized` while closed; 0 → `hipFileInvalidValue`.
+/// `hipFileDriverSetMaxDirectIOSize`: records the largest direct I/O (KiB); staged while the
+/// driver is closed. 0 → `hipFileInvalidValue`.
 #[no_mangle]
 pub extern "C" fn hipFileDriverSetMaxDirectIOSize(max_direct_io_size: usize) -> hipFileError_t {
     boundary_op(|| {
         if max_direct_io_size == 0 {
             return Err(Error::InvalidValue("zero size"));
         }
-        driver().update_live(|c, _| {
-            c.params.sizes[SizeParam::MaxDirectIoSizeKb as usize] = max_direct_io_size as u64
-        })
+        set_size(SizeParam::MaxDirectIoSizeKb, max_direct_io_size);
+        Ok(())
     })
 }
 
-/// `hipFileDriverSetMaxCacheSize`: the pinned bounce-buffer budget (KiB) for later I/O.
-/// `hipFileDriverNotInitialized` while closed; below 4 KiB → `hipFileInvalidValue`.
+/// `hipFileDriverSetMaxCacheSize`: the pinned bounce-buffer budget (KiB) for later I/O;
+/// staged while the driver is closed. Below 4 KiB → `hipFileInvalidValue`.
 #[no_mangle]
 pub extern "C" fn hipFileDriverSetMaxCacheSize(max_cache_size: usize) -> hipFileError_t {
     boundary_op(|| {
         if !SizeParam::MaxDeviceCacheSizeKb.valid(max_cache_size as u64) {
             return Err(Error::InvalidValue("cache size below 4 KiB"));
         }
-        driver().update_live(|c, engine| {
-            c.params.sizes[SizeParam::MaxDeviceCacheSizeKb as usize] = max_cache_size as u64;
-            c.bounce_budget = max_cache_size.saturating_mul(1024).max(c.chunk_size);
-            engine.set_bounce_budget(c.bounce_budget);
-        })
+        driver().set_property(
+            |c, engine| {
+                c.params.sizes[SizeParam::MaxDeviceCacheSizeKb as usize] = max_cache_size as u64;
+                c.bounce_budget = max_cache_size.saturating_mul(1024).max(c.chunk_size);
+                engine.set_bounce_budget(c.bounce_budget);
+            },
+            |s| s.sizes[SizeParam::MaxDeviceCacheSizeKb as usize] = Some(max_cache_size as u64),
+        );
+        Ok(())
     })
 }
 
-/// `hipFileDriverSetMaxPinnedMemSize`: records the pinned-memory limit (KiB).
-/// `hipFileDriverNotInitialized` while closed; 0 → `hipFileInvalidValue`.
+/// `hipFileDriverSetMaxPinnedMemSize`: records the pinned-memory limit (KiB); staged while
+/// the driver is closed. 0 → `hipFileInvalidValue`.
 #[no_mangle]
 pub extern "C" fn hipFileDriverSetMaxPinnedMemSize(max_pinned_size: usize) -> hipFileError_t {
     boundary_op(|| {
         if max_pinned_size == 0 {
             return Err(Error::InvalidValue("zero size"));
         }
-        driver().update_live(|c, _| {
-            c.params.sizes[SizeParam::MaxDevicePinnedMemSizeKb as usize] = max_pinned_size as u64
-        })
+        set_size(SizeParam::MaxDevicePinnedMemSizeKb, max_pinned_size);
+        Ok(())
     })
+}
+
+/// A size property that is only stored and returned: live while open, staged while closed.
+fn set_size(p: SizeParam, kib: usize) {
+    driver().set_property(
+        |c, _| c.params.sizes[p as usize] = kib as u64,
+        |s| s.sizes[p as usize] = Some(kib as u64),
+    );
 }

@@ -21,6 +21,7 @@ pub fn op_code(e: &Error) -> hipFileOpError_t {
         Error::DriverAlreadyOpen => hipFileDriverAlreadyOpen,
         Error::HandleNotRegistered => hipFileHandleNotRegistered,
         Error::HandleAlreadyRegistered => hipFileHandleAlreadyRegistered,
+        Error::BatchFull => hipFileBatchFull,
         Error::Runtime(_) => hipFileHipDriverError,
         Error::Os(_) => hipFileInternalError,
         Error::NoBackend(_) => hipFileInternalError,
@@ -73,6 +74,7 @@ pub fn ssize_error(e: Error) -> isize {
         | Error::DriverAlreadyOpen
         | Error::HandleNotRegistered
         | Error::HandleAlreadyRegistered
+        | Error::BatchFull
         | Error::NoBackend(_)
         | Error::Internal(_) => (-(op_code(&e) as isize), None),
     };

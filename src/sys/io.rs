@@ -37,6 +37,44 @@ pub fn reopen(fd: RawFd, flags: i32) -> Result<OwnedFd, i32> {
     }
 }
 
+/// `fcntl(fd, F_DUPFD_CLOEXEC, 0)`: our own descriptor of the same open file description, so
+/// that the application closing (and reusing the number of) its descriptor never changes the
+/// file we read and write.
+pub fn dup_cloexec(fd: RawFd) -> Result<OwnedFd, i32> {
+    // SAFETY: F_DUPFD_CLOEXEC takes an integer argument; the result is a fresh descriptor.
+    let r = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if r < 0 {
+        return Err(super::errno());
+    }
+    // SAFETY: `r` is a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(r) })
+}
+
+/// Whether descriptors `a` and `b` of this process refer to the same open file description
+/// (`kcmp(KCMP_FILE)`); `None` where the kernel or a sandbox does not allow the call.
+pub fn same_open_file(a: RawFd, b: RawFd) -> Option<bool> {
+    /// `KCMP_FILE` of `<linux/kcmp.h>`.
+    const KCMP_FILE: libc::c_int = 0;
+    // SAFETY: kcmp takes integers only.
+    let pid = unsafe { libc::getpid() };
+    // SAFETY: as above.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_kcmp,
+            pid,
+            pid,
+            KCMP_FILE,
+            a as libc::c_ulong,
+            b as libc::c_ulong,
+        )
+    };
+    match r {
+        0 => Some(true),
+        1..=3 => Some(false),
+        _ => None,
+    }
+}
+
 /// One `pread`, retried on `EINTR`. A raw system call (rustix), not libc's wrapper: no
 /// cancellation point inside the library and no `errno` round trip.
 ///
@@ -139,16 +177,17 @@ pub unsafe fn pwrite_full_raw(
     Ok(done)
 }
 
-/// `fdatasync`, retried on `EINTR`.
+/// `fdatasync`, retried on `EINTR`: a raw system call (no cancellation point). `EINVAL` (a
+/// character device, a pipe or a socket, which have nothing to synchronise) is success: such
+/// files accepted the bytes and there is no I/O failure to report.
 pub fn fdatasync(fd: RawFd) -> Result<(), i32> {
+    // SAFETY: the caller's descriptor is only borrowed for the call; a stale number yields EBADF.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
     loop {
-        // SAFETY: no pointers involved.
-        if unsafe { libc::fdatasync(fd) } == 0 {
-            return Ok(());
-        }
-        let e = super::errno();
-        if e != libc::EINTR {
-            return Err(e);
+        match rustix::fs::fdatasync(fd) {
+            Ok(()) | Err(rustix::io::Errno::INVAL) => return Ok(()),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.raw_os_error()),
         }
     }
 }

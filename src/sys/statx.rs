@@ -9,6 +9,10 @@ pub struct FdFacts {
     pub is_regular: bool,
     /// `S_ISBLK` and the kernel reported the type.
     pub is_block_device: bool,
+    /// `S_ISSOCK` and the kernel reported the type.
+    pub is_socket: bool,
+    /// Inode number (with the device numbers, the file's identity).
+    pub ino: u64,
     /// Major number of the device holding the file.
     pub dev_major: u32,
     /// Minor number of the device holding the file.
@@ -24,11 +28,15 @@ pub struct FdFacts {
 /// The alignment assumed when the kernel does not report `STATX_DIOALIGN`.
 pub const DEFAULT_DIO_ALIGN: u32 = 4096;
 
-/// `statx(fd, "", AT_EMPTY_PATH, STATX_TYPE|STATX_MODE|STATX_DIOALIGN|STATX_SIZE)`.
+/// `statx(fd, "", AT_EMPTY_PATH, STATX_TYPE|STATX_MODE|STATX_DIOALIGN|STATX_SIZE|STATX_INO)`.
 pub fn statx_fd(fd: RawFd) -> Result<FdFacts, i32> {
     // SAFETY: statx is plain old data; all-zero is a valid value.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    let mask = libc::STATX_TYPE | libc::STATX_MODE | libc::STATX_DIOALIGN | libc::STATX_SIZE;
+    let mask = libc::STATX_TYPE
+        | libc::STATX_MODE
+        | libc::STATX_DIOALIGN
+        | libc::STATX_SIZE
+        | libc::STATX_INO;
     // SAFETY: the path is a valid NUL-terminated empty string and `stx` a valid out-pointer.
     let rc = unsafe { libc::statx(fd, c"".as_ptr(), libc::AT_EMPTY_PATH, mask, &mut stx) };
     if rc != 0 {
@@ -44,6 +52,8 @@ pub fn statx_fd(fd: RawFd) -> Result<FdFacts, i32> {
     Ok(FdFacts {
         is_regular: has_type && fmt == libc::S_IFREG,
         is_block_device: has_type && fmt == libc::S_IFBLK,
+        is_socket: has_type && fmt == libc::S_IFSOCK,
+        ino: stx.stx_ino,
         dev_major: stx.stx_dev_major,
         dev_minor: stx.stx_dev_minor,
         dio_mem_align: mem,

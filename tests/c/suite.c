@@ -2401,10 +2401,10 @@ static void t_batch_submit_rules(void)
 
     CHECK_ERR(hipFileBatchIOSubmit(h, 1, NULL, 0), hipFileInvalidValue);
     CHECK_ERR(hipFileBatchIOSubmit(NULL, 0, NULL, 0), hipFileInvalidValue);
-    CHECK_ERR(hipFileBatchIOSubmit(h, 0, NULL, 0), hipFileSuccess);
+    CHECK_ERR(hipFileBatchIOSubmit(h, 0, NULL, 0), hipFileInvalidValue);
     for (int i = 0; i < 5; i++)
         ops[i] = batch_op(fh, hipFileBatchRead, dev, (int64_t)i * 4096, (int64_t)i * 4096, 4096, 1 + (uintptr_t)i);
-    CHECK_ERR(hipFileBatchIOSubmit(h, 5, ops, 0), hipFileInvalidValue); /* over capacity */
+    CHECK_ERR(hipFileBatchIOSubmit(h, 5, ops, 0), hipFileBatchFull); /* over capacity */
 
     /* A valid first entry and an invalid second one: nothing may be queued. */
     for (size_t c = 0; c < sizeof bad / sizeof bad[0]; c++) {
