@@ -5,6 +5,7 @@
 #   scripts/fuzz.sh build                 build every target
 #   scripts/fuzz.sh run TARGET SECONDS    fuzz TARGET for SECONDS from fuzz/seeds/TARGET
 #   scripts/fuzz.sh replay TARGET DIR...  run TARGET once over the inputs in DIR (regressions)
+#   scripts/fuzz.sh merge TARGET          minimise fuzz/corpus/TARGET into fuzz/seeds/TARGET
 #
 # Toolchain: nightly when installed, with AddressSanitizer (-Zsanitizer=address); otherwise
 # stable with coverage instrumentation only (no ASan: the guard pages of the harness still catch
@@ -60,14 +61,15 @@ run)
     # -rss_limit_mb: the simulator reserves a large address range, not memory.
     set +e
     "$(bin "$target")" "$corpus" "fuzz/seeds/$target" -max_total_time="$secs" -timeout=20 \
-        -rss_limit_mb=4096 -max_len=4096 -print_final_stats=1 -print_funcs=0 \
-        -artifact_prefix="fuzz/artifacts/$target/" 2>&1 | tee "$log" | grep -E '^(#[0-9]+.*(pulse|DONE|NEW)|==|SUMMARY|stat::|Done)' | tail -40
+        -rss_limit_mb=4096 -max_len=4096 -len_control=0 -print_final_stats=1 -print_funcs=0 \
+        -artifact_prefix="fuzz/artifacts/$target/" 2>&1 | tee "$log" | grep -E '^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|stat::|Done|hipfile-fuzz)' | tail -40
     rc=${PIPESTATUS[0]}
     set -e
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     units=$(ls "$corpus" | wc -l)
+    calls=$(sed -n 's/^hipfile-fuzz: //p' "$log" | tail -1)
     crashes=$(ls fuzz/artifacts/"$target" | wc -l)
-    line="fuzz $target: ${secs}s, ${execs:-?} executions, corpus $units inputs, artifacts $crashes, exit $rc, asan=$ASAN"
+    line="fuzz $target: ${secs}s, ${execs:-?} executions ($calls), corpus $units inputs, artifacts $crashes, exit $rc, asan=$ASAN"
     echo "$line"
     if [ -n "${FUZZ_SUMMARY:-}" ]; then echo "$line" >>"$FUZZ_SUMMARY"; fi
     if [ "$rc" != 0 ]; then tail -60 "$log"; fi
@@ -80,8 +82,17 @@ replay)
     build
     "$(bin "$target")" -runs=1 "$@"
     ;;
+merge)
+    target=$2
+    build
+    mkdir -p "fuzz/seeds/$target.new"
+    "$(bin "$target")" -merge=1 -max_len=4096 "fuzz/seeds/$target.new" "fuzz/seeds/$target" "fuzz/corpus/$target"
+    rm -rf "fuzz/seeds/$target"
+    mv "fuzz/seeds/$target.new" "fuzz/seeds/$target"
+    ls "fuzz/seeds/$target" | wc -l
+    ;;
 *)
-    sed -n '2,12p' "$0"
+    sed -n '2,13p' "$0"
     exit 2
     ;;
 esac

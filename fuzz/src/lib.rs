@@ -514,7 +514,8 @@ impl World {
             let len = std::fs::metadata(&f.path).map_or(0, |m| m.len());
             if len > 4 * FILE_MAX as u64 {
                 let file = std::fs::OpenOptions::new().write(true).open(&f.path);
-                file.and_then(|h| h.set_len(FILE_MAX as u64)).expect("truncate a scratch file");
+                file.and_then(|h| h.set_len(FILE_MAX as u64))
+                    .expect("truncate a scratch file");
             }
             f.bytes = std::fs::read(&f.path).expect("read back a scratch file");
         }
@@ -1097,6 +1098,14 @@ impl World {
             }
         }
 
+        if trace() {
+            eprintln!(
+                "before: file {file:?} of {} bytes on disk, model {}",
+                file.map_or(0, |f| std::fs::metadata(&self.files[f].path)
+                    .map_or(0, |m| m.len())),
+                file.map_or(0, |f| self.files[f].bytes.len())
+            );
+        }
         // SAFETY: the harness keeps host requests inside their allocation; everything else the
         // library must check.
         let n = unsafe {
@@ -1107,6 +1116,13 @@ impl World {
             }
         };
         let call = if write { "hipFileWrite" } else { "hipFileRead" };
+        if trace() {
+            eprintln!(
+                "{call}(fh {:#x}, base {base:#x} host {host}, size {size}, foff {foff}, boff {boff}) = {n}; file {file:?} of {} bytes on disk",
+                fh as usize,
+                file.map_or(0, |f| std::fs::metadata(&self.files[f].path).map_or(0, |m| m.len()))
+            );
+        }
         check_ssize(call, n, size);
         if self.last_dead {
             assert!(n < 0, "{call} through a dead or forged handle returned {n}");
@@ -1131,10 +1147,13 @@ impl World {
                 "{call} of {size} bytes at {foff} returned {n}"
             );
             let model = &mut self.files[f].bytes;
-            if model.len() < foff + size {
-                model.resize(foff + size, 0);
+            // A zero-size write changes nothing, not even the length.
+            if size > 0 {
+                if model.len() < foff + size {
+                    model.resize(foff + size, 0);
+                }
+                model[foff..foff + size].copy_from_slice(&data);
             }
-            model[foff..foff + size].copy_from_slice(&data);
         } else {
             let model = &self.files[f].bytes;
             let expect = size.min(model.len().saturating_sub(foff));

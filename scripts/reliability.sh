@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The long versions of the reliability suite, for a person with time (RELIABILITY.md says what
+# each part checks). CI runs the bounded slice of the same parts from .ci/run.
+#
+#   scripts/reliability.sh [--fuzz-minutes N] [--stress-minutes M] [--threads T]
+#                          [--targets "api_sequence batch_sequence"] [--out DIR]
+#
+# Defaults: 30 minutes per fuzz target, 10 minutes of stress at 64 threads. The fuzz targets and
+# the stress run side by side; logs and a summary (summary.txt) go to DIR (default
+# target/reliability). Exit status: non-zero when any part failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+fuzz_min=30
+stress_min=10
+threads=64
+targets="api_sequence batch_sequence"
+out=target/reliability
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --fuzz-minutes) fuzz_min=$2; shift 2 ;;
+    --stress-minutes) stress_min=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --targets) targets=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) sed -n '2,10p' "$0"; exit 2 ;;
+    esac
+done
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+summary="$out/summary.txt"
+echo "reliability run $(date -u +%FT%TZ): fuzz ${fuzz_min} min x {$targets}, stress ${stress_min} min x $threads threads" | tee "$summary"
+
+# Build everything first, so the timed parts only run.
+scripts/fuzz.sh build || { echo "fuzz build failed" | tee -a "$summary"; exit 1; }
+cargo test --test stress --no-run -q 2>&1 | tail -3
+
+pids=()
+for t in $targets; do
+    FUZZ_SUMMARY="$summary" scripts/fuzz.sh run "$t" $((fuzz_min * 60)) >"$out/fuzz-$t.log" 2>&1 &
+    pids+=($!)
+done
+(
+    t0=$(date +%s)
+    HIPFILE_STRESS_SECS=$((stress_min * 60)) HIPFILE_STRESS_THREADS=$threads \
+        cargo test -q --test stress -- --nocapture >"$out/stress.log" 2>&1
+    rc=$?
+    line=$(grep '^stress: ' "$out/stress.log" | tail -1)
+    echo "${line:-stress: no summary line}; exit $rc, wall $(( $(date +%s) - t0 )) s" >>"$summary"
+    exit $rc
+) &
+pids+=($!)
+
+fail=0
+for p in "${pids[@]}"; do
+    wait "$p" || fail=1
+done
+echo "done $(date -u +%FT%TZ), failures: $fail" >>"$summary"
+cat "$summary"
+exit $fail
