@@ -58,21 +58,44 @@ run)
     corpus="fuzz/corpus/$target"
     mkdir -p "$corpus" fuzz/artifacts/"$target"
     log=$(mktemp)
-    # -rss_limit_mb: the simulator reserves a large address range, not memory.
-    set +e
-    "$(bin "$target")" "$corpus" "fuzz/seeds/$target" -max_total_time="$secs" -timeout=20 \
-        -rss_limit_mb=4096 -max_len=4096 -len_control=0 -print_final_stats=1 -print_funcs=0 \
-        -artifact_prefix="fuzz/artifacts/$target/" 2>&1 | tee "$log" | grep -E '^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|stat::|Done|hipfile-fuzz)' | tail -40
-    rc=${PIPESTATUS[0]}
-    set -e
-    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    # FUZZ_KEEP_GOING=1 (the long run): after a finding, start again on the same corpus until
+    # the time is up, so one finding does not end the run.
+    end=$(( $(date +%s) + secs ))
+    execs=0
+    calls=0
+    checked=0
+    runs=0
+    rc=0
+    while :; do
+        left=$(( end - $(date +%s) ))
+        [ "$left" -gt 0 ] || break
+        # -rss_limit_mb: the simulator reserves a large address range, not memory.
+        set +e
+        "$(bin "$target")" "$corpus" "fuzz/seeds/$target" -max_total_time="$left" -timeout=20 \
+            -rss_limit_mb=4096 -max_len=4096 -len_control=0 -print_final_stats=1 -print_funcs=0 \
+            -artifact_prefix="fuzz/artifacts/$target/" >"$log" 2>&1
+        r=$?
+        set -e
+        grep -E '^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|stat::|Done|hipfile-fuzz)' "$log" | tail -20
+        e=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+        execs=$(( execs + ${e:-0} ))
+        runs=$(( runs + 1 ))
+        c=$(sed -n 's/^hipfile-fuzz: \([0-9]*\) calls decoded, \([0-9]*\) reads.*/\1 \2/p' "$log" | tail -1)
+        calls=$(( calls + ${c% *} ))
+        checked=$(( checked + ${c#* } ))
+        if [ "$r" != 0 ]; then
+            rc=$r
+            tail -60 "$log"
+            [ "${FUZZ_KEEP_GOING:-0}" = 1 ] || break
+        else
+            break
+        fi
+    done
     units=$(ls "$corpus" | wc -l)
-    calls=$(sed -n 's/^hipfile-fuzz: //p' "$log" | tail -1)
     crashes=$(ls fuzz/artifacts/"$target" | wc -l)
-    line="fuzz $target: ${secs}s, ${execs:-?} executions ($calls), corpus $units inputs, artifacts $crashes, exit $rc, asan=$ASAN"
+    line="fuzz $target: ${secs}s in $runs run(s), $execs executions, $calls calls decoded, $checked reads and writes checked byte for byte, corpus $units inputs, artifacts $crashes, exit $rc, asan=$ASAN"
     echo "$line"
     if [ -n "${FUZZ_SUMMARY:-}" ]; then echo "$line" >>"$FUZZ_SUMMARY"; fi
-    if [ "$rc" != 0 ]; then tail -60 "$log"; fi
     rm -f "$log"
     exit "$rc"
     ;;

@@ -37,7 +37,7 @@ cargo test --test stress --no-run -q 2>&1 | tail -3
 
 pids=()
 for t in $targets; do
-    FUZZ_SUMMARY="$summary" scripts/fuzz.sh run "$t" $((fuzz_min * 60)) >"$out/fuzz-$t.log" 2>&1 &
+    FUZZ_KEEP_GOING=1 FUZZ_SUMMARY="$summary" scripts/fuzz.sh run "$t" $((fuzz_min * 60)) >"$out/fuzz-$t.log" 2>&1 &
     pids+=($!)
 done
 (
