@@ -41,9 +41,10 @@ build() {
         --target-dir fuzz/target
 }
 
-bin() { echo "$ROOT/fuzz/target/$TRIPLE/release/$1"; }
+# FUZZ_BIN_DIR: run copies of the binaries (a long run keeps going while the tree is rebuilt).
+bin() { echo "${FUZZ_BIN_DIR:-$ROOT/fuzz/target/$TRIPLE/release}/$1"; }
 
-export HIPSIM_LIBRARY="$ROOT/target/release/libhipsim.so"
+export HIPSIM_LIBRARY=${HIPSIM_LIBRARY:-$ROOT/target/release/libhipsim.so}
 # LeakSanitizer: the library's process-wide state (driver, statistics) lives until exit.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:symbolize=1}
 
@@ -54,7 +55,7 @@ build)
 run)
     target=$2
     secs=$3
-    build
+    [ -n "${FUZZ_BIN_DIR:-}" ] || build
     corpus="fuzz/corpus/$target"
     mkdir -p "$corpus" fuzz/artifacts/"$target"
     log=$(mktemp)
@@ -81,6 +82,7 @@ run)
         execs=$(( execs + ${e:-0} ))
         runs=$(( runs + 1 ))
         c=$(sed -n 's/^hipfile-fuzz: \([0-9]*\) calls decoded, \([0-9]*\) reads.*/\1 \2/p' "$log" | tail -1)
+        c=${c:-0 0}
         calls=$(( calls + ${c% *} ))
         checked=$(( checked + ${c#* } ))
         if [ "$r" != 0 ]; then

@@ -32,8 +32,16 @@ summary="$out/summary.txt"
 echo "reliability run $(date -u +%FT%TZ): fuzz ${fuzz_min} min x {$targets}, stress ${stress_min} min x $threads threads" | tee "$summary"
 
 # Build everything first, so the timed parts only run.
+# Copies are run, so the tree may be rebuilt meanwhile.
 scripts/fuzz.sh build || { echo "fuzz build failed" | tee -a "$summary"; exit 1; }
-cargo test --test stress --no-run -q 2>&1 | tail -3
+stress_exe=$(cargo test --test stress --no-run 2>&1 | sed -n 's/.*Executable tests\/stress.rs (\(.*\))/\1/p')
+[ -n "$stress_exe" ] || { echo "stress build failed" | tee -a "$summary"; exit 1; }
+mkdir -p "$out/bin" "$out/stress"
+for t in $targets; do cp "fuzz/target/x86_64-unknown-linux-gnu/release/$t" "$out/bin/"; done
+cp target/release/libhipsim.so "$out/bin/"
+cp "$stress_exe" "$out/stress/stress"
+cp "$(dirname "$stress_exe")/libhipsim.so" "$out/stress/"
+export FUZZ_BIN_DIR="$out/bin" HIPSIM_LIBRARY="$out/bin/libhipsim.so"
 
 pids=()
 for t in $targets; do
@@ -43,7 +51,7 @@ done
 (
     t0=$(date +%s)
     HIPFILE_STRESS_SECS=$((stress_min * 60)) HIPFILE_STRESS_THREADS=$threads \
-        cargo test -q --test stress -- --nocapture >"$out/stress.log" 2>&1
+        "$out/stress/stress" --nocapture >"$out/stress.log" 2>&1
     rc=$?
     line=$(grep '^stress: ' "$out/stress.log" | tail -1)
     echo "${line:-stress: no summary line}; exit $rc, wall $(( $(date +%s) - t0 )) s" >>"$summary"
