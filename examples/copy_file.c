@@ -41,19 +41,19 @@ extern const char *hipGetErrorString(hipError_t error);
 
 static const char *const prog = "copy_file";
 
-/* Message for a failed hipFileRead()/hipFileWrite() result; call it before errno changes. */
+/*
+ * Message for a failed hipFileRead()/hipFileWrite() result; call it before errno changes.
+ * IS_HIPFILE_ERR and HIPFILE_ERRSTR take the ssize_t result as it is.
+ */
 static const char *io_error_string(ssize_t ret)
 {
-    /* Every failure value (-1, -hipFileOpError_t, -hipError_t) fits in an int. */
-    int code = (int)ret;
-
-    if (IS_HIPFILE_ERR(code)) {
-        return HIPFILE_ERRSTR(code);
+    if (IS_HIPFILE_ERR(ret)) {
+        return HIPFILE_ERRSTR(ret);
     }
-    if (code == -1) {
+    if (ret == -1) {
         return strerror(errno);
     }
-    return hipGetErrorString((hipError_t)-code);
+    return hipGetErrorString((hipError_t)-ret);
 }
 
 /* Message for a failed hipFileError_t result. */

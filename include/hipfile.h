@@ -103,11 +103,14 @@ typedef struct ihipStream_t *hipStream_t;
 /*
  * True when a code (as returned in hipFileError_t.err, or negated by the ssize_t
  * functions) is a hipFile error rather than success, -1/errno or a HIP error.
+ * The argument may be an int, a hipFileOpError_t or the ssize_t result of hipFileRead/Write:
+ * it is converted to int explicitly (every error value fits), so abs() gets the type it
+ * takes and -Wall -Wextra stay quiet (-Wabsolute-value).
  */
-#define IS_HIPFILE_ERR(hip_op_err) (abs(hip_op_err) > HIPFILE_BASE_ERR)
+#define IS_HIPFILE_ERR(hip_op_err) (abs((int)(hip_op_err)) > HIPFILE_BASE_ERR)
 
-/* Message for a hipFile error code given with either sign. */
-#define HIPFILE_ERRSTR(hip_op_err) hipFileGetOpErrorString((hipFileOpError_t)abs(hip_op_err))
+/* Message for a hipFile error code given with either sign (int or ssize_t). */
+#define HIPFILE_ERRSTR(hip_op_err) hipFileGetOpErrorString((hipFileOpError_t)abs((int)(hip_op_err)))
 
 /* True when a hipFileError_t reports a failure of the GPU runtime. */
 #ifndef IS_HIP_DRV_ERR
@@ -591,16 +594,16 @@ HIPFILE_API hipFileError_t hipFileDriverClose(void);
 HIPFILE_API int64_t hipFileUseCount(void);
 
 /**
- * Fills `*props` with the driver's properties and limits.
- * Returns hipFileSuccess, hipFileInvalidValue when `props` is NULL, or
- * hipFileDriverNotInitialized when the driver is not open.
+ * Fills `*props` with the driver's properties and limits; with the driver closed, those the
+ * next open would use.
+ * Returns hipFileSuccess, or hipFileInvalidValue when `props` is NULL.
  */
 HIPFILE_API hipFileError_t hipFileDriverGetProperties(hipFileDriverProps_t *props);
 
 /**
  * Enables or disables completion polling for transfers up to `poll_threshold_size` KiB.
- * Returns hipFileSuccess; hipFileDriverNotInitialized when the driver is not open;
- * hipFileInvalidValue for an unacceptable value.
+ * With the driver closed the value is staged for the next open.
+ * Returns hipFileSuccess, or hipFileInvalidValue for an unacceptable value.
  */
 HIPFILE_API hipFileError_t hipFileDriverSetPollMode(bool poll, size_t poll_threshold_size);
 
@@ -630,9 +633,10 @@ HIPFILE_API hipFileError_t hipFileDriverSetMaxPinnedMemSize(size_t max_pinned_si
 HIPFILE_API hipFileError_t hipFileBatchIOSetUp(hipFileBatchHandle_t *batch_idp, unsigned max_nr);
 
 /**
- * Queues `nr` requests from `iocbp` on a batch context; all are accepted or none.
- * `flags` is reserved.  Returns hipFileSuccess; hipFileInvalidValue for an unknown
- * context, a malformed request or more requests than the context has room for;
+ * Queues `nr` requests from `iocbp` on a batch context; all are accepted or none. The
+ * context and `nr` are checked before any request is read. `flags` is reserved.
+ * Returns hipFileSuccess; hipFileInvalidValue for an unknown context, `nr == 0` or a
+ * malformed request; hipFileBatchFull for more requests than the context has room for;
  * hipFileInternalError for an unregistered file handle or unusable memory;
  * hipFileHipDriverError (with hip_drv_err) when the GPU runtime fails.
  */

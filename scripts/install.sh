@@ -7,6 +7,7 @@
 #   PREFIX/LIBDIR/libhipfile.so   -> libhipfile.so.0.5.0
 #   PREFIX/include/hipfile.h, PREFIX/include/hipfile-stats.h
 #   PREFIX/LIBDIR/pkgconfig/hipfile.pc       (Name hipfile, Version 0.5.0, Libs -lhipfile)
+#   PREFIX/share/man/man1/hipfile.1, hipfile-{check,cp,bench,stats}.1   (from doc/man/)
 #
 # Usage: scripts/install.sh [--lib PATH] [--libdir DIR] [--tool] PREFIX
 #   --lib PATH    install this already-built libhipfile.so instead of building one
@@ -14,13 +15,14 @@
 #   --libdir DIR  library directory relative to PREFIX; the default is cargo-c's: lib/<multiarch>
 #                 on Debian and derivatives (dpkg-architecture), else lib64 where /usr/lib64 is a
 #                 real directory, else lib
-#   --tool        also install the `hipfile` tool: cargo install --path crates/hipfile-cli --root PREFIX
+#   --tool        also install the `hipfile` tool (PREFIX/bin/hipfile): cargo install --path
+#                 crates/hipfile-cli --root PREFIX, in the same target directory as the library
 # DESTDIR, when set, is put in front of every installed path (staged installs for packaging);
 # hipfile.pc still names PREFIX.
 #
-# With cargo-c (`cargo install cargo-c`), `cargo cinstall --release --prefix PREFIX` installs the
-# same library, headers and hipfile.pc from the [package.metadata.capi] sections of Cargo.toml.
-# The command-line tool is installed separately in both cases:
+# With cargo-c (`cargo install cargo-c --version 0.10.24 --locked` on Rust 1.95),
+# `cargo cinstall --release --prefix PREFIX` installs the same library, headers, hipfile.pc and
+# manual pages from the [package.metadata.capi] sections of Cargo.toml; the tool then with
 #   cargo install --path crates/hipfile-cli --root PREFIX     (PREFIX/bin/hipfile)
 set -euo pipefail
 
@@ -107,6 +109,10 @@ install -m 0755 "$lib" "$dest/$libdir/$real"
 ln -sfn "$real" "$dest/$libdir/$soname"
 ln -sfn "$real" "$dest/$libdir/libhipfile.so"
 install -m 0644 "$root/include/hipfile.h" "$root/include/hipfile-stats.h" "$dest/include/"
+# The tool's manual pages (generated from its command line by `hipfile manpages doc/man`;
+# tests/manpages in crates/hipfile-cli fails when they are stale).
+install -d "$dest/share/man/man1"
+install -m 0644 "$root"/doc/man/*.1 "$dest/share/man/man1/"
 
 cat >"$dest/$libdir/pkgconfig/hipfile.pc" <<EOF
 prefix=$prefix
@@ -126,8 +132,11 @@ echo "installed into $dest:"
 echo "  $libdir/$real, $libdir/$soname -> $real, $libdir/libhipfile.so -> $real"
 echo "  include/hipfile.h, include/hipfile-stats.h"
 echo "  $libdir/pkgconfig/hipfile.pc"
+echo "  share/man/man1/hipfile.1 (and one page per subcommand)"
 
 if [ "$tool" = 1 ]; then
     echo "install.sh: installing the hipfile tool (cargo install --path crates/hipfile-cli)"
-    (cd "$root" && cargo install --locked --path crates/hipfile-cli --root "$dest")
+    # The same target directory as the library's build: the release build is reused.
+    (cd "$root" && cargo install --locked --path crates/hipfile-cli --root "$dest" \
+        --target-dir "${CARGO_TARGET_DIR:-$root/target}")
 fi

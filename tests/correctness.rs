@@ -186,8 +186,16 @@ child_test!(fifo_registration_returns_promptly, {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    // Non-blocking, as an application must open a FIFO that has no writer yet.
+    // A read-only descriptor in blocking mode whose writer has gone: the application opened
+    // it while a writer existed (here: opened non-blocking, a writer came and went, and the
+    // descriptor was switched back to blocking mode).
     let fd = open_fd(&path, libc::O_RDONLY | libc::O_NONBLOCK);
+    let writer = open_fd(&path, libc::O_WRONLY);
+    // SAFETY: plain calls on our descriptors.
+    unsafe {
+        assert_eq!(libc::fcntl(fd, libc::F_SETFL, 0), 0);
+        libc::close(writer);
+    }
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let (r, fh) = try_register(fd);
@@ -296,3 +304,338 @@ child_test!(writes_to_dev_null_succeed, {
     // SAFETY: our descriptor.
     unsafe { libc::close(fd) };
 });
+
+/// Limit this process's file size to `bytes` (writes past it fail with `EFBIG`, as a full
+/// file system fails them with `ENOSPC`), ignoring the signal that would kill the process.
+fn limit_file_size(bytes: u64) {
+    // SAFETY: plain calls with valid arguments; the test child owns its process.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        let lim = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
+    }
+}
+
+// Item 5: a write that fails part-way returns the contiguous prefix that reached the file, as
+// pwrite does, on the parallel chunk path, the one-chunk path, host memory and batch.
+child_test!(
+    partial_write_returns_the_prefix_that_reached_the_file,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "4"),
+        ("HIPFILE_CHUNK_SIZE", "1M"),
+        ("HIPFILE_INLINE_THRESHOLD", "64K"),
+        // Through the page cache, so that the chunk the limit cuts writes its part (an O_DIRECT
+        // write clipped to an unaligned length fails whole, which ends the prefix at the
+        // chunk's start instead).
+        ("HIPFILE_DIRECT_IO", "false")
+    ],
+    {
+        const OLD: usize = 1 << 20;
+        const LIMIT: usize = 9 * (1 << 20) + 12345;
+        const OFF: usize = 512 << 10;
+        let path = scratch_file("partial-write");
+        let old = pattern(OLD, 41);
+        make_file(&path, &old);
+        let fd = open_fd(&path, libc::O_RDWR);
+        let fh = register_fd(fd);
+        let data = pattern(16 << 20, 42);
+        let dev = sim().device_alloc(16 << 20);
+        sim().upload(dev.ptr, &data);
+        limit_file_size(LIMIT as u64);
+        // 16 chunks in parallel; the limit falls inside the ninth.
+        // SAFETY: a registered handle and device memory of the size given.
+        let n = unsafe { hipFileWrite(fh, dev.ptr, 16 << 20, OFF as i64, 0) };
+        assert_eq!(
+            n,
+            (LIMIT - OFF) as isize,
+            "the contiguous prefix up to the limit"
+        );
+        let on_disk = std::fs::read(&path).unwrap();
+        assert_eq!(on_disk.len(), LIMIT);
+        assert_eq!(on_disk[..OFF], old[..OFF]);
+        assert_eq!(on_disk[OFF..], data[..LIMIT - OFF]);
+        // One chunk on the calling thread, and host memory, cut by the limit too.
+        let host = pattern(300 << 10, 43);
+        // SAFETY: as above; the host buffer is valid for its length.
+        unsafe {
+            assert_eq!(
+                hipFileWrite(fh, dev.ptr, 200 << 10, (LIMIT - 1000) as i64, 0),
+                1000
+            );
+            assert_eq!(
+                hipFileWrite(fh, host.as_ptr().cast(), 300 << 10, (LIMIT - 7) as i64, 0),
+                7
+            );
+            // Nothing reached the file: -1 with the errno.
+            assert_eq!(hipFileWrite(fh, dev.ptr, 4096, LIMIT as i64, 0), -1);
+            assert_eq!(errno(), libc::EFBIG);
+        }
+        let on_disk = std::fs::read(&path).unwrap();
+        assert_eq!(on_disk.len(), LIMIT);
+        assert_eq!(on_disk[LIMIT - 1000..LIMIT - 7], data[..993]);
+        assert_eq!(on_disk[LIMIT - 7..], host[..7]);
+        // Batch: the operation completes with the prefix.
+        let h = setup(1);
+        let mut op = read_entry(fh, dev.ptr, 0);
+        op.opcode = hipFileBatchWrite;
+        // SAFETY: the union's batch member is the one in use.
+        unsafe {
+            op.u.batch.file_offset = (LIMIT - 4096) as i64;
+            op.u.batch.size = 2 << 20;
+            assert_eq!(hipFileBatchIOSubmit(h, 1, &mut op, 0), OK);
+        }
+        let mut ev = [hipFileIOEvents_t {
+            cookie: null_mut(),
+            status: 0,
+            ret: 0,
+        }];
+        let mut nr: c_uint = 1;
+        // SAFETY: valid pointers; no timeout.
+        let r = unsafe { hipFileBatchIOGetStatus(h, 1, &mut nr, ev.as_mut_ptr(), null_mut()) };
+        assert_eq!((r, nr), (OK, 1));
+        assert_eq!((ev[0].status, ev[0].ret), (hipFileComplete, 4096));
+        hipFileBatchIODestroy(h);
+        hipFileHandleDeregister(fh);
+        // SAFETY: our descriptor.
+        unsafe { libc::close(fd) };
+    }
+);
+
+// Item 5: when an early chunk fails and later ones were written (parallel chunks), what lies
+// past the reported prefix and past the old end of the file is cut back: no holes, no growth.
+child_test!(
+    failed_chunks_leave_no_holes_past_the_reported_prefix,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "4"),
+        ("HIPFILE_CHUNK_SIZE", "64K"),
+        ("HIPFILE_INLINE_THRESHOLD", "64K")
+    ],
+    {
+        const CHUNK: usize = 64 << 10;
+        let path = scratch_file("partial-holes");
+        make_file(&path, &[]);
+        let fd = open_fd(&path, libc::O_RDWR);
+        let fh = register_fd(fd);
+        let data = pattern(32 * CHUNK, 44);
+        let dev = sim().device_alloc(32 * CHUNK);
+        sim().upload(dev.ptr, &data);
+        for after in [0i64, 1, 3, 8, 20] {
+            assert_eq!(
+                // SAFETY: plain call.
+                unsafe { libc::ftruncate(fd, 0) },
+                0
+            );
+            // The copies out of device memory fail after the first `after` of them.
+            sim().fault("fail_copy", 999);
+            sim().fault("fail_copy_after", after);
+            // SAFETY: a registered handle and device memory of the size given.
+            let n = unsafe { hipFileWrite(fh, dev.ptr, 32 * CHUNK, 0, 0) };
+            sim().fault("fail_copy", 0);
+            let on_disk = std::fs::read(&path).unwrap();
+            if n < 0 {
+                // Nothing reached the file in order (always so when no copy succeeded; with
+                // parallel chunks also when the first chunk's copy was one that failed).
+                assert_eq!(n, -999, "after {after}");
+                assert!(
+                    on_disk.is_empty(),
+                    "nothing reported: no growth (after {after})"
+                );
+                continue;
+            }
+            assert_ne!(after, 0, "no copy succeeded, yet {n} bytes reported");
+            let n = n as usize;
+            assert!(
+                n <= after as usize * CHUNK && n % CHUNK == 0,
+                "{n} after {after}"
+            );
+            assert_eq!(on_disk.len(), n, "cut back to the prefix (after {after})");
+            assert_eq!(on_disk[..], data[..n]);
+        }
+        hipFileHandleDeregister(fh);
+        // SAFETY: our descriptor.
+        unsafe { libc::close(fd) };
+    }
+);
+
+// Item 3: pthread_cancel of application threads inside writes, registrations and
+// deregistrations; the process lives on, nothing is leaked or left locked (tests/c/cancel.c).
+#[test]
+fn cancelled_threads_never_abort_the_process() {
+    let exe = cprog::compile("cancel");
+    let scratch = scratch_dir();
+    let hipsim = hipsim_path();
+    let out = cprog::run(
+        &exe,
+        &[scratch.to_str().unwrap()],
+        &[
+            ("HIPFILE_HIP_LIBRARY", hipsim.to_str().unwrap()),
+            ("HIPSIM_COPY_DELAY_US", "2000"),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("cancel: ok"),
+        "{} ({}):\n{stdout}\n{}",
+        exe.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+// Item 7: a statistics report into a pipe without a reader fails with EPIPE; it used to kill
+// the caller with SIGPIPE (the child restores SIGPIPE's default action, which Rust programs
+// otherwise ignore).
+child_test!(stats_report_to_a_closed_pipe_is_epipe_not_sigpipe, {
+    hipfile::stats::init();
+    // SAFETY: plain calls; the test child owns its process.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let ctx = common::stats_ctx::Ctx::create(std::process::id() as c_int);
+    assert_eq!(ctx.connect(), hipFileStatsSuccess);
+    let mut fds = [0 as c_int; 2];
+    // SAFETY: a valid array of two descriptors.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: our descriptor: the pipe has no reader any more.
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: a live context and a descriptor number.
+    let r = unsafe { hipFileStatsGenerateReport(ctx.0, fds[1]) };
+    assert_eq!(
+        (r, errno()),
+        (hipFileStatsReportGenerationFailed, libc::EPIPE)
+    );
+    // No SIGPIPE is left pending for the thread either.
+    // SAFETY: sigset_t is plain data filled by sigpending.
+    let pending = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigpending(&mut set);
+        libc::sigismember(&set, libc::SIGPIPE)
+    };
+    assert_eq!(pending, 0);
+    // SAFETY: our descriptor.
+    unsafe { libc::close(fds[1]) };
+});
+
+// Item 7: out of descriptors, hipFileStatsCreateContext says the target is not accessible
+// (errno EMFILE), not that it does not exist.
+child_test!(
+    stats_context_out_of_descriptors_is_not_accessible_with_emfile,
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: a valid rlimit to fill, then to set.
+        unsafe {
+            assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
+            lim.rlim_cur = 64;
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
+        }
+        let mut filler = Vec::new();
+        loop {
+            // SAFETY: a valid path.
+            let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+            if fd < 0 {
+                assert_eq!(errno(), libc::EMFILE);
+                break;
+            }
+            filler.push(fd);
+        }
+        let mut ctx = null_mut();
+        // SAFETY: a valid out-pointer.
+        let r = unsafe { hipFileStatsCreateContext(&mut ctx, std::process::id() as c_int) };
+        assert_eq!(
+            (r, errno(), ctx.is_null()),
+            (hipFileStatsTargetProcessNotAccessible, libc::EMFILE, true)
+        );
+        for fd in filler {
+            // SAFETY: our descriptors.
+            unsafe { libc::close(fd) };
+        }
+        // SAFETY: as above.
+        let r = unsafe { hipFileStatsCreateContext(&mut ctx, std::process::id() as c_int) };
+        assert_eq!(r, hipFileStatsSuccess);
+        // SAFETY: the context just created.
+        unsafe { hipFileStatsCloseContext(ctx) };
+    }
+);
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+// Item 4: an application linked with a GPU runtime under another file name (here the
+// simulator, libhipsim.so) gets it without any HIPFILE_* variable: device memory works.
+#[test]
+fn a_runtime_in_the_process_is_found_by_its_symbols() {
+    let exe = cprog::compile("runtime_detect");
+    let scratch = scratch_dir();
+    let out = cprog::run(&exe, &["device", scratch.to_str().unwrap()], &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success() && stdout.contains("detect: ok"),
+        "{}:\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(!stderr.contains("host-only"), "{stderr}");
+}
+
+// Item 4: host-only mode is never silent. A runtime that loads but cannot be used is named with
+// its reason at the default log level (Debian 12's HIP 5.2, which lacks hipLaunchHostFunc, is no
+// longer refused for that symbol the library never calls), and the first memory registration
+// says that the library is host-only. With no runtime at all, only the latter.
+#[test]
+fn host_only_mode_is_announced() {
+    let exe = cprog::compile_without_sim("runtime_detect");
+    let scratch = scratch_dir();
+    let run = |env: &[(&str, &str)]| {
+        let out = cprog::run(&exe, &["host", scratch.to_str().unwrap()], env);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(
+            out.status.success() && stdout.contains("detect: ok"),
+            "{}:\n{stdout}\n{stderr}",
+            out.status
+        );
+        stderr
+    };
+    let none = [
+        ("HIPFILE_HIP_LIBRARY", "/nonexistent/libamdhip64.so"),
+        ("HIPFILE_CUDA_LIBRARY", "/nonexistent/libcuda.so.1"),
+    ];
+    let stderr = run(&none);
+    assert_eq!(
+        stderr.matches("host-only mode").count(),
+        1,
+        "said once, at the first memory registration:\n{stderr}"
+    );
+    assert!(!stderr.contains("no usable GPU runtime"), "{stderr}");
+    // A runtime found but rejected: the simulator with no device.
+    let hipsim = hipsim_path();
+    let stderr = run(&[
+        ("HIPFILE_HIP_LIBRARY", hipsim.to_str().unwrap()),
+        ("HIPFILE_CUDA_LIBRARY", "/nonexistent/libcuda.so.1"),
+        ("HIPSIM_DEVICE_COUNT", "0"),
+    ]);
+    assert!(
+        stderr.contains("no usable GPU runtime") && stderr.contains("reports no device"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("host-only mode").count(), 1, "{stderr}");
+    let debian = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
+    if std::path::Path::new(debian).exists() {
+        let stderr = run(&[
+            ("HIPFILE_HIP_LIBRARY", debian),
+            ("HIPFILE_CUDA_LIBRARY", "/nonexistent/libcuda.so.1"),
+        ]);
+        assert!(
+            stderr.contains("no usable GPU runtime") && stderr.contains(debian),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("hipLaunchHostFunc"), "{stderr}");
+    } else {
+        println!("{debian} is not installed: the check of Debian's HIP 5.2 did not run");
+    }
+}

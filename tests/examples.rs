@@ -1,4 +1,4 @@
-//! The C examples: built with the system C compiler against `include/hipfile.h` and linked
+//! The C examples (`copy_file.c`, `batch_read.c`): built with the system C compiler, `-Wall -Wextra -Werror`, against `include/hipfile.h` and linked
 //! against our `libhipfile.so` as any application would be (`-lhipfile`), with the simulated
 //! runtime (`libhipsim.so`) providing the HIP functions the examples call themselves.
 //!
@@ -12,7 +12,7 @@ mod common;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 use common::*;
 
@@ -39,44 +39,53 @@ fn lib_dir() -> PathBuf {
     d
 }
 
-/// `examples/copy_file.c`, compiled and linked once per test process.
-fn copy_file_binary() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let libs = lib_dir();
-        let deps = deps_dir();
-        let _ = hipsim_path(); // asserts it was built
-                               // Built under a private name, then renamed: concurrent test runs never see a partial file.
-        let bin = out_dir().join("copy_file");
-        let tmp = out_dir().join(format!("copy_file.{}.tmp", std::process::id()));
-        let out = Command::new("cc")
-            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
-            .arg(root().join("include"))
-            .arg(root().join("examples/copy_file.c"))
-            .arg("-o")
-            .arg(&tmp)
-            .arg(format!("-L{}", libs.display()))
-            .arg(format!("-L{}", deps.display()))
-            .args(["-lhipfile", "-lhipsim"])
-            .arg(format!("-Wl,-rpath,{}", libs.display()))
-            .arg(format!("-Wl,-rpath,{}", deps.display()))
-            .output()
-            .expect("run the system C compiler `cc`");
-        assert!(
-            out.status.success(),
-            "compiling examples/copy_file.c failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::fs::rename(&tmp, &bin).unwrap();
-        bin
-    })
+/// `examples/NAME.c`, compiled with `-Wall -Wextra -Werror` and linked once per test process.
+fn example_binary(name: &str) -> PathBuf {
+    static BINS: Mutex<Vec<(String, PathBuf)>> = Mutex::new(Vec::new());
+    let mut bins = BINS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, b)) = bins.iter().find(|(n, _)| n == name) {
+        return b.clone();
+    }
+    let libs = lib_dir();
+    let deps = deps_dir();
+    let _ = hipsim_path(); // asserts it was built
+                           // Built under a private name, then renamed: concurrent test runs never see a partial file.
+    let bin = out_dir().join(name);
+    let tmp = out_dir().join(format!("{name}.{}.tmp", std::process::id()));
+    let src = root().join(format!("examples/{name}.c"));
+    let out = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(root().join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&tmp)
+        .arg(format!("-L{}", libs.display()))
+        .arg(format!("-L{}", deps.display()))
+        .args(["-lhipfile", "-lhipsim"])
+        .arg(format!("-Wl,-rpath,{}", libs.display()))
+        .arg(format!("-Wl,-rpath,{}", deps.display()))
+        .output()
+        .expect("run the system C compiler `cc`");
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "compiling {} failed or warned:\n{}{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(&tmp, &bin).unwrap();
+    bins.push((name.to_string(), bin.clone()));
+    bin
 }
 
-/// Run `copy_file` with the library pointed at hipsim and its logging limited to errors
+fn copy_file_binary() -> PathBuf {
+    example_binary("copy_file")
+}
+
+/// Run an example with the library pointed at hipsim and its logging limited to errors
 /// (the library warns once that it runs on the simulated runtime).
-fn run_copy_file(args: &[&Path]) -> Output {
-    let mut cmd = Command::new(copy_file_binary());
+fn run_example(name: &str, args: &[&Path]) -> Output {
+    let mut cmd = Command::new(example_binary(name));
     cmd.args(args);
     for (k, _) in std::env::vars() {
         if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
@@ -88,7 +97,11 @@ fn run_copy_file(args: &[&Path]) -> Output {
     cmd.env_remove("LD_LIBRARY_PATH")
         .env("HIPFILE_HIP_LIBRARY", hipsim_path())
         .env("HIPFILE_LOG", "error");
-    cmd.output().expect("run copy_file")
+    cmd.output().expect("run the example")
+}
+
+fn run_copy_file(args: &[&Path]) -> Output {
+    run_example("copy_file", args)
 }
 
 fn random_bytes(len: usize) -> Vec<u8> {
@@ -198,4 +211,119 @@ fn copy_file_records_the_soname() {
         !needed.contains(&"libhipfile.so"),
         "the unversioned name must not be recorded: {needed:?}"
     );
+}
+
+/// 64-bit FNV-1a, as `batch_read` prints it.
+fn fnv1a64(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn run_batch_read(file: &Path, block: Option<&str>) -> Output {
+    let block = block.map(PathBuf::from);
+    let mut args = vec![file];
+    if let Some(b) = &block {
+        args.push(b);
+    }
+    run_example("batch_read", &args)
+}
+
+#[test]
+fn batch_read_reads_a_file_in_rounds_of_batch_operations() {
+    // 3 MiB + 123 bytes in 256 KiB blocks: 13 operations, a full round of 16 is not reached;
+    // 64 KiB blocks: 49 operations in 4 rounds (16, 16, 16, 1), the last one short.
+    let data = random_bytes((3 << 20) + 123);
+    let file = scratch_file("batch-read");
+    std::fs::write(&file, &data).unwrap();
+    for (block, ops, rounds) in [("262144", 13, 1), ("65536", 49, 4)] {
+        let out = run_batch_read(&file, Some(block));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "batch_read failed:\n{stderr}");
+        assert!(stderr.is_empty(), "{stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!(
+                "{}: {} bytes in {ops} batch reads ({rounds} rounds), fnv1a64 0x{:016x}\n",
+                file.display(),
+                data.len(),
+                fnv1a64(&data)
+            )
+        );
+    }
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn batch_read_reports_a_missing_file_and_a_bad_block_size() {
+    let file = scratch_file("batch-read-missing");
+    let out = run_batch_read(&file, None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        format!(
+            "batch_read: cannot open {}: No such file or directory",
+            file.display()
+        )
+    );
+    let out = run_batch_read(&file, Some("0"));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "batch_read: BLOCK_BYTES must be a number from 1 to 1073741824"
+    );
+}
+
+/// IS_HIPFILE_ERR and HIPFILE_ERRSTR on `int` and `ssize_t` arguments compile without a
+/// warning under `-Wall -Wextra -Werror` and give the same answers for both types.
+#[test]
+fn error_macros_take_int_and_ssize_t_without_warnings() {
+    let src = out_dir().join("macros.c");
+    std::fs::write(
+        &src,
+        r#"#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <hipfile.h>
+int main(void)
+{
+    const ssize_t s[] = {-5022, 5022, -5000, -1, 0, -1, -999};
+    const int i[] = {-5022, 5022, -5000, -1, 0, -1, -999};
+    for (unsigned k = 0; k < sizeof s / sizeof s[0]; k++) {
+        printf("%d%d", IS_HIPFILE_ERR(s[k]) ? 1 : 0, IS_HIPFILE_ERR(i[k]) ? 1 : 0);
+    }
+    printf(" %s\n", HIPFILE_ERRSTR(s[0]) == HIPFILE_ERRSTR(i[1]) ? "same" : "different");
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let bin = out_dir().join(format!("macros.{}", std::process::id()));
+    let out = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(root().join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&bin)
+        .arg(format!("-L{}", lib_dir().display()))
+        .arg("-lhipfile")
+        .arg(format!("-Wl,-rpath,{}", lib_dir().display()))
+        .output()
+        .expect("run cc");
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&bin)
+        .env("HIPFILE_PLATFORM", "host")
+        .env("HIPFILE_LOG", "error")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "11110000000000 same\n"
+    );
+    let _ = std::fs::remove_file(&bin);
 }

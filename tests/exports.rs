@@ -1,6 +1,7 @@
 //! The dynamic symbol table of the built `libhipfile.so` (contract §1–2): exactly the 39 C
 //! entry points are exported (no Rust-mangled or helper symbol leaks), the SONAME is
-//! `libhipfile.so.0`, and nothing of a GPU vendor's runtime is linked in.
+//! `libhipfile.so.0`, nothing of a GPU vendor's runtime is linked in, and AMD's HIP runtime is named
+//! only as an auxiliary filter (`DT_AUXILIARY libamdhip64.so.7`) that shares no name with us.
 
 mod common;
 
@@ -100,5 +101,54 @@ fn no_gpu_runtime_is_linked() {
             !name.starts_with("hip") && !name.starts_with("cu"),
             "undefined reference to {name}: GPU runtimes must be loaded at run time"
         );
+    }
+}
+
+/// The names `file` exports (`nm -D --defined-only`), without symbol versions.
+fn defined_names(file: &std::path::Path) -> BTreeSet<String> {
+    let out = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(file)
+        .output()
+        .unwrap_or_else(|e| panic!("run nm: {e}"));
+    assert!(out.status.success(), "nm {}", file.display());
+    nm_entries(&String::from_utf8(out.stdout).unwrap())
+        .into_iter()
+        .map(|(_, n)| n.split('@').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn hip_runtime_is_an_auxiliary_filter_only() {
+    // Programs that take HIP symbols through libhipfile's dependencies (AMD's Python package
+    // does) find them where AMD's HIP runtime exists; elsewhere the loader skips the entry.
+    let dynamic = tool("readelf", &["-d"]);
+    let entries = |tag: &str| -> Vec<String> {
+        dynamic
+            .lines()
+            .filter(|l| l.contains(tag))
+            .filter_map(|l| Some(l.split('[').nth(1)?.split(']').next()?.to_string()))
+            .collect()
+    };
+    assert_eq!(entries("(AUXILIARY)"), ["libamdhip64.so.7"], "{dynamic}");
+    assert_eq!(entries("(FILTER)"), Vec::<String>::new(), "{dynamic}");
+
+    // A filtee's definition wins over ours for a name both define: there must be none.
+    let ours = defined_names(&libhipfile_path());
+    let mut runtimes = vec![hipsim_path()];
+    let debian = std::path::Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so");
+    if debian.exists() {
+        runtimes.push(debian.to_path_buf());
+    }
+    for rt in runtimes {
+        let theirs = defined_names(&rt);
+        assert!(
+            theirs.len() > 50,
+            "{} exports {} names",
+            rt.display(),
+            theirs.len()
+        );
+        let both: Vec<_> = ours.intersection(&theirs).collect();
+        assert!(both.is_empty(), "{} also defines {both:?}", rt.display());
     }
 }

@@ -193,6 +193,20 @@ fn install_lays_out_library_headers_and_pkg_config() {
             "include/{h} at the top of include/"
         );
     }
+    // The tool's manual pages, as doc/man/ has them.
+    let mut pages = 0;
+    for page in std::fs::read_dir(root().join("doc/man")).unwrap() {
+        let page = page.unwrap().path();
+        let installed = p.join("share/man/man1").join(page.file_name().unwrap());
+        assert_eq!(
+            std::fs::read(&installed).unwrap(),
+            std::fs::read(&page).unwrap(),
+            "{} installed",
+            installed.display()
+        );
+        pages += 1;
+    }
+    assert_eq!(pages, 5, "hipfile.1 and one page per subcommand");
     let pc = std::fs::read_to_string(lib.join("pkgconfig/hipfile.pc")).unwrap();
     for line in [
         format!("prefix={}", p.display()),

@@ -253,6 +253,9 @@ impl Driver {
     /// then refused.
     pub fn register_buffer(&self, base: usize, length: usize, flags: i32) -> Result<()> {
         let rt = self.rt();
+        if rt.platform() == runtime::Platform::Host {
+            warn_host_only_once();
+        }
         let host_io = {
             let mut st = self.state.write();
             self.implicit_open(&mut st);
@@ -452,4 +455,18 @@ impl Driver {
             ctx.cancel_and_drain();
         }
     }
+}
+
+/// Host-only mode is never silent: the first memory registration says so at the default log
+/// level, since every pointer is then taken as host memory and device pointers fail later.
+#[cold]
+fn warn_host_only_once() {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| {
+        tracing::warn!(
+            target: "hipfile",
+            "host-only mode ({}): buffers are taken as host memory; GPU memory cannot be used",
+            runtime::loader::choice().reason
+        );
+    });
 }

@@ -2,13 +2,15 @@
 //!
 //! Participants (the calling thread and helper jobs on the worker pool) claim chunk indices
 //! from one atomic counter, so a slow chunk never holds up the others and no per-chunk
-//! allocation happens. The request's result is the contiguous byte count from its start: a
-//! chunk that comes back short (end of file) bounds it. The first error fails the request and
-//! stops further claims. The calling thread waits until every helper has finished before it
+//! allocation happens (writes keep one bit per chunk). The request's result is the contiguous
+//! byte count from its start: a chunk that comes back short (end of file) bounds it. The first
+//! error stops further claims and fails a read; a write that fails part-way returns, as
+//! `pwrite` does, the count of the contiguous prefix that reached the file (an error only when
+//! nothing did), and what it wrote beyond that prefix past the file's old end is cut back. The calling thread waits until every helper has finished before it
 //! returns, which is what keeps the application's memory borrowed for exactly the call.
 
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
@@ -18,6 +20,32 @@ use super::{DirectFd, Inner, Target, Transfer};
 use crate::error::{Error, Result};
 use crate::runtime::Direction;
 use crate::sys;
+use crate::sys::io::PartialWrite;
+
+/// How one chunk failed: the error, after `done` bytes of it had reached the file (writes; 0
+/// for reads).
+struct ChunkFault {
+    done: usize,
+    error: Error,
+}
+
+impl ChunkFault {
+    fn none_done(error: Error) -> ChunkFault {
+        ChunkFault { done: 0, error }
+    }
+}
+
+impl From<PartialWrite> for ChunkFault {
+    fn from(p: PartialWrite) -> ChunkFault {
+        ChunkFault {
+            done: p.done,
+            error: Error::Os(p.errno),
+        }
+    }
+}
+
+/// Bytes a chunk moved, or how it failed.
+type ChunkResult = Result<usize, ChunkFault>;
 
 /// Shared state of one request.
 struct Request {
@@ -27,6 +55,12 @@ struct Request {
     next: AtomicUsize,
     /// Smallest end of a short chunk (`usize::MAX` while none came back short).
     short_end: AtomicUsize,
+    /// Writes: one bit per chunk written in full (empty for reads).
+    written: Vec<AtomicU64>,
+    /// Writes: smallest `offset + bytes written` of a chunk that failed or came back short.
+    write_end: AtomicUsize,
+    /// Writes: the file's size before the request (`u64::MAX` if unknown: nothing is cut).
+    size_before: u64,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
     /// Helpers still running.
@@ -46,6 +80,44 @@ impl Request {
     fn chunk_range(&self, i: usize) -> (usize, usize) {
         let off = i * self.chunk;
         (off, self.chunk.min(self.t.size - off))
+    }
+
+    /// A write chunk at `off` wrote everything.
+    fn written_in_full(&self, off: usize) {
+        let i = off / self.chunk;
+        if let Some(w) = self.written.get(i / 64) {
+            w.fetch_or(1 << (i % 64), Ordering::AcqRel);
+        }
+    }
+
+    /// A write chunk stopped `at` this request offset (failed, short or abandoned).
+    fn written_until(&self, at: usize) {
+        self.write_end.fetch_min(at, Ordering::AcqRel);
+    }
+
+    /// The contiguous prefix of a write that reached the file, once every participant is done:
+    /// up to the first chunk not written in full, plus what that chunk wrote before it stopped.
+    fn written_prefix(&self) -> usize {
+        let first = self
+            .written
+            .iter()
+            .enumerate()
+            .find_map(|(w, bits)| {
+                let missing = !bits.load(Ordering::Acquire);
+                (missing != 0).then(|| w * 64 + missing.trailing_zeros() as usize)
+            })
+            .unwrap_or(usize::MAX)
+            .min(self.chunks);
+        if first == self.chunks {
+            return self.t.size;
+        }
+        let base = first * self.chunk;
+        let end = self.write_end.load(Ordering::Acquire);
+        if end < base + self.chunk {
+            end.max(base)
+        } else {
+            base
+        }
     }
 }
 
@@ -87,12 +159,27 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
 fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
     let chunk = inner.chunk;
     let chunks = t.size.div_ceil(chunk);
+    let writing = t.dir == Direction::Write;
+    let size_before = if writing {
+        sys::io::file_size(t.fd).unwrap_or(u64::MAX)
+    } else {
+        u64::MAX
+    };
     let request = || Request {
         t,
         chunk,
         chunks,
         next: AtomicUsize::new(0),
         short_end: AtomicUsize::new(usize::MAX),
+        written: if writing {
+            (0..chunks.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect()
+        } else {
+            Vec::new()
+        },
+        write_end: AtomicUsize::new(usize::MAX),
+        size_before,
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
         helpers: Mutex::new(0),
@@ -141,15 +228,22 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
 /// no device calls).
 #[inline(always)]
 fn single_chunk(inner: &Inner, t: &Transfer) -> Result<usize> {
-    let n = match t.target {
-        _ if t.size == 0 => 0,
-        Target::Host { addr } => host_chunk(t, addr, t.size, 0)?,
+    let r = match t.target {
+        _ if t.size == 0 => Ok(0),
+        Target::Host { addr } => host_chunk(t, addr, t.size, 0),
         Target::Device { addr, .. } => {
             let mut bounce = inner.bounce.get()?;
             let r = device_chunk(inner, t, addr, &mut bounce.as_mut_slice()[..t.size], 0);
             bounce.release();
-            r?
+            r
         }
+    };
+    let n = match r {
+        Ok(n) => n,
+        // One chunk is written in order: what reached the file is a prefix, reported as a
+        // short write (pwrite's rule); nothing lies beyond it to cut back.
+        Err(f) if f.done > 0 => f.done,
+        Err(f) => return Err(f.error),
     };
     if t.dir == Direction::Write && t.sync {
         sys::io::fdatasync(t.fd).map_err(Error::Os)?;
@@ -167,17 +261,54 @@ fn participate_guarded(inner: &Inner, req: &Request) {
     }
 }
 
-/// The request's result once every participant is done: its error, or (after the one
-/// `fdatasync` of a durable write) the contiguous byte count.
+/// The request's result once every participant is done. A read: its error, or the contiguous
+/// byte count. A write: the contiguous prefix that reached the file (made durable with the
+/// request's one `fdatasync`), or the error when nothing did; bytes written past that prefix and
+/// past the file's old end are cut back, so a failed write leaves no holes and no growth
+/// beyond what it reports.
 fn finish(req: &Request) -> Result<usize> {
-    if let Some(e) = req.error.lock().take() {
-        return Err(e);
-    }
     let t = req.t;
-    if t.dir == Direction::Write && t.sync {
+    let error = req.error.lock().take();
+    if t.dir == Direction::Read {
+        return match error {
+            Some(e) => Err(e),
+            None => Ok(req.short_end.load(Ordering::Acquire).min(t.size)),
+        };
+    }
+    let prefix = req.written_prefix().min(t.size);
+    if prefix < t.size {
+        cut_back(&t, req.size_before, prefix);
+    }
+    match error {
+        Some(e) if prefix == 0 => return Err(e),
+        Some(e) => {
+            tracing::debug!(target: "hipfile", "write failed after {prefix} contiguous bytes ({e}); reporting the short count")
+        }
+        None => {}
+    }
+    if t.sync {
         sys::io::fdatasync(t.fd).map_err(Error::Os)?;
     }
-    Ok(req.short_end.load(Ordering::Acquire).min(t.size))
+    Ok(prefix)
+}
+
+/// After a write that reached the file only up to `prefix`: cut the file back to the larger of
+/// its size before the write and the end of the prefix (bytes that existed before are never
+/// cut). Best effort: a failure is logged, the count reported stays right.
+#[cold]
+fn cut_back(t: &Transfer, size_before: u64, prefix: usize) {
+    let keep = size_before.max(t.offset + prefix as u64);
+    match sys::io::file_size(t.fd) {
+        Ok(now) if now > keep => {
+            if let Err(e) = sys::io::truncate(t.fd, keep) {
+                tracing::warn!(target: "hipfile", "cannot cut a partly failed write back to {keep} bytes (errno {e})");
+            }
+        }
+        Ok(_) => {}
+        Err(e) => {
+            tracing::warn!(target: "hipfile", "cannot size the file after a partly failed write (errno {e})")
+        }
+    }
 }
 
 /// Claim the next chunk still worth doing: `(offset, len)`, or `None` when the request is
@@ -200,16 +331,20 @@ fn claim(req: &Request) -> Option<(usize, usize)> {
 }
 
 /// Record the outcome of one chunk; false when the participant should stop.
-fn record(req: &Request, off: usize, len: usize, result: Result<usize>) -> bool {
+fn record(req: &Request, off: usize, len: usize, result: ChunkResult) -> bool {
     match result {
-        Ok(n) => {
-            if n < len {
-                req.short_end.fetch_min(off + n, Ordering::AcqRel);
-            }
+        Ok(n) if n == len => {
+            req.written_in_full(off);
             true
         }
-        Err(e) => {
-            req.fail(e);
+        Ok(n) => {
+            req.short_end.fetch_min(off + n, Ordering::AcqRel);
+            req.written_until(off + n);
+            true
+        }
+        Err(f) => {
+            req.written_until(off + f.done);
+            req.fail(f.error);
             false
         }
     }
@@ -376,6 +511,8 @@ fn pipelined_write(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
         unsafe { rt.copy_from_device_async(buf.as_ptr(), addr + off, len, lane.stream) }
             .map_err(Error::Runtime)
     };
+    // A chunk claimed but not written (its copy failed, or the loop stopped) is simply never
+    // marked written in full: the request's prefix ends before it.
     let mut current = claim(req);
     if let Some((off, len)) = current {
         if let Err(e) = issue(&mut a, off, len) {
@@ -401,7 +538,7 @@ fn pipelined_write(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
         let file_off = req.t.offset + off as u64;
         // SAFETY: the bounce buffer holds `len` bytes whose copy completed (stream synchronised
         // above) and nothing writes it until it is reused.
-        let n = unsafe { write_chunk(&req.t, a.as_ptr(), len, file_off) }.map_err(Error::Os);
+        let n = unsafe { write_chunk(&req.t, a.as_ptr(), len, file_off) }.map_err(ChunkFault::from);
         if !record(req, off, len, n) {
             break;
         }
@@ -434,39 +571,43 @@ fn device_chunk(
     dev: usize,
     buf: &mut [u8],
     off: usize,
-) -> Result<usize> {
+) -> ChunkResult {
     let file_off = t.offset + off as u64;
     match t.dir {
         Direction::Read => {
             // SAFETY: `buf` is an exclusively borrowed slice.
             let n = unsafe { read_chunk(t, buf.as_mut_ptr(), buf.len(), file_off) }
-                .map_err(Error::Os)?;
+                .map_err(|e| ChunkFault::none_done(Error::Os(e)))?;
             if n > 0 {
-                inner.copy_to_device(dev, &buf[..n])?;
+                inner
+                    .copy_to_device(dev, &buf[..n])
+                    .map_err(|e| ChunkFault::none_done(e.into()))?;
             }
             Ok(n)
         }
         Direction::Write => {
-            inner.copy_from_device(buf, dev)?;
+            inner
+                .copy_from_device(buf, dev)
+                .map_err(|e| ChunkFault::none_done(e.into()))?;
             // SAFETY: `buf` is an exclusively borrowed slice.
-            unsafe { write_chunk(t, buf.as_ptr(), buf.len(), file_off) }.map_err(Error::Os)
+            Ok(unsafe { write_chunk(t, buf.as_ptr(), buf.len(), file_off) }?)
         }
     }
 }
 
 /// One chunk between the file and the application's host memory, without a bounce.
 #[inline(always)]
-fn host_chunk(t: &Transfer, addr: usize, len: usize, off: usize) -> Result<usize> {
+fn host_chunk(t: &Transfer, addr: usize, len: usize, off: usize) -> ChunkResult {
     let file_off = t.offset + off as u64;
     match t.dir {
         // SAFETY: the application lent `size` bytes at the buffer for this call (the C
         // contract of hipFileRead); the chunk lies inside them and no other participant
         // touches the same chunk.
-        Direction::Read => unsafe { read_chunk(t, addr as *mut u8, len, file_off) },
+        Direction::Read => unsafe { read_chunk(t, addr as *mut u8, len, file_off) }
+            .map_err(|e| ChunkFault::none_done(Error::Os(e))),
         // SAFETY: as above, for reading the application's memory.
-        Direction::Write => unsafe { write_chunk(t, addr as *const u8, len, file_off) },
+        Direction::Write => Ok(unsafe { write_chunk(t, addr as *const u8, len, file_off) }?),
     }
-    .map_err(Error::Os)
 }
 
 use super::DIRECT_MIN;
@@ -532,22 +673,31 @@ unsafe fn read_chunk_cold(
 /// # Safety
 /// `ptr..ptr+len` must be readable host memory not changed meanwhile.
 #[inline(always)]
-unsafe fn write_chunk(t: &Transfer, ptr: *const u8, len: usize, off: u64) -> Result<usize, i32> {
+unsafe fn write_chunk(
+    t: &Transfer,
+    ptr: *const u8,
+    len: usize,
+    off: u64,
+) -> Result<usize, PartialWrite> {
     let direct = match t.direct {
         Some(d) if direct_ok(&d, ptr as usize, len, off) => Some(d),
         _ => None,
     };
     if let Some(d) = direct {
         // SAFETY: the caller guarantees the buffer.
-        let n = unsafe { sys::io::pwrite_raw(d.fd, ptr, len, off)? };
+        let n = unsafe { sys::io::pwrite_raw(d.fd, ptr, len, off) }
+            .map_err(|errno| PartialWrite { done: 0, errno })?;
         if n == len || n == 0 {
             return Ok(n);
         }
         // A short direct write leaves an unaligned remainder: finish it through the cache.
         // SAFETY: the remainder lies inside the caller's buffer.
-        return Ok(n + unsafe {
-            sys::io::pwrite_full_raw(t.fd, ptr.add(n), len - n, off + n as u64)?
-        });
+        return unsafe { sys::io::pwrite_full_raw(t.fd, ptr.add(n), len - n, off + n as u64) }
+            .map(|m| n + m)
+            .map_err(|p| PartialWrite {
+                done: n + p.done,
+                ..p
+            });
     }
     // SAFETY: the caller guarantees the buffer.
     unsafe { sys::io::pwrite_full_raw(t.fd, ptr, len, off) }

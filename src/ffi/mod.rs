@@ -43,9 +43,12 @@ extern "C" fn on_unload() {
 #[link_section = ".fini_array"]
 static ON_UNLOAD: extern "C" fn() = on_unload;
 
-/// Run `body`; if it panics, log the panic and return `on_panic` instead.
+/// Run `body` with thread cancellation held off (no `pthread_cancel` can act inside the
+/// library, see [`crate::sys::cancel`]); if it panics, log the panic and return `on_panic`
+/// instead.
 #[inline(always)]
 pub(crate) fn boundary<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
+    let _no_cancel = crate::sys::cancel::NoCancel::disable();
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(v) => v,
         Err(payload) => {

@@ -31,7 +31,8 @@ unsafe fn context_ref<'a>(context: *const hipFileStatsContext_t) -> Option<&'a S
 /// `*context`. NULL `context` → `hipFileStatsInvalidArgument`; `target_pid <= 0` → `*context`
 /// = NULL and `hipFileStatsInvalidArgument`; `pidfd_open` fails → `*context` = NULL and
 /// `hipFileStatsTargetProcessNotFound`, or `hipFileStatsTargetProcessNotAccessible` when the
-/// kernel lacks it (`ENOSYS`, as [D]). Behaviour §F.4.
+/// kernel lacks it (`ENOSYS`, as [D]) or the caller is out of descriptors or memory (`errno`
+/// then says which: `EMFILE`, `ENFILE`, `ENOMEM`). Behaviour §F.4.
 ///
 /// # Safety
 /// `context` is NULL or valid for writes.
@@ -45,6 +46,7 @@ pub unsafe extern "C" fn hipFileStatsCreateContext(
             return hipFileStatsInvalidArgument;
         }
         // Behaviour §F.4: every failure after the NULL check clears `*context`.
+        let mut errno = None;
         let (out, code) = match Target::open(target_pid) {
             Ok(target) => {
                 let ctx = Box::new(StatsContext {
@@ -63,9 +65,18 @@ pub unsafe extern "C" fn hipFileStatsCreateContext(
             Err(OpenError::Unsupported(_)) => {
                 (std::ptr::null_mut(), hipFileStatsTargetProcessNotAccessible)
             }
+            // Out of descriptors (or memory): the target may exist but cannot be watched;
+            // errno keeps the reason (EMFILE, ENFILE, ENOMEM).
+            Err(OpenError::NoResources(e)) => {
+                errno = e.raw_os_error();
+                (std::ptr::null_mut(), hipFileStatsTargetProcessNotAccessible)
+            }
         };
         // SAFETY: non-NULL and valid for writes per the C contract.
         unsafe { context.write(out) };
+        if let Some(e) = errno {
+            crate::sys::set_errno(e);
+        }
         code
     })
 }
@@ -140,7 +151,8 @@ pub unsafe extern "C" fn hipFileStatsPollTargetProcess(
 /// `hipFileStatsGenerateReport`: writes the text report of the target's block (behaviour
 /// §F.3) to `fd`, all of it (`EINTR` retried). NULL context or `fd < 0` →
 /// `hipFileStatsInvalidArgument`; not connected, an unreadable block or a failed write →
-/// `hipFileStatsReportGenerationFailed`. Behaviour §F.4.
+/// `hipFileStatsReportGenerationFailed` (a pipe without a reader: that, with `errno` `EPIPE`,
+/// never `SIGPIPE`). Behaviour §F.4.
 ///
 /// # Safety
 /// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].
@@ -164,6 +176,9 @@ pub unsafe extern "C" fn hipFileStatsGenerateReport(
             Ok(()) => hipFileStatsSuccess,
             Err(e) => {
                 tracing::debug!(target: "hipfile", "statistics report of process {}: {e}", ctx.target.pid());
+                if let Some(code) = e.raw_os_error() {
+                    crate::sys::set_errno(code);
+                }
                 hipFileStatsReportGenerationFailed
             }
         }

@@ -18,6 +18,8 @@ use std::sync::OnceLock;
 
 use libloading::os::unix::Library;
 
+use super::loader::{opt_sym, sym};
+
 use super::cufile::CuFile;
 
 use super::{
@@ -239,7 +241,8 @@ struct CudaApi {
     stream_destroy: unsafe extern "C" fn(*mut c_void) -> CuResult,
     stream_synchronize: unsafe extern "C" fn(*mut c_void) -> CuResult,
     stream_get_ctx: unsafe extern "C" fn(*mut c_void, *mut CuContext) -> CuResult,
-    launch_host_func: unsafe extern "C" fn(*mut c_void, HostFn, *mut c_void) -> CuResult,
+    // Optional: not called by the library itself.
+    launch_host_func: Option<unsafe extern "C" fn(*mut c_void, HostFn, *mut c_void) -> CuResult>,
     event_create: unsafe extern "C" fn(*mut *mut c_void, c_uint) -> CuResult,
     event_record: unsafe extern "C" fn(*mut c_void, *mut c_void) -> CuResult,
     event_synchronize: unsafe extern "C" fn(*mut c_void) -> CuResult,
@@ -248,8 +251,9 @@ struct CudaApi {
     mem_free: unsafe extern "C" fn(CuDevicePtr) -> CuResult,
     mem_host_alloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> CuResult,
     mem_free_host: unsafe extern "C" fn(*mut c_void) -> CuResult,
-    mem_host_register: unsafe extern "C" fn(*mut c_void, usize, c_uint) -> CuResult,
-    mem_host_unregister: unsafe extern "C" fn(*mut c_void) -> CuResult,
+    // Optional: not called by the library itself.
+    mem_host_register: Option<unsafe extern "C" fn(*mut c_void, usize, c_uint) -> CuResult>,
+    mem_host_unregister: Option<unsafe extern "C" fn(*mut c_void) -> CuResult>,
 }
 
 /// The CUDA driver-API runtime.
@@ -265,14 +269,6 @@ pub struct CudaRuntime {
     cufile: Option<CuFile>,
     /// Why GPUDirect Storage is or is not used.
     cufile_status: String,
-}
-
-fn sym<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
-    let cname = format!("{name}\0");
-    // SAFETY: the caller chooses `T` as the documented C signature of `name`.
-    unsafe { lib.get::<T>(cname.as_bytes()) }
-        .map(|s| *s)
-        .map_err(|e| format!("{name} missing: {e}"))
 }
 
 /// Restores the thread's context state when a call had to push a primary context.
@@ -313,7 +309,7 @@ impl CudaRuntime {
             stream_destroy: sym(&lib, "cuStreamDestroy_v2")?,
             stream_synchronize: sym(&lib, "cuStreamSynchronize")?,
             stream_get_ctx: sym(&lib, "cuStreamGetCtx")?,
-            launch_host_func: sym(&lib, "cuLaunchHostFunc")?,
+            launch_host_func: opt_sym(&lib, "cuLaunchHostFunc"),
             event_create: sym(&lib, "cuEventCreate")?,
             event_record: sym(&lib, "cuEventRecord")?,
             event_synchronize: sym(&lib, "cuEventSynchronize")?,
@@ -322,8 +318,8 @@ impl CudaRuntime {
             mem_free: sym(&lib, "cuMemFree_v2")?,
             mem_host_alloc: sym(&lib, "cuMemHostAlloc")?,
             mem_free_host: sym(&lib, "cuMemFreeHost")?,
-            mem_host_register: sym(&lib, "cuMemHostRegister_v2")?,
-            mem_host_unregister: sym(&lib, "cuMemHostUnregister")?,
+            mem_host_register: opt_sym(&lib, "cuMemHostRegister_v2"),
+            mem_host_unregister: opt_sym(&lib, "cuMemHostUnregister"),
         };
         // SAFETY: cuInit takes a flags integer (must be 0).
         let rc = unsafe { (api.init)(0) };
@@ -649,9 +645,10 @@ impl Runtime for CudaRuntime {
         f: HostFn,
         data: *mut c_void,
     ) -> RtResult<()> {
+        let launch = self.api.launch_host_func.ok_or(RtError::NOT_SUPPORTED)?;
         let _g = self.ctx()?;
         // SAFETY: the caller guarantees `f`/`data` per the trait contract.
-        check(unsafe { (self.api.launch_host_func)(stream.0 as *mut c_void, f, data) })
+        check(unsafe { launch(stream.0 as *mut c_void, f, data) })
     }
 
     fn event_create(&self) -> RtResult<EventHandle> {
@@ -716,14 +713,16 @@ impl Runtime for CudaRuntime {
             } else {
                 0
             };
+        let register = self.api.mem_host_register.ok_or(RtError::NOT_SUPPORTED)?;
         // SAFETY: the caller guarantees the range.
-        check(unsafe { (self.api.mem_host_register)(ptr.cast(), len, flags) })
+        check(unsafe { register(ptr.cast(), len, flags) })
     }
 
     unsafe fn host_unregister(&self, ptr: *mut u8) -> RtResult<()> {
+        let unregister = self.api.mem_host_unregister.ok_or(RtError::NOT_SUPPORTED)?;
         let _g = self.ctx()?;
         // SAFETY: the caller passes a registered pointer.
-        check(unsafe { (self.api.mem_host_unregister)(ptr.cast()) })
+        check(unsafe { unregister(ptr.cast()) })
     }
 
     fn has_fastpath(&self) -> bool {

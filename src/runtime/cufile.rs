@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void};
 use std::os::fd::RawFd;
 
+use super::loader::sym;
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 use parking_lot::RwLock;
 
@@ -89,14 +90,6 @@ pub struct CuFile {
     api: CuFileApi,
     handles: RwLock<HashMap<RawFd, Registration>>,
     version: (u32, u32),
-}
-
-fn sym<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
-    let cname = format!("{name}\0");
-    // SAFETY: the caller names the documented C signature of `name`.
-    unsafe { lib.get::<T>(cname.as_bytes()) }
-        .map(|s| *s)
-        .map_err(|e| format!("{name} missing: {e}"))
 }
 
 impl CuFile {

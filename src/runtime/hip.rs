@@ -11,6 +11,8 @@ use std::os::fd::RawFd;
 
 use libloading::os::unix::Library;
 
+use super::loader::{opt_sym, sym};
+
 use super::{
     DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform,
     PointerInfo, RtError, RtResult, Runtime, StreamHandle,
@@ -78,7 +80,8 @@ struct HipApi {
     stream_destroy: unsafe extern "C" fn(*mut c_void) -> HipError,
     stream_synchronize: unsafe extern "C" fn(*mut c_void) -> HipError,
     stream_get_device: Option<unsafe extern "C" fn(*mut c_void, *mut c_int) -> HipError>,
-    launch_host_func: unsafe extern "C" fn(*mut c_void, HostFn, *mut c_void) -> HipError,
+    // Optional: not called by the library itself (HIP 5.2, Debian 12's, lacks it).
+    launch_host_func: Option<unsafe extern "C" fn(*mut c_void, HostFn, *mut c_void) -> HipError>,
     event_create: unsafe extern "C" fn(*mut *mut c_void) -> HipError,
     event_record: unsafe extern "C" fn(*mut c_void, *mut c_void) -> HipError,
     event_synchronize: unsafe extern "C" fn(*mut c_void) -> HipError,
@@ -87,8 +90,9 @@ struct HipApi {
     free: unsafe extern "C" fn(*mut c_void) -> HipError,
     host_malloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError,
     host_free: unsafe extern "C" fn(*mut c_void) -> HipError,
-    host_register: unsafe extern "C" fn(*mut c_void, usize, c_uint) -> HipError,
-    host_unregister: unsafe extern "C" fn(*mut c_void) -> HipError,
+    // Optional: not called by the library itself.
+    host_register: Option<unsafe extern "C" fn(*mut c_void, usize, c_uint) -> HipError>,
+    host_unregister: Option<unsafe extern "C" fn(*mut c_void) -> HipError>,
     file_read: Option<FileRwFn>,
     file_write: Option<FileRwFn>,
 }
@@ -100,19 +104,6 @@ pub struct HipRuntime {
     device_count: i32,
     simulated: bool,
     path: String,
-}
-
-/// Resolve a required symbol or fail the load with its name.
-fn sym<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
-    let cname = format!("{name}\0");
-    // SAFETY: the caller chooses `T` as the documented C signature of `name`.
-    unsafe { lib.get::<T>(cname.as_bytes()) }
-        .map(|s| *s)
-        .map_err(|e| format!("{name} missing: {e}"))
-}
-
-fn opt_sym<T: Copy>(lib: &Library, name: &str) -> Option<T> {
-    sym(lib, name).ok()
 }
 
 fn check(e: HipError) -> RtResult<()> {
@@ -155,7 +146,7 @@ impl HipRuntime {
             stream_destroy: sym(&lib, "hipStreamDestroy")?,
             stream_synchronize: sym(&lib, "hipStreamSynchronize")?,
             stream_get_device: opt_sym(&lib, "hipStreamGetDevice"),
-            launch_host_func: sym(&lib, "hipLaunchHostFunc")?,
+            launch_host_func: opt_sym(&lib, "hipLaunchHostFunc"),
             event_create: sym(&lib, "hipEventCreate")?,
             event_record: sym(&lib, "hipEventRecord")?,
             event_synchronize: sym(&lib, "hipEventSynchronize")?,
@@ -164,8 +155,8 @@ impl HipRuntime {
             free: sym(&lib, "hipFree")?,
             host_malloc: sym(&lib, "hipHostMalloc")?,
             host_free: sym(&lib, "hipHostFree")?,
-            host_register: sym(&lib, "hipHostRegister")?,
-            host_unregister: sym(&lib, "hipHostUnregister")?,
+            host_register: opt_sym(&lib, "hipHostRegister"),
+            host_unregister: opt_sym(&lib, "hipHostUnregister"),
             file_read: None,
             file_write: None,
         };
@@ -453,8 +444,9 @@ impl Runtime for HipRuntime {
         f: HostFn,
         data: *mut c_void,
     ) -> RtResult<()> {
+        let launch = self.api.launch_host_func.ok_or(RtError::NOT_SUPPORTED)?;
         // SAFETY: the caller guarantees `f`/`data` per the trait contract.
-        check(unsafe { (self.api.launch_host_func)(stream.0 as *mut c_void, f, data) })
+        check(unsafe { launch(stream.0 as *mut c_void, f, data) })
     }
 
     fn event_create(&self) -> RtResult<EventHandle> {
@@ -510,13 +502,15 @@ impl Runtime for HipRuntime {
             } else {
                 0
             };
+        let register = self.api.host_register.ok_or(RtError::NOT_SUPPORTED)?;
         // SAFETY: the caller guarantees the range.
-        check(unsafe { (self.api.host_register)(ptr.cast(), len, flags) })
+        check(unsafe { register(ptr.cast(), len, flags) })
     }
 
     unsafe fn host_unregister(&self, ptr: *mut u8) -> RtResult<()> {
+        let unregister = self.api.host_unregister.ok_or(RtError::NOT_SUPPORTED)?;
         // SAFETY: the caller passes a registered pointer.
-        check(unsafe { (self.api.host_unregister)(ptr.cast()) })
+        check(unsafe { unregister(ptr.cast()) })
     }
 
     fn has_fastpath(&self) -> bool {

@@ -6,6 +6,7 @@
 //! `HIPFILE_CUDA_LIBRARY` name exact files instead of the default candidates. The result is
 //! cached in a `OnceLock` and libraries are never closed.
 
+use std::ffi::CStr;
 use std::sync::OnceLock;
 
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
@@ -120,6 +121,20 @@ impl EnvNames {
     }
 }
 
+/// Resolve a required symbol of a runtime or fail its load with the symbol's name.
+pub(super) fn sym<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
+    let cname = format!("{name}\0");
+    // SAFETY: the caller chooses `T` as the documented C signature of `name`.
+    unsafe { lib.get::<T>(cname.as_bytes()) }
+        .map(|s| *s)
+        .map_err(|e| format!("{name} missing: {e}"))
+}
+
+/// Resolve an optional symbol (`None` when the runtime lacks it).
+pub(super) fn opt_sym<T: Copy>(lib: &Library, name: &str) -> Option<T> {
+    sym(lib, name).ok()
+}
+
 fn open(name: &str, noload: bool) -> Result<Library, String> {
     let flags = RTLD_NOW | RTLD_LOCAL | if noload { libc::RTLD_NOLOAD } else { 0 };
     // SAFETY: loading a GPU runtime runs its initialisers; that is the purpose of this call.
@@ -134,38 +149,76 @@ fn bind(platform: Platform, lib: Library, name: &str) -> Result<Box<dyn Runtime>
     }
 }
 
+/// What was tried: every attempt in order, and separately the runtimes that were found (the
+/// library loaded) but rejected, which host-only mode must not keep quiet about.
+#[derive(Default)]
+struct Attempts {
+    all: Vec<String>,
+    rejected: Vec<String>,
+}
+
+impl Attempts {
+    fn rejected(&mut self, line: String) {
+        self.all.push(line.clone());
+        self.rejected.push(line);
+    }
+}
+
 /// Try each candidate; `need_device` refuses runtimes that report no device.
 fn try_platform(
     platform: Platform,
     candidates: &[String],
     noload: bool,
     need_device: bool,
-    attempts: &mut Vec<String>,
+    attempts: &mut Attempts,
 ) -> Option<Box<dyn Runtime>> {
     for name in candidates {
         let lib = match open(name, noload) {
             Ok(lib) => lib,
             Err(e) => {
                 if !noload {
-                    attempts.push(format!("{}: {name}: not loadable ({e})", platform.name()));
+                    attempts
+                        .all
+                        .push(format!("{}: {name}: not loadable ({e})", platform.name()));
                 }
                 continue;
             }
         };
         match bind(platform, lib, name) {
             Ok(rt) if need_device && rt.device_count() < 1 => {
-                attempts.push(format!("{}: {name}: reports no device", platform.name()));
+                attempts.rejected(format!("{}: {name}: reports no device", platform.name()));
             }
             Ok(rt) => return Some(rt),
-            Err(e) => attempts.push(format!("{}: {name}: {e}", platform.name())),
+            Err(e) => attempts.rejected(format!("{}: {name}: {e}", platform.name())),
         }
     }
     None
 }
 
+/// The file of a runtime already in the process under any name: the object that defines
+/// `probe` in the global scope (an application linked against the runtime, or one that loaded
+/// it with `RTLD_GLOBAL`), found whatever its file is called.
+fn in_global_scope(probe: &CStr) -> Option<String> {
+    // SAFETY: a NUL-terminated name; RTLD_DEFAULT searches the global scope and finds
+    // nothing rather than failing.
+    let addr = unsafe { libc::dlsym(libc::RTLD_DEFAULT, probe.as_ptr()) };
+    if addr.is_null() {
+        return None;
+    }
+    // SAFETY: Dl_info is plain data; dladdr fills it for an address inside a loaded object.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr returned a NUL-terminated path owned by the loader.
+    let path = unsafe { CStr::from_ptr(info.dli_fname) };
+    Some(path.to_string_lossy().into_owned())
+}
+
 /// The choice for a given environment (separate from the process-wide cache for tests).
 pub fn choose(env: &EnvNames) -> Choice {
-    let mut attempts = Vec::new();
+    let mut attempts = Attempts::default();
     let hip = env.hip_candidates();
     let cuda = env.cuda_candidates();
     let forced = match env
@@ -185,7 +238,7 @@ pub fn choose(env: &EnvNames) -> Choice {
     };
     if let Some(p) = forced {
         if p == Platform::Host {
-            return host_choice("HIPFILE_PLATFORM=host", attempts);
+            return host_choice("HIPFILE_PLATFORM=host", attempts.all);
         }
         let cands = if p == Platform::Amd { &hip } else { &cuda };
         if let Some(rt) = try_platform(p, cands, true, false, &mut attempts)
@@ -194,21 +247,32 @@ pub fn choose(env: &EnvNames) -> Choice {
             return Choice {
                 runtime: rt,
                 reason: format!("HIPFILE_PLATFORM={}", p.name()),
-                attempts,
+                attempts: attempts.all,
             };
         }
-        tracing::warn!(target: "hipfile", "HIPFILE_PLATFORM={} but its runtime could not be loaded: {}", p.name(), attempts.join("; "));
+        tracing::warn!(target: "hipfile", "HIPFILE_PLATFORM={} but its runtime could not be loaded: {}", p.name(), attempts.all.join("; "));
         return host_choice(
             &format!("HIPFILE_PLATFORM={} could not be loaded", p.name()),
-            attempts,
+            attempts.all,
         );
     }
-    for (p, cands) in [(Platform::Amd, &hip), (Platform::Nvidia, &cuda)] {
-        if let Some(rt) = try_platform(p, cands, true, true, &mut attempts) {
+    // A runtime already in the process: by its usual names, then by its symbols in the
+    // global scope whatever its file is called.
+    let probes = [
+        (Platform::Amd, &hip, c"hipRuntimeGetVersion"),
+        (Platform::Nvidia, &cuda, c"cuDriverGetVersion"),
+    ];
+    for (p, cands, probe) in probes {
+        let global = in_global_scope(probe).filter(|path| !cands.contains(path));
+        let found = try_platform(p, cands, true, true, &mut attempts).or_else(|| {
+            let path = global?;
+            try_platform(p, &[path], true, true, &mut attempts)
+        });
+        if let Some(rt) = found {
             return Choice {
                 runtime: rt,
                 reason: "already loaded in the process".into(),
-                attempts,
+                attempts: attempts.all,
             };
         }
     }
@@ -217,11 +281,20 @@ pub fn choose(env: &EnvNames) -> Choice {
             return Choice {
                 runtime: rt,
                 reason: "first runtime with a device".into(),
-                attempts,
+                attempts: attempts.all,
             };
         }
     }
-    host_choice("no GPU runtime with a device was found", attempts)
+    if !attempts.rejected.is_empty() {
+        // Found but unusable: say so at the default level, with the reason, so that nobody
+        // mistakes host-only mode for GPU I/O.
+        tracing::warn!(
+            target: "hipfile",
+            "no usable GPU runtime, running host-only (only host memory can be used): {}",
+            attempts.rejected.join("; ")
+        );
+    }
+    host_choice("no GPU runtime with a device was found", attempts.all)
 }
 
 fn host_choice(reason: &str, attempts: Vec<String>) -> Choice {

@@ -57,9 +57,95 @@ impl fmt::Debug for RtError {
     }
 }
 
+impl RtError {
+    /// HIP's name of the error (`hipErrorInvalidValue`), if HIP has one for this number.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self.0 {
+            0 => "hipSuccess",
+            1 => "hipErrorInvalidValue",
+            2 => "hipErrorOutOfMemory",
+            3 => "hipErrorNotInitialized",
+            4 => "hipErrorDeinitialized",
+            5 => "hipErrorProfilerDisabled",
+            6 => "hipErrorProfilerNotInitialized",
+            7 => "hipErrorProfilerAlreadyStarted",
+            8 => "hipErrorProfilerAlreadyStopped",
+            9 => "hipErrorInvalidConfiguration",
+            12 => "hipErrorInvalidPitchValue",
+            13 => "hipErrorInvalidSymbol",
+            17 => "hipErrorInvalidDevicePointer",
+            21 => "hipErrorInvalidMemcpyDirection",
+            35 => "hipErrorInsufficientDriver",
+            52 => "hipErrorMissingConfiguration",
+            53 => "hipErrorPriorLaunchFailure",
+            98 => "hipErrorInvalidDeviceFunction",
+            100 => "hipErrorNoDevice",
+            101 => "hipErrorInvalidDevice",
+            200 => "hipErrorInvalidImage",
+            201 => "hipErrorInvalidContext",
+            202 => "hipErrorContextAlreadyCurrent",
+            205 => "hipErrorMapFailed",
+            206 => "hipErrorUnmapFailed",
+            207 => "hipErrorArrayIsMapped",
+            208 => "hipErrorAlreadyMapped",
+            209 => "hipErrorNoBinaryForGpu",
+            210 => "hipErrorAlreadyAcquired",
+            211 => "hipErrorNotMapped",
+            212 => "hipErrorNotMappedAsArray",
+            213 => "hipErrorNotMappedAsPointer",
+            214 => "hipErrorECCNotCorrectable",
+            215 => "hipErrorUnsupportedLimit",
+            216 => "hipErrorContextAlreadyInUse",
+            217 => "hipErrorPeerAccessUnsupported",
+            218 => "hipErrorInvalidKernelFile",
+            219 => "hipErrorInvalidGraphicsContext",
+            300 => "hipErrorInvalidSource",
+            301 => "hipErrorFileNotFound",
+            302 => "hipErrorSharedObjectSymbolNotFound",
+            303 => "hipErrorSharedObjectInitFailed",
+            304 => "hipErrorOperatingSystem",
+            400 => "hipErrorInvalidHandle",
+            401 => "hipErrorIllegalState",
+            500 => "hipErrorNotFound",
+            600 => "hipErrorNotReady",
+            700 => "hipErrorIllegalAddress",
+            701 => "hipErrorLaunchOutOfResources",
+            702 => "hipErrorLaunchTimeOut",
+            704 => "hipErrorPeerAccessAlreadyEnabled",
+            705 => "hipErrorPeerAccessNotEnabled",
+            708 => "hipErrorSetOnActiveProcess",
+            709 => "hipErrorContextIsDestroyed",
+            710 => "hipErrorAssert",
+            712 => "hipErrorHostMemoryAlreadyRegistered",
+            713 => "hipErrorHostMemoryNotRegistered",
+            719 => "hipErrorLaunchFailure",
+            720 => "hipErrorCooperativeLaunchTooLarge",
+            801 => "hipErrorNotSupported",
+            900 => "hipErrorStreamCaptureUnsupported",
+            901 => "hipErrorStreamCaptureInvalidated",
+            902 => "hipErrorStreamCaptureMerge",
+            903 => "hipErrorStreamCaptureUnmatched",
+            904 => "hipErrorStreamCaptureUnjoined",
+            905 => "hipErrorStreamCaptureIsolation",
+            906 => "hipErrorStreamCaptureImplicit",
+            907 => "hipErrorCapturedEvent",
+            908 => "hipErrorStreamCaptureWrongThread",
+            910 => "hipErrorGraphExecUpdateFailure",
+            999 => "hipErrorUnknown",
+            1052 => "hipErrorRuntimeMemory",
+            1053 => "hipErrorRuntimeOther",
+            _ => return None,
+        })
+    }
+}
+
 impl fmt::Display for RtError {
+    /// `hipErrorInvalidValue (1)`; a number HIP has no name for: `hipError_t 1234`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "GPU runtime error {}", self.0)
+        match self.name() {
+            Some(name) => write!(f, "{name} ({})", self.0),
+            None => write!(f, "hipError_t {}", self.0),
+        }
     }
 }
 
@@ -347,4 +433,25 @@ pub trait Runtime: Send + Sync + 'static {
         size: u64,
         offset: i64,
     ) -> Result<u64, FastpathFault>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_named_as_hip_names_them() {
+        assert_eq!(
+            RtError::INVALID_VALUE.to_string(),
+            "hipErrorInvalidValue (1)"
+        );
+        assert_eq!(RtError::UNKNOWN.to_string(), "hipErrorUnknown (999)");
+        assert_eq!(RtError(12345).to_string(), "hipError_t 12345");
+        assert_eq!(RtError(-3).name(), None);
+        // Every CUDA result with a HIP twin names the same HIP error.
+        for (code, text) in cuda::HIP_TWINS {
+            let hip = text.rsplit("→ ").next().unwrap();
+            assert_eq!(RtError(*code).name(), Some(hip), "{code}");
+        }
+    }
 }

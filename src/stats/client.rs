@@ -30,8 +30,11 @@ fn last_error() -> io::Error {
 pub enum OpenError {
     /// `pid <= 0`.
     InvalidPid,
-    /// `pidfd_open` failed: no such process (or no descriptor for it).
+    /// `pidfd_open` failed: no such process.
     NotFound(io::Error),
+    /// `pidfd_open` failed for lack of resources (`EMFILE`, `ENFILE`, `ENOMEM`): the process
+    /// may well exist.
+    NoResources(io::Error),
     /// The kernel has no `pidfd_open` (`ENOSYS`, Linux < 5.3).
     Unsupported(io::Error),
 }
@@ -41,6 +44,7 @@ impl std::fmt::Display for OpenError {
         match self {
             OpenError::InvalidPid => write!(f, "invalid process id"),
             OpenError::NotFound(e) => write!(f, "no such process: {e}"),
+            OpenError::NoResources(e) => write!(f, "cannot watch the process: {e}"),
             OpenError::Unsupported(e) => {
                 write!(f, "the kernel cannot watch processes (pidfd_open): {e}")
             }
@@ -67,10 +71,10 @@ impl Target {
         let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as c_int) };
         if rc < 0 {
             let e = last_error();
-            return Err(if e.raw_os_error() == Some(libc::ENOSYS) {
-                OpenError::Unsupported(e)
-            } else {
-                OpenError::NotFound(e)
+            return Err(match e.raw_os_error() {
+                Some(libc::ENOSYS) => OpenError::Unsupported(e),
+                Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM) => OpenError::NoResources(e),
+                _ => OpenError::NotFound(e),
             });
         }
         // SAFETY: a fresh descriptor (close-on-exec, as every pidfd) that nothing else owns.
@@ -329,7 +333,9 @@ impl Connection {
     /// Write the text report of the block to `fd` (behaviour §F.3).
     pub fn write_report(&self, fd: RawFd) -> io::Result<()> {
         let text = report::text(&self.snapshot()?);
-        write_all(fd, text.as_bytes())
+        // A pipe whose reader is gone gives EPIPE, never SIGPIPE in the caller's process.
+        crate::sys::io::write_all_no_sigpipe(fd, text.as_bytes())
+            .map_err(io::Error::from_raw_os_error)
     }
 }
 
@@ -367,25 +373,4 @@ impl Drop for Mapping {
         // SAFETY: our own mapping; nothing borrows it any more.
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
-}
-
-/// Write all of `data` to `fd`, retrying `EINTR` and short writes.
-pub fn write_all(fd: RawFd, mut data: &[u8]) -> io::Result<()> {
-    while !data.is_empty() {
-        // SAFETY: reads `data.len()` bytes from a live slice; `fd` is just a number to the
-        // kernel (a bad one fails with EBADF).
-        let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
-        if n < 0 {
-            let e = last_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(io::Error::from(io::ErrorKind::WriteZero));
-        }
-        data = &data[n as usize..];
-    }
-    Ok(())
 }

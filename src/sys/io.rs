@@ -150,12 +150,24 @@ pub unsafe fn pread_full_raw(
 }
 
 /// Write all of `buf` at `offset` (a zero-byte `pwrite` result stops early); returns the count.
+/// A failure after part of the buffer was written is reported as the failure (see
+/// [`pwrite_full_raw`] for the count that reached the file).
 pub fn pwrite_full(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, i32> {
     // SAFETY: a slice is readable memory.
-    unsafe { pwrite_full_raw(fd, buf.as_ptr(), buf.len(), offset) }
+    unsafe { pwrite_full_raw(fd, buf.as_ptr(), buf.len(), offset) }.map_err(|p| p.errno)
 }
 
-/// [`pwrite_full`] on raw memory.
+/// A write that failed: `errno`, after `done` bytes from the start of the buffer had reached
+/// the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartialWrite {
+    /// Bytes written, contiguous from the start, before the failure.
+    pub done: usize,
+    /// The failure.
+    pub errno: i32,
+}
+
+/// [`pwrite_full`] on raw memory, keeping the count written before a failure.
 ///
 /// # Safety
 /// `buf..buf+len` must be readable host memory.
@@ -164,17 +176,85 @@ pub unsafe fn pwrite_full_raw(
     buf: *const u8,
     len: usize,
     offset: u64,
-) -> Result<usize, i32> {
+) -> Result<usize, PartialWrite> {
     let mut done = 0;
     while done < len {
         // SAFETY: done < len keeps the pointer inside the caller's buffer.
-        let n = unsafe { pwrite_raw(fd, buf.add(done), len - done, offset + done as u64)? };
+        let n = unsafe { pwrite_raw(fd, buf.add(done), len - done, offset + done as u64) }
+            .map_err(|errno| PartialWrite { done, errno })?;
         if n == 0 {
             break;
         }
         done += n;
     }
     Ok(done)
+}
+
+/// The size of the file behind `fd` (`fstat`).
+pub fn file_size(fd: RawFd) -> Result<u64, i32> {
+    // SAFETY: the caller's descriptor is only borrowed for the call.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    rustix::fs::fstat(fd)
+        .map(|st| st.st_size as u64)
+        .map_err(|e| e.raw_os_error())
+}
+
+/// `ftruncate(fd, len)`, retried on `EINTR`.
+pub fn truncate(fd: RawFd, len: u64) -> Result<(), i32> {
+    // SAFETY: the caller's descriptor is only borrowed for the call.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    loop {
+        match rustix::fs::ftruncate(fd, len) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.raw_os_error()),
+        }
+    }
+}
+
+/// Write all of `data` to `fd` (`EINTR` retried) without ever raising `SIGPIPE`: a pipe or
+/// socket whose reader is gone gives `EPIPE`, never the signal that would kill the caller.
+/// `SIGPIPE` is blocked on this thread for the write; one it raised is taken back out of the
+/// pending set (unless one was already pending before), and the mask is restored.
+pub fn write_all_no_sigpipe(fd: RawFd, mut data: &[u8]) -> Result<(), i32> {
+    // SAFETY: sigset_t is plain data, initialised by sigemptyset/sigaddset before use; the
+    // calls only change this thread's signal mask and pending set.
+    unsafe {
+        let mut pipe: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        let mut pending: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut pipe);
+        libc::sigaddset(&mut pipe, libc::SIGPIPE);
+        libc::sigpending(&mut pending);
+        let was_pending = libc::sigismember(&pending, libc::SIGPIPE) == 1;
+        libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, &mut old);
+        let mut result = Ok(());
+        while !data.is_empty() {
+            match rustix::io::write(BorrowedFd::borrow_raw(fd), data) {
+                Ok(0) => {
+                    result = Err(libc::EIO);
+                    break;
+                }
+                Ok(n) => data = &data[n..],
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => {
+                    result = Err(e.raw_os_error());
+                    break;
+                }
+            }
+        }
+        if result == Err(libc::EPIPE) && !was_pending {
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            while libc::sigtimedwait(&pipe, std::ptr::null_mut(), &zero) < 0
+                && super::errno() == libc::EINTR
+            {}
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        result
+    }
 }
 
 /// `fdatasync`, retried on `EINTR`: a raw system call (no cancellation point). `EINVAL` (a

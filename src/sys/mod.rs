@@ -1,6 +1,7 @@
 //! Raw operating-system calls, each behind a small safe function. Nothing else in the crate
 //! calls `libc` for files; errors come back as plain errno values.
 
+pub mod cancel;
 pub mod io;
 pub mod mounts;
 pub mod statx;

@@ -22,7 +22,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Barrier;
+use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use hipfile::api::{
@@ -31,22 +31,19 @@ use hipfile::api::{
 use hipfile::driver::config::Config;
 use hipfile::runtime::Direction;
 use hipfile::runtime::{loader, Platform};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::json::Value;
 use crate::measure::{Label, Measurement, RunResult};
 use crate::util::{
-    fail, fdatasync, fmt_bytes, io_text, lib_text, pread_full, pwrite_all, stdout_is_terminal,
-    AlignedBuf, CliError, CliResult, Rng, PAGE,
+    fail, fdatasync, fmt_bytes, io_text, lib_text, pread_full, pwrite_all, slow_request_warning,
+    stderr_is_terminal, AlignedBuf, CliError, CliResult, DelayedBar, Rng, PAGE,
 };
-use crate::{Api, BenchArgs, Mem};
+use crate::{signals, Api, BenchArgs, Mem};
 
 /// Largest piece of the N-thread baseline (the plain-code rows of targets.md use 16 MiB).
 const BASELINE_PIECE_MAX: u64 = 16 << 20;
 /// File creation and warm-up work in pieces of this size.
 const FILL_CHUNK: usize = 16 << 20;
-/// Runs shorter than this show no progress bar.
-const BAR_DELAY: Duration = Duration::from_secs(1);
 
 /// One operation: `len` bytes at `offset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,12 +182,36 @@ fn alloc_pinned(len: usize, pat: &[u8], direct: bool) -> CliResult<PinnedMemory>
 struct Shared {
     progress: AtomicU64,
     abort: AtomicBool,
+    /// `--duration`: the threads repeat their operations until then (set when they start).
+    deadline: OnceLock<Instant>,
 }
 
-/// Progress bar policy of the whole invocation.
+impl Shared {
+    /// Why the thread must stop now: another thread failed, or a signal arrived.
+    fn stop(&self) -> Option<String> {
+        if let Some(sig) = signals::pending() {
+            return Some(signals::describe(sig));
+        }
+        self.abort
+            .load(Ordering::Relaxed)
+            .then(|| "aborted".to_string())
+    }
+
+    /// With `--duration`, whether the time is up.
+    fn time_up(&self) -> bool {
+        self.deadline.get().is_some_and(|&d| Instant::now() >= d)
+    }
+}
+
+/// How every run of the invocation goes.
 #[derive(Clone, Copy)]
-struct BarPolicy {
-    allowed: bool,
+struct RunPolicy {
+    /// Progress bars allowed (a terminal, no `--json`/`-q`).
+    bars: bool,
+    /// `--duration`: every run lasts this long.
+    duration: Option<Duration>,
+    /// `--device`: current on every thread.
+    device: i32,
 }
 
 /// Run `f` on one thread per state, all released together; returns the latencies, the bytes
@@ -200,34 +221,39 @@ fn run_threads<S: Send>(
     states: &mut [S],
     bar_label: &str,
     total: u64,
-    bars: BarPolicy,
+    policy: RunPolicy,
     f: impl Fn(&mut S, &Shared) -> Result<Vec<f64>, String> + Sync,
     after: Option<&(dyn Fn() -> Result<(), String> + Sync)>,
 ) -> CliResult<RunResult> {
     let shared = Shared {
         progress: AtomicU64::new(0),
         abort: AtomicBool::new(false),
+        deadline: OnceLock::new(),
     };
-    let barrier = Barrier::new(states.len());
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{msg} {bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec}",
-        )
-        .expect("valid template"),
+    // Every thread ready (its device current), then the clock starts and all are released.
+    let ready = Barrier::new(states.len() + 1);
+    let go = Barrier::new(states.len() + 1);
+    let mut bar = DelayedBar::new(
+        total,
+        if policy.duration.is_some() {
+            "{msg} {bytes} {binary_bytes_per_sec} {elapsed}"
+        } else {
+            "{msg} {bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec}"
+        },
+        policy.bars,
     );
     bar.set_message(bar_label.to_string());
-    let watch = Instant::now();
     let outcomes = std::thread::scope(|s| {
         let handles: Vec<_> = states
             .iter_mut()
             .map(|st| {
-                let (f, shared, barrier) = (&f, &shared, &barrier);
+                let (f, shared, ready, go) = (&f, &shared, &ready, &go);
                 s.spawn(move || {
-                    // Like a thread of a GPU application: device 0 (its primary context on
+                    // Like a thread of a GPU application: the device (its primary context on
                     // CUDA) current, for every configuration alike. Host-only has no device.
-                    let _ = hipfile::api::gpu_runtime().set_device(0);
-                    barrier.wait();
+                    let _ = hipfile::api::gpu_runtime().set_device(policy.device);
+                    ready.wait();
+                    go.wait();
                     let t0 = Instant::now();
                     let r = f(st, shared);
                     if r.is_err() {
@@ -237,13 +263,13 @@ fn run_threads<S: Send>(
                 })
             })
             .collect();
-        let mut shown = false;
+        ready.wait();
+        if let Some(d) = policy.duration {
+            let _ = shared.deadline.set(Instant::now() + d);
+        }
+        go.wait();
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(50));
-            if bars.allowed && !shown && watch.elapsed() >= BAR_DELAY {
-                bar.set_draw_target(ProgressDrawTarget::stderr());
-                shown = true;
-            }
             bar.set_position(shared.progress.load(Ordering::Relaxed));
         }
         handles
@@ -251,7 +277,7 @@ fn run_threads<S: Send>(
             .map(|h| h.join().expect("benchmark thread panicked"))
             .collect::<Vec<_>>()
     });
-    bar.finish_and_clear();
+    drop(bar);
     let mut result = RunResult::default();
     let mut first = None::<Instant>;
     let mut last = None::<Instant>;
@@ -344,14 +370,21 @@ fn timed_ops(
     mut one: impl FnMut(Op) -> Result<(), String>,
 ) -> Result<Vec<f64>, String> {
     let mut lat = Vec::with_capacity(ops.len());
-    for &op in ops {
-        if shared.abort.load(Ordering::Relaxed) {
-            return Err("aborted".into());
+    if ops.is_empty() {
+        return Ok(lat);
+    }
+    // Once over the ops, or with --duration round and round until the time is up.
+    for &op in ops.iter().cycle() {
+        if let Some(why) = shared.stop() {
+            return Err(why);
         }
         let t = Instant::now();
         one(op)?;
         lat.push(micros(t));
         shared.progress.fetch_add(op.len as u64, Ordering::Relaxed);
+        if (shared.deadline.get().is_none() && lat.len() == ops.len()) || shared.time_up() {
+            break;
+        }
     }
     Ok(lat)
 }
@@ -382,22 +415,33 @@ fn batch_ops(
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let (mut next, mut in_flight) = (0usize, 0usize);
     let mut entries = Vec::with_capacity(depth);
-    while next < ops.len() || in_flight > 0 {
-        if shared.abort.load(Ordering::Relaxed) {
-            return Err("aborted".into());
+    // Operation k is ops[k % len]: once over the ops, or with --duration until the time is up.
+    let timed = shared.deadline.get().is_some();
+    let more = |next: usize| {
+        !ops.is_empty()
+            && if timed {
+                !shared.time_up()
+            } else {
+                next < ops.len()
+            }
+    };
+    while more(next) || in_flight > 0 {
+        if let Some(why) = shared.stop() {
+            return Err(why);
         }
         entries.clear();
         let now = Instant::now();
-        while next < ops.len() {
+        while more(next) {
             let Some(slot) = free.pop() else { break };
-            started[slot] = Some((now, next));
+            let op = ops[next % ops.len()];
+            started[slot] = Some((now, next % ops.len()));
             entries.push(BatchOp {
                 dir,
                 file: reg,
                 mem,
                 mem_offset: slot * slot_len,
-                file_offset: ops[next].offset,
-                size: ops[next].len,
+                file_offset: op.offset,
+                size: op.len,
                 cookie: slot,
             });
             next += 1;
@@ -433,6 +477,105 @@ fn batch_ops(
     Ok(lat)
 }
 
+/// Bytes this process's statistics count per backend (fastpath, fallback, host) in `dir`;
+/// `None` at statistics level 0 or without our extension block.
+fn backend_bytes(dir: Direction) -> Option<[u64; 3]> {
+    if hipfile::stats::level() == 0 {
+        return None;
+    }
+    let ext = hipfile::stats::snapshot_self().ext?;
+    let d = hipfile::stats::layout::dir_index(dir);
+    Some([ext.io[0][d].bytes, ext.io[1][d].bytes, ext.io[2][d].bytes])
+}
+
+/// "fallback (100% of the bytes)", "fastpath 75%, fallback 25%", or why it is unknown.
+pub fn backends_text(served: Option<[u64; 3]>) -> String {
+    let Some(b) = served else {
+        return "unknown (statistics off: HIPFILE_STATS_LEVEL=0)".to_string();
+    };
+    let total: u64 = b.iter().sum();
+    if total == 0 {
+        return "nothing recorded".to_string();
+    }
+    let parts: Vec<(&str, u64)> = ["fastpath", "fallback", "host"]
+        .into_iter()
+        .zip(b)
+        .filter(|&(_, n)| n > 0)
+        .collect();
+    let pct = |n: u64| n as f64 * 100.0 / total as f64;
+    match parts.as_slice() {
+        [(name, _)] => format!("{name} backend (100% of the bytes)"),
+        _ => parts
+            .iter()
+            .map(|(name, n)| format!("{name} {:.1}%", pct(*n)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// `--verify`: read every range of the plan once more through hipfile (as the runs did, one
+/// at a time) and compare it with a plain read of the file; the bytes compared.
+fn verify_reads(
+    a: &BenchArgs,
+    path: &Path,
+    reg: &RegisteredFile,
+    buf: &mut Buf,
+    ops: &[Op],
+) -> CliResult<u64> {
+    let file = File::open(path).map_err(|e| {
+        CliError(format!(
+            "verify: cannot open '{}': {}",
+            path.display(),
+            io_text(&e)
+        ))
+    })?;
+    let shared = Shared {
+        progress: AtomicU64::new(0),
+        abort: AtomicBool::new(false),
+        deadline: OnceLock::new(),
+    };
+    let len = ops.iter().map(|o| o.len).max().unwrap_or(0);
+    let (mut want, mut got) = (vec![0u8; len], vec![0u8; len]);
+    let mut checked = 0u64;
+    for &op in ops {
+        if let Some(why) = shared.stop() {
+            return fail(format!("verify: {why}"));
+        }
+        match (a.api, &mut *buf) {
+            (Api::Batch, Buf::Device(m)) => {
+                batch_ops(reg, m, &[op], 1, len, true, &shared).map(drop)
+            }
+            (_, b) => hipfile_op(reg, b, op, true),
+        }
+        .map_err(|e| CliError(format!("verify: {e}")))?;
+        let got = match &*buf {
+            Buf::Device(m) => {
+                m.download(0, &mut got[..op.len]).map_err(|e| {
+                    CliError(format!("verify: copy from the device: {}", lib_text(&e)))
+                })?;
+                &got[..op.len]
+            }
+            Buf::Host(h) => &h.as_slice()[..op.len],
+        };
+        let n = pread_full(file.as_raw_fd(), &mut want[..op.len], op.offset).map_err(|e| {
+            CliError(format!(
+                "verify: pread at offset {}: {}",
+                op.offset,
+                io_text(&e)
+            ))
+        })?;
+        if let Some(i) = (0..op.len).find(|&i| i >= n || got[i] != want[i]) {
+            return fail(format!(
+                "verify failed: the byte at offset {} of '{}' read through hipfile differs from the file",
+                op.offset + i as u64,
+                path.display()
+            ));
+        }
+        checked += op.len as u64;
+    }
+    Ok(checked)
+}
+
 /// Removes the default benchmark file at the end (also on errors).
 struct Cleanup(Option<PathBuf>);
 
@@ -446,7 +589,7 @@ impl Drop for Cleanup {
 
 /// Make sure `path` holds at least `size` bytes of non-zero pseudo-random data: create it if
 /// missing (or if it is the default file and too short), written in large chunks, fsync'd.
-fn prepare_file(path: &Path, size: u64, read: bool, is_default: bool) -> CliResult<()> {
+fn prepare_file(path: &Path, size: u64, read: bool, is_default: bool, bars: bool) -> CliResult<()> {
     let q = format!("'{}'", path.display());
     match fs::metadata(path) {
         Ok(m) if m.is_dir() => return fail(format!("{q} is a directory")),
@@ -464,35 +607,57 @@ fn prepare_file(path: &Path, size: u64, read: bool, is_default: bool) -> CliResu
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return fail(format!("cannot stat {q}: {}", io_text(&e))),
     }
-    let mut f = OpenOptions::new()
+    let f = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o644)
         .open(path)
         .map_err(|e| CliError(format!("cannot create regular file {q}: {}", io_text(&e))))?;
-    let mut rng = Rng::new(size);
-    let mut chunk = vec![0u8; FILL_CHUNK];
-    let mut left = size;
-    while left > 0 {
-        let n = (left as usize).min(FILL_CHUNK);
-        rng.fill_nonzero(&mut chunk[..n]);
-        f.write_all(&chunk[..n])
-            .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))?;
-        left -= n as u64;
-    }
-    f.sync_all()
-        .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))?;
-    Ok(())
+    let fill = || {
+        let mut bar = DelayedBar::new(
+            size,
+            "creating the file {bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec}",
+            bars,
+        );
+        let mut rng = Rng::new(size);
+        let mut chunk = vec![0u8; FILL_CHUNK];
+        let mut left = size;
+        while left > 0 {
+            if let Some(sig) = signals::pending() {
+                return fail(format!("creating {q}: {}", signals::describe(sig)));
+            }
+            let n = (left as usize).min(FILL_CHUNK);
+            rng.fill_nonzero(&mut chunk[..n]);
+            (&f).write_all(&chunk[..n])
+                .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))?;
+            left -= n as u64;
+            bar.set_position(size - left);
+        }
+        f.sync_all()
+            .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))
+    };
+    // A file left half-written would pass for a prepared one next time: remove it.
+    fill().inspect_err(|_| {
+        let _ = fs::remove_file(path);
+    })
 }
 
 /// Read the first `size` bytes once through the page cache.
-fn warm_up(path: &Path, size: u64) -> CliResult<()> {
+fn warm_up(path: &Path, size: u64, bars: bool) -> CliResult<()> {
+    let mut bar = DelayedBar::new(
+        size,
+        "warm-up read {bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec}",
+        bars,
+    );
     let f = File::open(path)
         .map_err(|e| CliError(format!("cannot open '{}': {}", path.display(), io_text(&e))))?;
     let mut buf = vec![0u8; FILL_CHUNK];
     let mut off = 0;
     while off < size {
+        if let Some(sig) = signals::pending() {
+            return fail(format!("warm-up: {}", signals::describe(sig)));
+        }
         let n = (size - off).min(FILL_CHUNK as u64) as usize;
         let got = pread_full(f.as_raw_fd(), &mut buf[..n], off).map_err(|e| {
             CliError(format!(
@@ -505,6 +670,7 @@ fn warm_up(path: &Path, size: u64) -> CliResult<()> {
             break;
         }
         off += got as u64;
+        bar.set_position(off);
     }
     Ok(())
 }
@@ -538,6 +704,10 @@ enum Kind {
 
 /// Run `hipfile bench`.
 pub fn run(a: &BenchArgs) -> CliResult<()> {
+    signals::install();
+    if a.verify && !a.mode.is_read() {
+        return fail("--verify checks what reads bring: use it with --mode read or randread");
+    }
     if a.api == Api::Batch && a.mem != Mem::Device {
         return fail("--api batch moves data between files and device memory: use --mem device");
     }
@@ -555,6 +725,22 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     let threads = a.threads as usize;
     let io_size = a.io_size as usize;
 
+    let (path, is_default) = match &a.file {
+        Some(p) => (p.clone(), false),
+        None => (std::env::temp_dir().join("hipfile-bench.dat"), true),
+    };
+    // Writes overwrite --file from its start: only with --force when it holds anything.
+    if !read && !is_default && !a.force {
+        if let Ok(m) = fs::metadata(&path) {
+            if m.is_file() {
+                return fail(format!(
+                    "'{}' exists and --mode {} would overwrite it: give --force, or a --file that does not exist",
+                    path.display(),
+                    a.mode.name()
+                ));
+            }
+        }
+    }
     let choice = loader::choice();
     let rt = &*choice.runtime;
     if a.mem == Mem::Device && rt.platform() == Platform::Host {
@@ -563,15 +749,29 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             choice.reason
         ));
     }
+    if a.mem == Mem::Device {
+        let count = rt.device_count().max(0);
+        if a.device >= count as u32 {
+            return fail(format!(
+                "--device {}: the GPU runtime has {count} device(s)",
+                a.device
+            ));
+        }
+        // Device memory is allocated on the current device, by this thread.
+        rt.set_device(a.device as i32)
+            .map_err(|e| CliError(format!("cannot use device {}: {e}", a.device)))?;
+    }
+    if a.duration.is_none() {
+        if let Some(w) = slow_request_warning(a.size, a.io_size, !read, "--io-size") {
+            eprintln!("hipfile: warning: {w}");
+        }
+    }
     let _driver = DriverGuard::open();
     let config = hipfile::driver::driver().config();
 
-    let (path, is_default) = match &a.file {
-        Some(p) => (p.clone(), false),
-        None => (std::env::temp_dir().join("hipfile-bench.dat"), true),
-    };
     let _cleanup = Cleanup((is_default && !a.keep).then(|| path.clone()));
-    prepare_file(&path, a.size, read, is_default)?;
+    let bars = !a.json && !a.quiet && stderr_is_terminal();
+    prepare_file(&path, a.size, read, is_default, bars)?;
 
     let mut oo = OpenOptions::new();
     oo.read(true).write(!read);
@@ -640,11 +840,13 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
 
     let warm = read && !a.drop_cache;
     if warm {
-        warm_up(&path, a.size)?;
+        warm_up(&path, a.size, bars)?;
     }
 
-    let bars = BarPolicy {
-        allowed: !a.json && stdout_is_terminal(),
+    let policy = RunPolicy {
+        bars,
+        duration: a.duration,
+        device: a.device as i32,
     };
     let kinds: &[Kind] = if a.compare {
         &[Kind::Hipfile, Kind::Pread1t, Kind::PreadNt]
@@ -652,6 +854,13 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
         &[Kind::Hipfile]
     };
     let mut runs: Vec<Vec<RunResult>> = vec![Vec::new(); kinds.len()];
+    let dir = if read {
+        Direction::Read
+    } else {
+        Direction::Write
+    };
+    // Bytes the hipfile runs moved through each backend (fastpath, fallback, host).
+    let mut served: Option<[u64; 3]> = None;
     let sync_fd = || fdatasync(fd).map_err(|e| format!("fdatasync: {}", io_text(&e)));
     for r in 0..a.repeat {
         for (k, kind) in kinds.iter().enumerate() {
@@ -661,16 +870,17 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             let tag = |name: &str| format!("{name} {}/{}", r + 1, a.repeat);
             let result = match kind {
                 Kind::Hipfile => {
+                    let before = backend_bytes(dir);
                     let mut states: Vec<(&mut Buf, &[Op])> = bufs
                         .iter_mut()
                         .zip(plans.iter())
                         .map(|(b, p)| (b, p.as_slice()))
                         .collect();
-                    run_threads(
+                    let result = run_threads(
                         &mut states,
                         &tag("hipfile"),
                         a.size,
-                        bars,
+                        policy,
                         |(buf, ops), sh| match (a.api, &**buf) {
                             (Api::Batch, Buf::Device(m)) => {
                                 batch_ops(&reg, m, ops, depth, io_size, read, sh)
@@ -678,7 +888,14 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
                             _ => timed_ops(ops, sh, |op| hipfile_op(&reg, buf, op, read)),
                         },
                         None,
-                    )?
+                    )?;
+                    if let (Some(b), Some(a)) = (before, backend_bytes(dir)) {
+                        let total = served.get_or_insert([0; 3]);
+                        for i in 0..3 {
+                            total[i] += a[i].saturating_sub(b[i]);
+                        }
+                    }
+                    result
                 }
                 Kind::Pread1t => {
                     let dev = match &bufs[0] {
@@ -691,7 +908,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
                         &mut states,
                         &tag("pread_1t"),
                         a.size,
-                        bars,
+                        policy,
                         |(host, dev), sh| {
                             timed_ops(&flat, sh, |op| {
                                 plain_op(fd, host.as_mut_slice(), *dev, op, read)
@@ -704,7 +921,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
                     &mut nt_states,
                     &tag("pread_nt"),
                     a.size,
-                    bars,
+                    policy,
                     |(host, dev, ops), sh| {
                         timed_ops(ops, sh, |op| {
                             plain_op(fd, host.as_mut_slice(), dev.as_ref(), op, read)
@@ -716,6 +933,12 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             runs[k].push(result);
         }
     }
+
+    let verified = if a.verify {
+        Some(verify_reads(a, &path, &reg, &mut bufs[0], &flat)?)
+    } else {
+        None
+    };
 
     let io_type = a.mode.io_type();
     let (x1, xn) = if read {
@@ -746,7 +969,17 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     };
 
     if a.json {
-        let mut v = Value::obj().with("hipfile", hip.to_json());
+        let backends = match served {
+            Some(b) => Value::obj()
+                .with("fastpath", b[0])
+                .with("fallback", b[1])
+                .with("host", b[2]),
+            None => Value::Null,
+        };
+        let mut v = Value::obj()
+            .with("hipfile", hip.to_json())
+            .with("backend_bytes", backends)
+            .with("verified_bytes", verified);
         if let Some((one, nt)) = &baselines {
             v = v
                 .with(
@@ -766,7 +999,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             .with("platform", rt.platform().name())
             .with("simulated", rt.is_simulated())
             .with("runtime", rt.describe())
-            .with("reason", choice.reason.as_str())
+            .with("reason", crate::util::chosen_because(choice))
             .with("engine_threads", config.io_threads)
             .with("chunk_size", config.chunk_size)
             .with("library", crate::check::config_json(&config))
@@ -781,14 +1014,26 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             .with("size", a.size)
             .with("io_size", a.io_size)
             .with("threads", threads)
+            .with("device", a.device)
+            .with("duration_s", a.duration.map(|d| d.as_secs_f64()))
             .with("repeat", a.repeat)
             .with("baseline_threads", nt_threads)
             .with("baseline_piece", piece);
         println!("{}", v.with("config", cfg).to_json());
         return Ok(());
     }
-    println!("{}", header(rt, &choice.reason, &config, &path, a));
+    println!(
+        "{}",
+        header(rt, &crate::util::chosen_because(choice), &config, &path, a)
+    );
     println!("{}", hip.gdsio_line());
+    println!("HIPFILE served by: {}", backends_text(served));
+    if let Some(n) = verified {
+        println!(
+            "verify: {} read again through hipfile, identical to the file",
+            fmt_bytes(n)
+        );
+    }
     if let Some((one, nt)) = &baselines {
         println!("{}", one.gdsio_line());
         println!("{}", nt.gdsio_line());

@@ -16,11 +16,16 @@
 //!   written and read back through the library from host memory and, when a GPU runtime is in
 //!   use, from device memory, and compared.
 //!
-//! Exit code: 0 when the library can do I/O on this machine (the self-test passes), 1 with a
-//! one-line reason on standard error otherwise. A PATH that cannot be examined (missing,
-//! unreadable) is reported, in the listing and as a line on standard error, but does not change
-//! the exit code: the exit code answers "can the library do I/O here", not "is every PATH
-//! fastpath-capable" (`fastpath_capable` in the listing answers that).
+//! The library examined is the copy built into this executable (it says so, with the
+//! executable's path); `--lib[=PATH]` examines an installed `libhipfile.so.0` instead (see
+//! [`crate::libprobe`]).
+//!
+//! Exit code: 0 when the library can do GPU I/O on this machine (a GPU runtime is usable and
+//! the self-test passes), 1 with a one-line reason on standard error otherwise: no GPU
+//! runtime (host-only; `--allow-host-only` accepts it), a failed self-test, or a PATH that
+//! cannot be examined (missing, unreadable; reported in the listing too).
+//! `fastpath_capable` in the listing says whether each PATH could take the GPU-direct path;
+//! that does not change the exit code.
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
@@ -64,6 +69,9 @@ pub fn config_json(c: &Config) -> Value {
 
 /// Run `hipfile check`: on `paths` when any are given, else on every block-backed mount.
 pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
+    if let Some(lib) = &args.lib {
+        return run_installed(args, &crate::libprobe::lib_path(lib));
+    }
     let choice = loader::choice();
     let rt = &*choice.runtime;
     let config = hipfile::driver::driver().config();
@@ -90,19 +98,44 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
     };
     let env = environment(rt.is_simulated());
     let test = SelfTest::run(rt, &config);
-    let failure = test.failure();
+    let reason = crate::util::chosen_because(choice);
+    let bad_path = volumes
+        .iter()
+        .find_map(|v| v.error.as_ref().map(|e| (v.path.clone(), e.clone())));
+    let failure = test.failure().or_else(|| {
+        if let Some((p, e)) = &bad_path {
+            return Some(format!("cannot examine {}: {e}", quote(p)));
+        }
+        (rt.platform() == Platform::Host && !args.allow_host_only).then(|| {
+            format!(
+                "no usable GPU runtime: the library would run host-only ({}); --allow-host-only accepts that",
+                choice.reason
+            )
+        })
+    });
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "this executable".to_string());
 
-    for v in &volumes {
+    // Every bad PATH but the one the failure line names.
+    for v in volumes.iter().skip_while(|v| v.error.is_none()).skip(1) {
         if let Some(e) = &v.error {
-            eprintln!("hipfile: check: {}: {e}", quote(&v.path));
+            eprintln!("hipfile: check: cannot examine {}: {e}", quote(&v.path));
         }
     }
     if args.json {
         let v = Value::obj()
+            .with(
+                "library",
+                Value::obj()
+                    .with("examined", "built-in")
+                    .with("executable", exe.clone())
+                    .with("crate_version", env!("CARGO_PKG_VERSION")),
+            )
             .with("platform", rt.platform().name())
             .with("runtime", rt.describe())
             .with("simulated", rt.is_simulated())
-            .with("reason", choice.reason.as_str())
+            .with("reason", reason.as_str())
             .with("attempts", choice.attempts.clone())
             .with("device_count", rt.device_count())
             .with("runtime_version", rt.version())
@@ -122,11 +155,37 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
             .with("failure", failure.clone());
         println!("{}", v.to_json());
     } else {
-        print_runtime(choice, rt);
+        println!(
+            "Library examined: the copy built into this executable ({exe}, hipfile {}); \
+             applications load libhipfile.so.0 instead: `hipfile check --lib` examines that one",
+            env!("CARGO_PKG_VERSION")
+        );
+        println!();
+        print_runtime(choice, &reason, rt);
         kernel.print();
         print_volumes(&volumes, !paths.is_empty());
         print_config(&env, &config);
-        test.print(failure.as_deref(), rt.is_simulated());
+        test.print(
+            failure.as_deref(),
+            rt.is_simulated(),
+            rt.platform() == Platform::Host,
+        );
+    }
+    match failure {
+        None => Ok(()),
+        Some(f) => Err(CliError(f)),
+    }
+}
+
+/// `check --lib[=PATH]`: the installed library, examined in a child process.
+fn run_installed(args: &CheckArgs, lib: &Path) -> CliResult<()> {
+    crate::libprobe::validate(lib)?;
+    let report = crate::libprobe::probe(lib)?;
+    let failure = report.failure(args.allow_host_only);
+    if args.json {
+        println!("{}", report.json(failure.as_deref()).to_json());
+    } else {
+        report.print(failure.as_deref());
     }
     match failure {
         None => Ok(()),
@@ -149,7 +208,7 @@ fn quote(p: &str) -> String {
 const SIM_BANNER: &str =
     "*** SIMULATED GPU runtime (hipsim): test and demo use only, no real GPU is involved ***";
 
-fn print_runtime(choice: &loader::Choice, rt: &dyn Runtime) {
+fn print_runtime(choice: &loader::Choice, reason: &str, rt: &dyn Runtime) {
     println!("GPU runtime");
     if rt.is_simulated() {
         println!("  {SIM_BANNER}");
@@ -157,7 +216,7 @@ fn print_runtime(choice: &loader::Choice, rt: &dyn Runtime) {
     println!("  platform:          {}", rt.platform().name());
     println!("  runtime:           {}", rt.describe());
     println!("  simulated:         {}", yes_no(rt.is_simulated()));
-    println!("  chosen because:    {}", choice.reason);
+    println!("  chosen because:    {reason}");
     if choice.attempts.is_empty() {
         println!("  loader attempts:   none needed");
     } else {
@@ -1176,7 +1235,7 @@ impl SelfTest {
             .with("device_memory", self.device.json())
     }
 
-    fn print(&self, failure: Option<&str>, simulated: bool) {
+    fn print(&self, failure: Option<&str>, simulated: bool, host_only: bool) {
         println!();
         println!(
             "Self-test ({} through the library, temporary file in {})",
@@ -1193,7 +1252,13 @@ impl SelfTest {
             None if simulated => println!(
                 "Result: the library can do I/O on this machine (device memory: the SIMULATED GPU runtime)"
             ),
+            None if host_only => println!(
+                "Result: the library can do I/O on this machine, host memory only (host-only accepted)"
+            ),
             None => println!("Result: the library can do I/O on this machine"),
+            Some(_) if host_only && self.setup.is_none() && !matches!(self.host, Outcome::Failed(_)) => {
+                println!("Result: the library CANNOT do GPU I/O on this machine (host-only)")
+            }
             Some(_) => println!("Result: the library CANNOT do I/O on this machine"),
         }
     }

@@ -1,6 +1,11 @@
 //! `hipfile cp SRC DST`: copy a file through GPU device memory (AMD's `aiscp`): each piece
 //! is read from SRC into device memory with `hipFileRead` and written to DST from there with
-//! `hipFileWrite`. Host-only (no GPU runtime), the same happens through host memory.
+//! `hipFileWrite`. When no GPU runtime is usable the same happens through host memory, with a
+//! warning on standard error every time (`--require-gpu` makes it an error).
+//!
+//! A destination that `cp` created is removed when the copy fails or is interrupted (SIGINT,
+//! SIGTERM); a destination that existed before is left as it is then, and the message says
+//! it is incomplete.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
@@ -10,17 +15,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hipfile::api::{gpu_runtime, DeviceMemory, DriverGuard, RegisteredFile};
-use hipfile::runtime::Platform;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use hipfile::runtime::{loader, Platform};
 
 use crate::util::{
-    fail, fdatasync, fmt_bytes, io_text, lib_text, stdout_is_terminal, AlignedBuf, CliError,
-    CliResult, PAGE,
+    fail, fdatasync, fmt_bytes, io_text, lib_text, slow_request_warning, stderr_is_terminal,
+    AlignedBuf, CliError, CliResult, DelayedBar, PAGE,
 };
-use crate::CpArgs;
-
-/// Files above this size get a progress bar (on a terminal).
-const PROGRESS_MIN: u64 = 256 << 20;
+use crate::{signals, CpArgs};
 
 /// Where the pieces go between the two files.
 enum Staging {
@@ -48,8 +49,36 @@ fn destination(src: &Path, dst: &Path) -> CliResult<PathBuf> {
     }
 }
 
+/// Open DST for writing: created (`true`) when it did not exist, else truncated (`false`).
+fn open_destination(dst: &Path) -> CliResult<(File, bool)> {
+    let mut oo = OpenOptions::new();
+    oo.write(true).mode(0o644);
+    match oo.clone().create_new(true).open(dst) {
+        Ok(f) => return Ok((f, true)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return fail(format!(
+                "cannot create regular file {}: {}",
+                quote(dst),
+                io_text(&e)
+            ))
+        }
+    }
+    oo.truncate(true)
+        .open(dst)
+        .map(|f| (f, false))
+        .map_err(|e| {
+            CliError(format!(
+                "cannot open {} for writing: {}",
+                quote(dst),
+                io_text(&e)
+            ))
+        })
+}
+
 /// Run `hipfile cp`.
 pub fn run(a: &CpArgs) -> CliResult<()> {
+    signals::install();
     let src = a.src.as_path();
     let meta = fs::metadata(src)
         .map_err(|e| CliError(format!("cannot stat {}: {}", quote(src), io_text(&e))))?;
@@ -57,17 +86,42 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
         return fail(format!("{} is a directory", quote(src)));
     }
     let dst = destination(src, &a.dst)?;
-    let dst_existed = match fs::metadata(&dst) {
-        Ok(m) if m.dev() == meta.dev() && m.ino() == meta.ino() => {
+    if let Ok(m) = fs::metadata(&dst) {
+        if m.dev() == meta.dev() && m.ino() == meta.ino() {
             return fail(format!(
                 "{} and {} are the same file",
                 quote(src),
                 quote(&dst)
-            ))
+            ));
         }
-        Ok(_) => true,
-        Err(_) => false,
-    };
+    }
+    // Decided before DST is touched: --require-gpu refuses without creating anything.
+    let choice = loader::choice();
+    let host_only = choice.runtime.platform() == Platform::Host;
+    if host_only {
+        if a.require_gpu {
+            return fail(format!(
+                "no GPU runtime is usable ({}): --require-gpu refuses to copy through host memory",
+                choice.reason
+            ));
+        }
+        eprintln!(
+            "hipfile: warning: no GPU runtime is usable ({}): copying through host memory, not GPU memory",
+            choice.reason
+        );
+    }
+    if !host_only {
+        let count = choice.runtime.device_count().max(0);
+        if a.device >= count as u32 {
+            return fail(format!(
+                "--device {}: the GPU runtime has {count} device(s)",
+                a.device
+            ));
+        }
+    }
+    if let Some(w) = slow_request_warning(meta.len(), a.io_size, true, "--io-size") {
+        eprintln!("hipfile: warning: {w}");
+    }
     let sf = File::open(src).map_err(|e| {
         CliError(format!(
             "cannot open {} for reading: {}",
@@ -75,44 +129,100 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
             io_text(&e)
         ))
     })?;
-    let df = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .open(&dst)
-        .map_err(|e| {
-            let (q, why) = (quote(&dst), io_text(&e));
-            CliError(if dst_existed {
-                format!("cannot open {q} for writing: {why}")
+    let (df, created) = open_destination(&dst)?;
+    let copied = copy(a, src, &sf, &dst, &df, meta.len(), host_only);
+    drop(df);
+    let copied = copied.and_then(|c| {
+        if let Some(sig) = signals::pending() {
+            return fail(signals::describe(sig));
+        }
+        if a.verify {
+            verify(src, &dst)?;
+        }
+        Ok(c)
+    });
+    let (bytes, secs) = match copied {
+        Ok(c) => c,
+        Err(CliError(msg)) => {
+            // The destination is incomplete (or, after --verify, wrong).
+            return Err(CliError(if created {
+                match fs::remove_file(&dst) {
+                    Ok(()) => format!("{msg}; removed the incomplete {}", quote(&dst)),
+                    Err(e) => format!(
+                        "{msg}; {} is incomplete and could not be removed: {}",
+                        quote(&dst),
+                        io_text(&e)
+                    ),
+                }
             } else {
-                format!("cannot create regular file {q}: {why}")
-            })
-        })?;
+                format!("{msg}; {} is incomplete", quote(&dst))
+            }));
+        }
+    };
+    if a.verbose {
+        let rt = gpu_runtime();
+        let via = if host_only {
+            format!("host memory (host-only, no GPU runtime: {})", choice.reason)
+        } else if rt.is_simulated() {
+            format!(
+                "device memory of the SIMULATED GPU runtime ({})",
+                rt.describe()
+            )
+        } else {
+            format!("GPU device memory ({})", rt.describe())
+        };
+        println!(
+            "{} -> {}: {} in {:.4} s, {:.3} GiB/s, through {}{}",
+            quote(src),
+            quote(&dst),
+            fmt_bytes(bytes),
+            secs,
+            if secs > 0.0 {
+                bytes as f64 / (1u64 << 30) as f64 / secs
+            } else {
+                0.0
+            },
+            via,
+            if a.verify { "; verified identical" } else { "" }
+        );
+    }
+    Ok(())
+}
 
+/// The copy itself: bytes copied and seconds taken. Stops with an error between requests
+/// when a signal arrived.
+fn copy(
+    a: &CpArgs,
+    src: &Path,
+    sf: &File,
+    dst: &Path,
+    df: &File,
+    size: u64,
+    host_only: bool,
+) -> CliResult<(u64, f64)> {
     let _driver = DriverGuard::open();
-    let rs = RegisteredFile::register(&sf).map_err(|e| {
+    let rs = RegisteredFile::register(sf).map_err(|e| {
         CliError(format!(
             "cannot register {} with hipfile: {}",
             quote(src),
             lib_text(&e)
         ))
     })?;
-    let rd = RegisteredFile::register(&df).map_err(|e| {
+    let rd = RegisteredFile::register(df).map_err(|e| {
         CliError(format!(
             "cannot register {} with hipfile: {}",
-            quote(&dst),
+            quote(dst),
             lib_text(&e)
         ))
     })?;
 
-    let size = meta.len();
     let piece = a.io_size.min(size.max(1).next_multiple_of(PAGE as u64)) as usize;
-    let rt = gpu_runtime();
-    let host_only = rt.platform() == Platform::Host;
     let mut staging = if host_only {
         Staging::Host(AlignedBuf::new(piece)?)
     } else {
+        let rt = gpu_runtime();
+        rt.set_device(a.device as i32)
+            .map_err(|e| CliError(format!("cannot use device {}: {e}", a.device)))?;
         Staging::Device(DeviceMemory::alloc(piece).map_err(|e| {
             CliError(format!(
                 "cannot allocate {} of device memory: {}",
@@ -122,26 +232,22 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
         })?)
     };
 
-    let bar = if size > PROGRESS_MIN && stdout_is_terminal() {
-        let b = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
-        b.set_style(
-            ProgressStyle::with_template(
-                "{bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec} {eta}",
-            )
-            .expect("valid template"),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let mut bar = DelayedBar::new(
+        size,
+        "{bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec} {eta}",
+        !a.quiet && stderr_is_terminal(),
+    );
 
     let read_err =
         |e: hipfile::Error| CliError(format!("error reading {}: {}", quote(src), lib_text(&e)));
     let write_err =
-        |e: hipfile::Error| CliError(format!("error writing {}: {}", quote(&dst), lib_text(&e)));
+        |e: hipfile::Error| CliError(format!("error writing {}: {}", quote(dst), lib_text(&e)));
     let start = Instant::now();
     let mut off = 0u64;
     loop {
+        if let Some(sig) = signals::pending() {
+            return fail(signals::describe(sig));
+        }
         let n = match &mut staging {
             Staging::Device(m) => rs.read_device(m, piece, off, 0),
             Staging::Host(b) => rs.read_host(b.as_mut_slice(), off),
@@ -158,7 +264,7 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
             }
             .map_err(write_err)?;
             if w == 0 {
-                return fail(format!("error writing {}: no progress", quote(&dst)));
+                return fail(format!("error writing {}: no progress", quote(dst)));
             }
             done += w;
         }
@@ -167,45 +273,8 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
     }
     // Writes are durable at return unless HIPFILE_FALLBACK_SYNC_WRITES=false; make sure anyway.
     fdatasync(df.as_raw_fd())
-        .map_err(|e| CliError(format!("error writing {}: {}", quote(&dst), io_text(&e))))?;
-    let elapsed = start.elapsed();
-    bar.finish_and_clear();
-    drop((rs, rd, staging));
-
-    if a.verify {
-        verify(src, &dst)?;
-    }
-    if a.verbose {
-        let secs = elapsed.as_secs_f64();
-        let via = if host_only {
-            format!(
-                "host memory (host-only, no GPU runtime: {})",
-                hipfile::runtime::loader::choice().reason
-            )
-        } else if rt.is_simulated() {
-            format!(
-                "device memory of the SIMULATED GPU runtime ({})",
-                rt.describe()
-            )
-        } else {
-            format!("GPU device memory ({})", rt.describe())
-        };
-        println!(
-            "{} -> {}: {} in {:.4} s, {:.3} GiB/s, through {}{}",
-            quote(src),
-            quote(&dst),
-            fmt_bytes(off),
-            secs,
-            if secs > 0.0 {
-                off as f64 / (1u64 << 30) as f64 / secs
-            } else {
-                0.0
-            },
-            via,
-            if a.verify { "; verified identical" } else { "" }
-        );
-    }
-    Ok(())
+        .map_err(|e| CliError(format!("error writing {}: {}", quote(dst), io_text(&e))))?;
+    Ok((off, start.elapsed().as_secs_f64()))
 }
 
 /// Compare the two files byte for byte.

@@ -11,7 +11,9 @@ mod bench;
 mod check;
 mod cp;
 mod json;
+mod libprobe;
 mod measure;
+mod signals;
 mod stats;
 mod util;
 
@@ -45,12 +47,25 @@ struct Cli {
 enum Cmd {
     /// Say which GPU runtime the library uses, why, and its configuration.
     Check(CheckArgs),
-    /// Copy a file through GPU device memory (like AMD's aiscp).
+    /// Copy a file through GPU device memory (like AMD's aiscp); warns when it has to use host memory.
     Cp(CpArgs),
     /// Measure read/write throughput and latency (gdsio-style output).
     Bench(BenchArgs),
     /// Print the statistics of a process using hipfile, or of a command (like AMD's ais-stats).
     Stats(stats::StatsArgs),
+    /// Write the manual pages (hipfile.1 and one per subcommand) into DIR; the installers
+    /// copy doc/man/, which this generates.
+    #[command(hide = true)]
+    Manpages {
+        /// Where the pages go.
+        dir: PathBuf,
+    },
+    /// Used by `check --lib`: examine the library at PATH in this process and report.
+    #[command(hide = true)]
+    ProbeLib {
+        /// The library to load.
+        path: PathBuf,
+    },
 }
 
 /// Arguments of `hipfile check`.
@@ -59,6 +74,14 @@ pub struct CheckArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Exit 0 also when no GPU runtime is usable and the library would run host-only.
+    #[arg(long)]
+    pub allow_host_only: bool,
+    /// Examine an installed library, the one applications load, instead of the copy built
+    /// into this executable: libhipfile.so.0 as the dynamic loader finds it (LD_LIBRARY_PATH,
+    /// ldconfig), or the file at PATH (note the `=`: --lib=PATH).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, require_equals = true)]
+    pub lib: Option<Option<PathBuf>>,
     /// Files, directories or block devices to examine instead of every block-backed mount.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -80,6 +103,15 @@ pub struct CpArgs {
     /// Print a summary with the throughput.
     #[arg(short, long)]
     pub verbose: bool,
+    /// No progress bar (it appears on a terminal when the copy takes more than a second).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Fail instead of copying through host memory when no GPU runtime is usable.
+    #[arg(long)]
+    pub require_gpu: bool,
+    /// GPU device to stage the data on (gdsio's -d).
+    #[arg(long, short = 'd', value_name = "N", default_value_t = 0)]
+    pub device: u32,
 }
 
 /// What `hipfile bench` does.
@@ -211,6 +243,43 @@ pub struct BenchArgs {
     /// Do not register the device buffers (hipFileBufRegister) before the runs.
     #[arg(long)]
     pub no_register: bool,
+    /// With --mode write/randwrite: overwrite an existing --file.
+    #[arg(long)]
+    pub force: bool,
+    /// GPU device whose memory the data moves to or from (gdsio's -d).
+    #[arg(long, short = 'd', value_name = "N", default_value_t = 0)]
+    pub device: u32,
+    /// Run each configuration for this long instead of once over --size, repeating the
+    /// operations (gdsio's -T): seconds, or with an s/m suffix (30s, 2m).
+    #[arg(long, value_name = "TIME", value_parser = duration_arg)]
+    pub duration: Option<std::time::Duration>,
+    /// After the runs (reads only): read every range once more through hipfile and compare
+    /// it with the file; fail on the first difference.
+    #[arg(long)]
+    pub verify: bool,
+    /// No progress bar (it appears on a terminal when a run takes more than a second).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `--duration`: seconds (fractions allowed) with an optional `s` or `m` suffix, above zero.
+pub fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * scale <= 86400.0 => {
+            Ok(std::time::Duration::from_secs_f64(v * scale))
+        }
+        _ => Err(format!(
+            "'{s}' is not a duration: seconds above zero (up to a day), optionally with s or m (30s, 2m)"
+        )),
+    }
 }
 
 /// `--size`: a byte count with an optional K/M/G/T suffix, not zero.
@@ -295,6 +364,7 @@ fn setup_sim(path: Option<&Path>) -> CliResult<PathBuf> {
     // concurrently (the hazard of setenv in a multi-threaded process).
     std::env::set_var("HIPFILE_HIP_LIBRARY", &lib);
     std::env::set_var("HIPFILE_PLATFORM", "amd");
+    util::set_sim(lib.clone());
     Ok(lib)
 }
 
@@ -316,11 +386,37 @@ fn confirm_sim(lib: &Path) -> CliResult<()> {
     Ok(())
 }
 
+/// `hipfile manpages DIR`: the pages clap_mangen renders from this command line.
+fn manpages(dir: &Path) -> CliResult<()> {
+    use clap::CommandFactory;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        util::CliError(format!(
+            "cannot create '{}': {}",
+            dir.display(),
+            util::io_text(&e)
+        ))
+    })?;
+    clap_mangen::generate_to(Cli::command(), dir).map_err(|e| {
+        util::CliError(format!(
+            "cannot write the manual pages into '{}': {}",
+            dir.display(),
+            util::io_text(&e)
+        ))
+    })
+}
+
 fn run(cli: Cli, sim: Option<PathBuf>) -> CliResult<ExitCode> {
+    match &cli.cmd {
+        // Only the library at `path` is used in this process (never the built-in copy).
+        Cmd::ProbeLib { path } => return Ok(libprobe::child(path)),
+        Cmd::Manpages { dir } => return manpages(dir).map(|()| ExitCode::SUCCESS),
+        _ => {}
+    }
     if let Some(lib) = &sim {
         confirm_sim(lib)?;
     }
     let done = match cli.cmd {
+        Cmd::ProbeLib { .. } | Cmd::Manpages { .. } => unreachable!("handled above"),
         Cmd::Check(a) => check::run_paths(&a, &a.paths),
         Cmd::Cp(a) => cp::run(&a),
         Cmd::Bench(a) => bench::run(&a),
@@ -349,6 +445,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("hipfile: {e}");
+            // Interrupted: the cleanup is done; end by the signal, as the shell expects.
+            if let Some(sig) = signals::pending() {
+                signals::reraise(sig);
+            }
             ExitCode::FAILURE
         }
     }
@@ -388,6 +488,21 @@ mod tests {
         assert_eq!(b.api, Api::Sync);
         assert_eq!(b.repeat, 3);
         assert!(!b.direct && !b.drop_cache && !b.compare && !b.json && !b.keep && b.file.is_none());
+        assert!(!b.force && !b.verify && !b.quiet && b.device == 0 && b.duration.is_none());
+    }
+
+    #[test]
+    fn durations() {
+        use std::time::Duration;
+        assert_eq!(duration_arg("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(duration_arg("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(duration_arg("2m"), Ok(Duration::from_secs(120)));
+        for bad in ["0", "-1", "x", "", "2h", "1e9"] {
+            assert!(duration_arg(bad).is_err(), "{bad}");
+        }
+        let b = bench(&["--duration", "0.5", "-d", "1", "--force", "--verify", "-q"]);
+        assert_eq!(b.duration, Some(Duration::from_millis(500)));
+        assert!(b.device == 1 && b.force && b.verify && b.quiet);
     }
 
     #[test]
@@ -485,7 +600,14 @@ mod tests {
     #[test]
     fn cp_defaults() {
         match parse(&["cp", "-v", "s", "d"]).unwrap().cmd {
-            Cmd::Cp(a) => assert!(a.verbose && !a.verify && a.io_size == 64 << 20),
+            Cmd::Cp(a) => assert!(
+                a.verbose
+                    && !a.verify
+                    && a.io_size == 64 << 20
+                    && !a.quiet
+                    && !a.require_gpu
+                    && a.device == 0
+            ),
             other => panic!("{other:?}"),
         }
         assert!(parse(&["cp", "only-one"]).is_err());

@@ -115,18 +115,33 @@ impl Measurement {
         m
     }
 
-    /// The gdsio-style line.
+    /// The gdsio-style line, with the median and 99th-percentile latency after the mean.
+    /// Sizes are in KiB as gdsio gives them when they are whole KiB, else in bytes (`(B)`).
     pub fn gdsio_line(&self) -> String {
+        let kib = |n: u64| n % 1024 == 0;
+        let moved = if kib(self.dataset_bytes) && kib(self.dataset_total_bytes) {
+            format!(
+                "{}/{}(KiB)",
+                self.dataset_bytes / 1024,
+                self.dataset_total_bytes / 1024
+            )
+        } else {
+            format!("{}/{}(B)", self.dataset_bytes, self.dataset_total_bytes)
+        };
+        let io = if kib(self.io_size_bytes) {
+            format!("{}(KiB)", self.io_size_bytes / 1024)
+        } else {
+            format!("{}(B)", self.io_size_bytes)
+        };
         format!(
-            "IoType: {} XferType: {} Threads: {} DataSetSize: {}/{}(KiB) IOSize: {}(KiB) Throughput: {:.4} GiB/sec, Avg_Latency: {:.2} usecs ops: {} total_time {:.4} secs",
+            "IoType: {} XferType: {} Threads: {} DataSetSize: {moved} IOSize: {io} Throughput: {:.4} GiB/sec, Avg_Latency: {:.2} usecs p50_Latency: {:.2} usecs p99_Latency: {:.2} usecs ops: {} total_time {:.4} secs",
             self.io_type,
             self.xfer_type,
             self.threads,
-            self.dataset_bytes / 1024,
-            self.dataset_total_bytes / 1024,
-            self.io_size_bytes / 1024,
             self.gib_per_s,
             self.avg_latency_us,
+            self.p50_latency_us,
+            self.p99_latency_us,
             self.ops,
             self.total_time_s
         )
@@ -180,7 +195,41 @@ mod tests {
         assert_eq!(
             m.gdsio_line(),
             "IoType: READ XferType: HIPFILE Threads: 1 DataSetSize: 1048576/1048576(KiB) IOSize: 262144(KiB) \
-             Throughput: 4.8123 GiB/sec, Avg_Latency: 51234.56 usecs ops: 4 total_time 0.2078 secs"
+             Throughput: 4.8123 GiB/sec, Avg_Latency: 51234.56 usecs p50_Latency: 51234.56 usecs \
+             p99_Latency: 51234.56 usecs ops: 4 total_time 0.2078 secs"
+        );
+    }
+
+    #[test]
+    fn small_sizes_are_in_bytes() {
+        let label = Label {
+            dataset_total_bytes: 12288,
+            io_size_bytes: 3,
+            ..LABEL
+        };
+        let mut r = run(1.0, &[1.0, 2.0, 3.0, 10.0]);
+        r.bytes = 12288;
+        let line = Measurement::from_run(label, &r).gdsio_line();
+        assert!(
+            line.contains(" DataSetSize: 12/12(KiB) IOSize: 3(B) "),
+            "{line}"
+        );
+        assert!(
+            line.contains(
+                " Avg_Latency: 4.00 usecs p50_Latency: 2.00 usecs p99_Latency: 10.00 usecs "
+            ),
+            "{line}"
+        );
+        let label = Label {
+            dataset_total_bytes: 1_050_000,
+            io_size_bytes: 3000,
+            ..LABEL
+        };
+        r.bytes = 1_050_000;
+        let line = Measurement::from_run(label, &r).gdsio_line();
+        assert!(
+            line.contains(" DataSetSize: 1050000/1050000(B) IOSize: 3000(B) "),
+            "{line}"
         );
     }
 

@@ -129,13 +129,18 @@ fn run_command(program: &OsString, rest: &[OsString], args: &StatsArgs) -> CliRe
     // command, so that its final report is printed. Handlers are reset by exec: the command
     // gets the default disposition.
     let wake = Wake::install()?;
-    let mut child = Command::new(program).args(rest).spawn().map_err(|e| {
-        CliError(format!(
-            "Failed to start '{}': {}",
-            program.to_string_lossy(),
-            util::io_text(&e)
-        ))
-    })?;
+    let mut child = match Command::new(program).args(rest).spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            // As a shell answers: 127 when the command is not found, 126 when it cannot run.
+            eprintln!(
+                "hipfile: Failed to start '{}': {}",
+                program.to_string_lossy(),
+                util::io_text(&e)
+            );
+            return Ok(ExitCode::from(spawn_failure_code(&e)));
+        }
+    };
     let pid = i32::try_from(child.id()).expect("process ids fit in pid_t");
 
     // Until we reap it, the child's pid cannot be reused: both descriptors name it.
@@ -181,6 +186,15 @@ fn attach_child(pid: i32, timeout: Option<Duration>) -> CliResult<Option<(Connec
 }
 
 /// The exit code that reports `status` the way a shell does (128 + N for signal N).
+/// The shell's exit status for a command that could not be started.
+fn spawn_failure_code(e: &io::Error) -> u8 {
+    if e.kind() == io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    }
+}
+
 pub fn exit_code(status: ExitStatus) -> ExitCode {
     let n = match (status.code(), status.signal()) {
         (Some(c), _) => c & 0xff,
@@ -448,7 +462,7 @@ fn open_failed(pid: i32, e: &OpenError) -> CliError {
         OpenError::NotFound(e) if e.raw_os_error() == Some(libc::ESRCH) => {
             "no such process".to_string()
         }
-        OpenError::NotFound(e) => util::io_text(e),
+        OpenError::NotFound(e) | OpenError::NoResources(e) => util::io_text(e),
         OpenError::Unsupported(e) => format!(
             "this kernel cannot watch processes (pidfd_open needs Linux 5.3 or later): {}",
             util::io_text(e)
@@ -546,6 +560,14 @@ mod tests {
 
     #[test]
     fn exit_codes_like_a_shell() {
+        assert_eq!(
+            spawn_failure_code(&io::Error::from_raw_os_error(libc::ENOENT)),
+            127
+        );
+        assert_eq!(
+            spawn_failure_code(&io::Error::from_raw_os_error(libc::EACCES)),
+            126
+        );
         assert_eq!(exit_code(ExitStatus::from_raw(0)), ExitCode::from(0));
         assert_eq!(exit_code(ExitStatus::from_raw(3 << 8)), ExitCode::from(3));
         assert_eq!(

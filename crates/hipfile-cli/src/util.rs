@@ -53,6 +53,32 @@ pub fn lib_text(e: &hipfile::Error) -> String {
     }
 }
 
+/// The simulated runtime `--sim` pointed the library at (set once, by `main`).
+static SIM: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Record that `--sim` chose the simulated runtime at `lib`.
+pub fn set_sim(lib: std::path::PathBuf) {
+    let _ = SIM.set(lib);
+}
+
+/// The simulated runtime `--sim` chose, if it did.
+pub fn sim_lib() -> Option<&'static std::path::Path> {
+    SIM.get().map(|p| p.as_path())
+}
+
+/// Why the library uses its GPU runtime, as the user should read it: with `--sim` the
+/// option chose it (the tool set HIPFILE_PLATFORM and HIPFILE_HIP_LIBRARY for it), else the
+/// library's own reason.
+pub fn chosen_because(choice: &hipfile::runtime::loader::Choice) -> String {
+    match SIM.get() {
+        Some(lib) if choice.runtime.is_simulated() => format!(
+            "--sim chose the simulated GPU runtime {} (the tool set HIPFILE_PLATFORM=amd and HIPFILE_HIP_LIBRARY for it)",
+            lib.display()
+        ),
+        _ => choice.reason.clone(),
+    }
+}
+
 /// Page size used for alignment (4 KiB covers every O_DIRECT requirement we meet).
 pub const PAGE: usize = 4096;
 
@@ -186,10 +212,88 @@ pub fn fmt_bytes(n: u64) -> String {
     format!("{n} B")
 }
 
-/// Whether standard output is a terminal (progress bars are drawn only then).
+/// Whether standard output is a terminal.
 pub fn stdout_is_terminal() -> bool {
     use std::io::IsTerminal;
     io::stdout().is_terminal()
+}
+
+/// Whether standard error is a terminal (progress bars are drawn there, only then).
+pub fn stderr_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    io::stderr().is_terminal()
+}
+
+/// A progress bar on standard error that appears only once the work has run for a second
+/// (when `enabled`: a terminal, no `--json`/`-q`), and is cleared when dropped, also on errors.
+pub struct DelayedBar {
+    bar: indicatif::ProgressBar,
+    enabled: bool,
+    shown: bool,
+    start: std::time::Instant,
+}
+
+/// How long work runs before [`DelayedBar`] shows itself.
+pub const BAR_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl DelayedBar {
+    /// A bar for `total` bytes, drawn with the indicatif `template`.
+    pub fn new(total: u64, template: &str, enabled: bool) -> DelayedBar {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(total),
+            indicatif::ProgressDrawTarget::hidden(),
+        );
+        bar.set_style(indicatif::ProgressStyle::with_template(template).expect("valid template"));
+        DelayedBar {
+            bar,
+            enabled,
+            shown: false,
+            start: std::time::Instant::now(),
+        }
+    }
+
+    /// The label in front of the bar (`{msg}` in the template).
+    pub fn set_message(&self, msg: String) {
+        self.bar.set_message(msg);
+    }
+
+    /// Bytes done so far.
+    pub fn set_position(&mut self, pos: u64) {
+        if self.enabled && !self.shown && self.start.elapsed() >= BAR_DELAY {
+            self.bar
+                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            self.shown = true;
+        }
+        self.bar.set_position(pos);
+    }
+}
+
+impl Drop for DelayedBar {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// A warning when `--io-size` (named `flag`) makes moving `total` bytes very slow: every
+/// request is one library call (a few microseconds at least), and every write also one
+/// `fdatasync` (milliseconds on a disk). Warned above 1024 writes or 2^20 reads.
+pub fn slow_request_warning(total: u64, io_size: u64, writes: bool, flag: &str) -> Option<String> {
+    let requests = total.div_ceil(io_size.max(1));
+    let (limit, why) = if writes {
+        (
+            1024,
+            "each write is a separate library call and a separate fdatasync",
+        )
+    } else {
+        (1 << 20, "each read is a separate library call")
+    };
+    (requests > limit).then(|| {
+        format!(
+            "{flag} {io_size} means {requests} requests for {}: {why}, so this will be very slow; \
+             a larger {flag} (1M or more) is much faster",
+            fmt_bytes(total)
+        )
+    })
 }
 
 #[cfg(test)]
@@ -238,5 +342,29 @@ mod tests {
         assert_eq!(fmt_bytes(64 << 20), "64 MiB");
         assert_eq!(fmt_bytes(3 << 29), "1.5 GiB");
         assert_eq!(fmt_bytes(100), "100 B");
+        assert_eq!(fmt_bytes(3), "3 B");
+        assert_eq!(fmt_bytes(3000), "2.9 KiB");
+    }
+
+    #[test]
+    fn slow_request_sizes_are_warned_about() {
+        assert_eq!(
+            slow_request_warning(12 << 10, 3, true, "--io-size").unwrap(),
+            "--io-size 3 means 4096 requests for 12 KiB: each write is a separate library call \
+             and a separate fdatasync, so this will be very slow; a larger --io-size (1M or more) \
+             is much faster"
+        );
+        assert_eq!(slow_request_warning(12 << 10, 3, false, "--io-size"), None);
+        assert_eq!(
+            slow_request_warning(1 << 30, 3, false, "--io-size").unwrap(),
+            "--io-size 3 means 357913942 requests for 1 GiB: each read is a separate library \
+             call, so this will be very slow; a larger --io-size (1M or more) is much faster"
+        );
+        assert_eq!(
+            slow_request_warning(4 << 30, 4096, false, "--io-size"),
+            None
+        );
+        assert_eq!(slow_request_warning(4 << 20, 4096, true, "--io-size"), None);
+        assert!(slow_request_warning((4 << 20) + 1, 4096, true, "--io-size").is_some());
     }
 }

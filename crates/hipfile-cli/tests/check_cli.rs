@@ -1,9 +1,9 @@
 //! `hipfile check`: runs the built tool with and without the simulated GPU runtime and reads
 //! its `--json` output back.
 //!
-//! Exit-code rule under test: 0 when the library can do I/O on this machine (its self-test
-//! passes), 1 with a one-line reason otherwise; a PATH that cannot be examined is reported but
-//! does not change the exit code.
+//! Exit-code rule under test: 0 when the library can do GPU I/O on this machine (a GPU runtime
+//! is usable and its self-test passes), 1 with a one-line reason otherwise: no GPU runtime
+//! (unless --allow-host-only), a failed self-test, a PATH that cannot be examined.
 
 mod common;
 use common::{hipsim, scratch, text};
@@ -199,7 +199,12 @@ fn check_json_on_the_simulator() {
 #[test]
 fn check_json_without_a_gpu_runtime() {
     let tmp = scratch("host");
-    let v = ok_json(&hipfile(&tmp, false, &[], &["check", "--json"]));
+    let v = ok_json(&hipfile(
+        &tmp,
+        false,
+        &[],
+        &["check", "--json", "--allow-host-only"],
+    ));
     assert_eq!(v.get("simulated"), Some(&Value::Bool(false)));
     let devices = v.get("device_count").and_then(Value::as_f64).unwrap();
     if devices > 0.0 {
@@ -255,7 +260,7 @@ fn check_fails_with_one_line_when_no_io_is_possible() {
     // Host-only with host-memory I/O disabled: nothing can move.
     let out = hipfile(&tmp, false, &[("HIPFILE_HOST", "false")], &["check"]);
     let stderr = text(&out.stderr);
-    let plain = hipfile(&tmp, false, &[], &["check", "--json"]);
+    let plain = hipfile(&tmp, false, &[], &["check", "--json", "--allow-host-only"]);
     let host_only = text(&plain.stdout).contains("\"platform\":\"host\"");
     if host_only {
         assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -286,7 +291,7 @@ fn check_fails_with_one_line_when_no_io_is_possible() {
 }
 
 #[test]
-fn check_paths_examines_each_and_reports_bad_ones_without_failing() {
+fn check_paths_examines_each_and_fails_for_a_bad_one() {
     let tmp = scratch("paths");
     let file = tmp.join("data.bin");
     std::fs::write(&file, vec![7u8; 8192]).unwrap();
@@ -306,12 +311,14 @@ fn check_paths_examines_each_and_reports_bad_ones_without_failing() {
         "hipfile check does not take PATH arguments: CheckArgs (main.rs) needs \
          `paths: Vec<PathBuf>` passed to check::run_paths: {stderr}"
     );
-    // The bad PATH is reported on stderr, but the machine can do I/O: exit code 0.
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains("no-such-file") && stderr.contains("No such file or directory"),
-        "{stderr}"
+    // The bad PATH fails the check with one line; the listing still has every PATH.
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "hipfile: cannot examine '{}': No such file or directory\n",
+            missing.display()
+        )
     );
     let v = parse(text(&out.stdout).trim()).unwrap();
     let vols = arr(&v, "volumes");
@@ -333,5 +340,139 @@ fn check_paths_examines_each_and_reports_bad_ones_without_failing() {
     );
     assert_eq!(s(&vols[2], "error"), Some("No such file or directory"));
     assert_eq!(vols[2].get("fastpath_capable"), Some(&Value::Bool(false)));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// Without a GPU runtime the check fails with one line, unless host-only is accepted.
+#[test]
+fn check_without_a_gpu_runtime_fails_unless_allowed() {
+    let tmp = scratch("nogpu");
+    // HIPFILE_PLATFORM=host: host-only on any machine.
+    let env = [("HIPFILE_PLATFORM", "host")];
+    let out = hipfile(&tmp, false, &env, &["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "hipfile: no usable GPU runtime: the library would run host-only (HIPFILE_PLATFORM=host); \
+         --allow-host-only accepts that\n"
+    );
+    assert!(text(&out.stdout)
+        .ends_with("\nResult: the library CANNOT do GPU I/O on this machine (host-only)\n"));
+    let out = hipfile(&tmp, false, &env, &["check", "--allow-host-only"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).ends_with(
+        "\nResult: the library can do I/O on this machine, host memory only (host-only accepted)\n"
+    ));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// `check` says which library it examined, and that --sim (not the user) chose the platform.
+#[test]
+fn check_names_the_library_and_the_sim_option() {
+    let tmp = scratch("names");
+    let out = hipfile(&tmp, true, &[], &["check"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_hipfile")).unwrap();
+    assert!(
+        stdout.starts_with(&format!(
+            "Library examined: the copy built into this executable ({}, hipfile {}); \
+             applications load libhipfile.so.0 instead: `hipfile check --lib` examines that one\n",
+            exe.display(),
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{stdout}"
+    );
+    let sim = std::fs::canonicalize(hipsim()).unwrap();
+    assert!(
+        stdout.contains(&format!(
+            "  chosen because:    --sim chose the simulated GPU runtime {} (the tool set \
+             HIPFILE_PLATFORM=amd and HIPFILE_HIP_LIBRARY for it)\n",
+            sim.display()
+        )),
+        "{stdout}"
+    );
+    let v = ok_json(&hipfile(&tmp, true, &[], &["check", "--json"]));
+    let lib = v.get("library").unwrap();
+    assert_eq!(s(lib, "examined"), Some("built-in"));
+    assert_eq!(s(lib, "executable"), exe.to_str());
+    assert!(s(&v, "reason")
+        .unwrap()
+        .starts_with("--sim chose the simulated GPU runtime"));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// The cdylib cargo built beside the tests (`target/<profile>/deps/libhipfile.so`).
+fn built_library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let p = exe.parent().unwrap().join("libhipfile.so");
+    assert!(p.is_file(), "{} was not built", p.display());
+    p
+}
+
+/// `check --lib=PATH` examines that file in a child process, through its C API.
+#[test]
+fn check_lib_examines_an_installed_library() {
+    let tmp = scratch("lib");
+    let lib = built_library();
+    let arg = format!("--lib={}", lib.display());
+    let v = ok_json(&hipfile(&tmp, true, &[], &["check", "--json", &arg]));
+    let l = v.get("library").unwrap();
+    assert_eq!(s(l, "examined"), Some("installed"));
+    assert_eq!(s(l, "file"), std::fs::canonicalize(&lib).unwrap().to_str());
+    assert_eq!(s(l, "version"), Some("0.5.0"));
+    assert_eq!(s(&v, "platform"), Some("amd"));
+    assert!(
+        s(&v, "runtime").unwrap().contains("simulated GPU runtime"),
+        "{v:?}"
+    );
+    assert_eq!(s(&v, "self_test"), Some("passed"));
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "the probe's temporary file and log are gone"
+    );
+
+    // The same library without a GPU runtime: host-only fails the check, one line.
+    let out = hipfile(
+        &tmp,
+        false,
+        &[("HIPFILE_PLATFORM", "host")],
+        &["check", &arg],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "hipfile: {} found no usable GPU runtime and runs host-only",
+            std::fs::canonicalize(&lib).unwrap().display()
+        )) && stderr.ends_with("; --allow-host-only accepts that\n"),
+        "{stderr}"
+    );
+    let out = hipfile(
+        &tmp,
+        false,
+        &[("HIPFILE_PLATFORM", "host")],
+        &["check", &arg, "--allow-host-only"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("  self-test:         passed"));
+
+    // A library that does not exist.
+    let missing = tmp.join("libnothing.so");
+    let out = hipfile(
+        &tmp,
+        true,
+        &[],
+        &["check", &format!("--lib={}", missing.display())],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("hipfile: cannot load {}: ", missing.display())),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&tmp).unwrap();
 }

@@ -149,7 +149,7 @@ fn bench_text_lines_and_modes() {
         ],
     ));
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 5, "{out}");
+    assert_eq!(lines.len(), 6, "{out}");
     assert!(
         lines[0].contains("SIMULATED GPU runtime") && lines[0].contains("engine"),
         "{}",
@@ -160,10 +160,11 @@ fn bench_text_lines_and_modes() {
         "{}",
         lines[1]
     );
+    assert!(lines[2].starts_with("HIPFILE served by: "), "{}", lines[2]);
     for (line, xfer) in [
         (lines[1], "HIPFILE"),
-        (lines[2], "PREAD_1T"),
-        (lines[3], "PREAD_NT"),
+        (lines[3], "PREAD_1T"),
+        (lines[4], "PREAD_NT"),
     ] {
         assert!(line.contains(&format!("XferType: {xfer} ")), "{line}");
         assert!(
@@ -174,9 +175,9 @@ fn bench_text_lines_and_modes() {
         );
     }
     assert!(
-        lines[4].starts_with("hipfile/pread_nt = ") && lines[4].contains("x, hipfile/pread_1t = "),
+        lines[5].starts_with("hipfile/pread_nt = ") && lines[5].contains("x, hipfile/pread_1t = "),
         "{}",
-        lines[4]
+        lines[5]
     );
     assert!(file.exists(), "a --file is kept");
 
@@ -195,6 +196,7 @@ fn bench_text_lines_and_modes() {
                 "2",
                 "--mode",
                 mode,
+                "--force",
                 "--repeat",
                 "1",
                 "--json",
@@ -250,6 +252,7 @@ fn bench_text_lines_and_modes() {
                 "2",
                 "--mode",
                 mode,
+                "--force",
                 "--api",
                 "batch",
                 "--batch-depth",
@@ -379,5 +382,47 @@ fn check_json_says_simulated() {
     assert!(num(v.get("config").unwrap(), "io_threads") >= 1.0);
     let out = ok(&hipfile(&tmp, &["check"]));
     assert!(out.contains("SIMULATED GPU runtime"), "{out}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// doc/man/ (what both installers install) is what the tool generates from its command line
+/// now: run `target/debug/hipfile manpages doc/man` after changing an option.
+#[test]
+fn man_pages_in_doc_man_are_current() {
+    let tmp = scratch("man");
+    let out = Command::new(env!("CARGO_BIN_EXE_hipfile"))
+        .arg("manpages")
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../doc/man");
+    let names = |d: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        names(&tmp),
+        [
+            "hipfile-bench.1",
+            "hipfile-check.1",
+            "hipfile-cp.1",
+            "hipfile-stats.1",
+            "hipfile.1"
+        ]
+    );
+    assert_eq!(names(&tmp), names(&committed));
+    for n in names(&tmp) {
+        assert!(
+            std::fs::read(tmp.join(&n)).unwrap() == std::fs::read(committed.join(&n)).unwrap(),
+            "doc/man/{n} is stale: run `hipfile manpages doc/man`"
+        );
+    }
+    let page = std::fs::read_to_string(tmp.join("hipfile-cp.1")).unwrap();
+    assert!(page.contains("\\-\\-require\\-gpu"), "{page}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }

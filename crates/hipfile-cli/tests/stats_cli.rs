@@ -191,12 +191,28 @@ fn command_status_passes_through() {
 
     let missing = tmp.join("no-such-program");
     let out = stats(&tmp, &["--", missing.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        out.status.code(),
+        Some(127),
+        "not found: 127, as a shell says"
+    );
     assert_eq!(
         text(&out.stderr),
         format!(
             "hipfile: Failed to start '{}': No such file or directory\n",
             missing.display()
+        )
+    );
+    // Found but not executable: 126.
+    let plain = tmp.join("not-executable");
+    std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+    let out = stats(&tmp, &["--", plain.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(126), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "hipfile: Failed to start '{}': Permission denied\n",
+            plain.display()
         )
     );
     std::fs::remove_dir_all(&tmp).unwrap();

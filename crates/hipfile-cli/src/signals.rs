@@ -1,0 +1,77 @@
+//! SIGINT and SIGTERM for the subcommands that leave files behind (`cp`, `bench`).
+//!
+//! The handler only stores the signal's number in an atomic (async-signal-safe); the work
+//! loops look at [`pending`] between requests and unwind with an error, their guards remove
+//! what they created, and `main` then ends the process by the same signal ([`reraise`]), so
+//! the shell sees the usual status (130 for Ctrl-C). The handler is installed with
+//! `SA_RESETHAND`: a second Ctrl-C while the tool cleans up terminates it at once. Without
+//! `SA_RESTART`, a system call the signal interrupts returns `EINTR`, which the library and
+//! the tool retry, so a request in flight finishes before the loop notices.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The signal received, 0 for none.
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    // An atomic store is async-signal-safe; nothing else happens here.
+    PENDING.store(sig, Ordering::Relaxed);
+}
+
+/// Catch SIGINT and SIGTERM from now on (once per process; later calls change nothing).
+pub fn install() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid value; the handler has the signature
+        // sa_handler expects and only performs an atomic store; sigemptyset gets a valid
+        // pointer to the mask inside `act`.
+        unsafe {
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            act.sa_flags = libc::SA_RESETHAND;
+            libc::sigemptyset(&mut act.sa_mask);
+            libc::sigaction(sig, &act, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signal received since [`install`], if any.
+pub fn pending() -> Option<i32> {
+    match PENDING.load(Ordering::Relaxed) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// The error text of an interruption: "interrupted by SIGINT".
+pub fn describe(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        _ => return format!("interrupted by signal {sig}"),
+    };
+    format!("interrupted by {name}")
+}
+
+/// End the process by `sig` with its default action (after the cleanup is done).
+pub fn reraise(sig: i32) -> ! {
+    // SAFETY: restoring the default action and raising a signal are plain system calls;
+    // SIGINT's and SIGTERM's default action terminates the process.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+    // Not reached for SIGINT/SIGTERM; the shell's convention otherwise.
+    std::process::exit(128 + sig)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(describe(libc::SIGINT), "interrupted by SIGINT");
+        assert_eq!(describe(libc::SIGTERM), "interrupted by SIGTERM");
+        assert_eq!(describe(1), "interrupted by signal 1");
+    }
+}
