@@ -19,7 +19,7 @@ mod common;
 
 use std::ffi::c_int;
 use std::os::unix::io::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use common::*;
 
@@ -55,24 +55,6 @@ type Outcome = i64;
 fn set_errno(v: c_int) {
     // SAFETY: the calling thread's errno.
     unsafe { *libc::__errno_location() = v };
-}
-
-/// The environment of a backend's process.
-fn env_of(b: Backend) -> Vec<(&'static str, &'static str)> {
-    let mut env = vec![("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true")];
-    match b {
-        Backend::Fastpath | Backend::Host => {}
-        Backend::Fallback => env.push(("HIPFILE_FORCE_COMPAT_MODE", "true")),
-        Backend::Cufile => {
-            env.push(("HIPFILE_PLATFORM", "nvidia"));
-            env.push(("HIPSIM_CUFILE_GDS", "1"));
-        }
-        Backend::CudaFallback => {
-            env.push(("HIPFILE_PLATFORM", "nvidia"));
-            env.push(("HIPFILE_CUFILE_LIBRARY", "none"));
-        }
-    }
-    env
 }
 
 /// The request's memory: device memory of the backend's runtime, or host memory.
@@ -177,16 +159,16 @@ impl Drop for File {
 }
 
 /// One request in `mode`; its outcome.
-fn request(f: &File, m: &Mem, write: bool, mode: Mode, size: usize) -> Outcome {
+fn request(f: &File, ptr: *mut std::ffi::c_void, write: bool, mode: Mode, size: usize) -> Outcome {
     match mode {
         Mode::Sync => {
             set_errno(0);
             // SAFETY: a registered handle and `SIZE` bytes of memory.
             let n = unsafe {
                 if write {
-                    hipFileWrite(f.fh, m.ptr, size, 0, 0)
+                    hipFileWrite(f.fh, ptr, size, 0, 0)
                 } else {
-                    hipFileRead(f.fh, m.ptr, size, 0, 0)
+                    hipFileRead(f.fh, ptr, size, 0, 0)
                 }
             };
             if n == -1 {
@@ -203,7 +185,7 @@ fn request(f: &File, m: &Mem, write: bool, mode: Mode, size: usize) -> Outcome {
                 mode: hipFileBatch,
                 u: hipFileIOParamsU {
                     batch: hipFileIOParamsBatch {
-                        devPtr_base: m.ptr,
+                        devPtr_base: ptr,
                         file_offset: 0,
                         devPtr_offset: 0,
                         size,
@@ -327,7 +309,7 @@ fn matrix(b: Backend) {
             } else {
                 SIZE as i64
             };
-            assert_eq!(request(&f, &m, write, mode, SIZE), want, "warm-up");
+            assert_eq!(request(&f, m.ptr, write, mode, SIZE), want, "warm-up");
         }
         // SAFETY: a registered handle and SIZE bytes of memory.
         let n = unsafe {
@@ -353,7 +335,7 @@ fn matrix(b: Backend) {
                     if knob == "fail_copy" {
                         sim().fault("fail_copy_after", 0);
                     }
-                    let got = request(&f, &m, write, mode, SIZE);
+                    let got = request(&f, m.ptr, write, mode, SIZE);
                     sim().fault(knob, 0);
                     let want = expect(b, knob, v, mode);
                     let dir = if write { "write" } else { "read" };
@@ -384,13 +366,13 @@ fn matrix(b: Backend) {
                     let again = pattern(SIZE, cells as u64 + 1000);
                     m.put(&again);
                     assert_eq!(
-                        request(&f, &m, true, Mode::Sync, SIZE),
+                        request(&f, m.ptr, true, Mode::Sync, SIZE),
                         SIZE as i64,
                         "{knob}={v}: write after"
                     );
                     m.put(&vec![0u8; SIZE]);
                     assert_eq!(
-                        request(&f, &m, false, Mode::Sync, SIZE),
+                        request(&f, m.ptr, false, Mode::Sync, SIZE),
                         SIZE as i64,
                         "{knob}={v}: read after"
                     );
@@ -494,7 +476,7 @@ fn load_time_cell(b: Backend, want: impl Fn(bool, Mode) -> Outcome) {
             let fresh = pattern(SIZE, 50 + cells.len() as u64);
             m.put(&fresh);
             let on_disk = f.contents();
-            let got = request(&f, &m, write, mode, SIZE);
+            let got = request(&f, m.ptr, write, mode, SIZE);
             assert_eq!(got, want(write, mode), "write {write} {mode:?}");
             if got == SIZE as i64 && write {
                 assert!(f.contents()[..SIZE] == fresh[..], "written bytes");
@@ -632,7 +614,381 @@ child_test!(
     }
 );
 
-#[allow(dead_code)]
-fn unused(_: &Path) {
-    let _ = env_of(Backend::Host);
+// ---- system-level faults ------------------------------------------------------------------------
+
+/// Descriptors, pinned and device bytes, as [`resources`], once the driver has closed.
+fn closed_resources() -> (usize, u64, u64) {
+    assert_eq!(hipFileUseCount(), 0);
+    resources()
+}
+
+/// A tmpfs of `size` mounted on a fresh directory, unmounted on drop; `None` (with the reason
+/// printed) where mounting is not possible.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = scratch_file("tmpfs");
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Tmpfs(dir)),
+            Ok(o) => {
+                println!(
+                    "SKIP: cannot mount a tmpfs on {}: {}",
+                    dir.display(),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                println!("SKIP: cannot run mount: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// A write bigger than the file system: a short count (or `-1`/`ENOSPC` when nothing fitted),
+/// and what is on disk is exactly that prefix of the data (no hole, no stale byte); once space is
+/// back, a write and a read are right; nothing leaked.
+fn enospc(b: Backend) {
+    let Some(fs) = Tmpfs::mount("1m") else {
+        return;
+    };
+    assert_eq!(hipFileDriverOpen().err, 0);
+    let big = 2 << 20;
+    let data = pattern(big, 60);
+    let path = fs.0.join("full");
+    make_file(&path, &[]);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    let fh = register_fd(file.as_raw_fd());
+    let before = resources();
+    let (ptr, _keep): (*mut std::ffi::c_void, Box<dyn std::any::Any>) = match b {
+        Backend::Host => {
+            let mut v = data.clone();
+            (v.as_mut_ptr().cast(), Box::new(v))
+        }
+        _ => {
+            let d = sim().device_alloc(big);
+            sim().upload(d.ptr, &data);
+            (d.ptr, Box::new(d))
+        }
+    };
+    set_errno(0);
+    // SAFETY: a registered handle and `big` bytes of memory.
+    let n = unsafe { hipFileWrite(fh, ptr, big, 0, 0) };
+    let e = errno();
+    let disk = std::fs::read(&path).unwrap();
+    println!(
+        "ENOSPC {b:?}: hipFileWrite({big}) = {n} (errno {e}), {} bytes on disk",
+        disk.len()
+    );
+    // The contiguous prefix that reached the file is returned (-1 only when nothing did), and
+    // nothing past it stays beyond the old end (here 0).
+    if n < 0 {
+        assert_eq!((n, e), (-1, libc::ENOSPC), "a failed write's code");
+        assert_eq!(disk.len(), 0, "a write that reported nothing left bytes");
+    } else {
+        assert!(n > 0 && (n as usize) < big, "a short write's count {n}");
+        assert_eq!(
+            disk.len(),
+            n as usize,
+            "the file holds more than the reported prefix"
+        );
+    }
+    assert!(disk.len() < big, "the file system held more than it has");
+    assert!(
+        disk == data[..disk.len()],
+        "after ENOSPC the file is not a prefix of the data (a hole or a stale byte at {})",
+        disk.iter()
+            .zip(&data)
+            .position(|(a, b)| a != b)
+            .unwrap_or(0)
+    );
+    // Space again: a write and a read of 256 KiB at 0.
+    file.set_len(0).unwrap();
+    let again = pattern(256 << 10, 61);
+    let m = sim().device_alloc(256 << 10);
+    sim().upload(m.ptr, &again);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { hipFileWrite(fh, m.ptr, 256 << 10, 0, 0) },
+        256 << 10
+    );
+    sim().upload(m.ptr, &vec![0u8; 256 << 10]);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { hipFileRead(fh, m.ptr, 256 << 10, 0, 0) },
+        256 << 10
+    );
+    assert!(sim().download(m.ptr, 256 << 10) == again);
+    drop(m);
+    assert_eq!(resources().0, before.0, "descriptors after ENOSPC");
+    hipFileHandleDeregister(fh);
+    drop(file);
+    assert_eq!(hipFileDriverClose().err, 0);
+    assert_eq!(closed_resources().1, 0, "pinned bytes after close");
+}
+
+child_test!(
+    enospc_on_a_small_tmpfs_fallback,
+    [("HIPFILE_FORCE_COMPAT_MODE", "true")],
+    {
+        enospc(Backend::Fallback);
+    }
+);
+child_test!(enospc_on_a_small_tmpfs_host, {
+    enospc(Backend::Host);
+});
+
+/// `EIO` from storage, through the library's test-only I/O seam (this machine has neither
+/// device-mapper nor a failing FUSE file system): the exact code in both modes, for a whole
+/// request and for one that fails after its first system call; the data right afterwards.
+#[cfg(feature = "io-fault-seam")]
+fn eio(b: Backend) {
+    use hipfile::sys::io::fault_seam;
+    assert_eq!(hipFileDriverOpen().err, 0);
+    let len = 12 << 20;
+    let data = pattern(len, 70);
+    let f = File::new("eio", &data);
+    let mut m = Mem::new(b);
+    let mut big_host = vec![0u8; len];
+    let big_host_ptr = big_host.as_mut_ptr();
+    let big_dev = sim().device_alloc(len);
+    let big = if b == Backend::Host {
+        big_host_ptr.cast()
+    } else {
+        big_dev.ptr
+    };
+    // Warm-up (the pool grows to what a large request uses), then count.
+    m.put(&data[..SIZE]);
+    assert_eq!(request(&f, m.ptr, false, Mode::Sync, SIZE), SIZE as i64);
+    assert_eq!(request(&f, big, false, Mode::Sync, len), len as i64);
+    assert_eq!(request(&f, big, true, Mode::Sync, len), len as i64);
+    let before = resources();
+    for write in [false, true] {
+        for mode in [Mode::Sync, Mode::Batch] {
+            for after in [0, 1] {
+                let (rd, wr) = if write {
+                    (0, libc::EIO)
+                } else {
+                    (libc::EIO, 0)
+                };
+                let on_disk = f.contents();
+                // Fresh bytes in the big buffer, so a written prefix can be told apart.
+                let fresh = pattern(len, 90 + after as u64 + 2 * u64::from(write));
+                if b == Backend::Host {
+                    // SAFETY: `big_host` is `len` bytes; nothing else uses it meanwhile.
+                    unsafe { std::ptr::copy_nonoverlapping(fresh.as_ptr(), big_host_ptr, len) };
+                } else {
+                    sim().upload(big, &fresh);
+                }
+                fault_seam::set(rd, wr, after);
+                let got = if after == 0 {
+                    request(&f, m.ptr, write, mode, SIZE)
+                } else {
+                    // Three 4 MiB chunks: one system call succeeds, a later one fails.
+                    request(&f, big, write, mode, len)
+                };
+                fault_seam::set(0, 0, 0);
+                let what = format!("{b:?} EIO write {write} {mode:?} after {after} calls");
+                let now = f.contents();
+                if b == Backend::Host && mode == Mode::Batch {
+                    assert_eq!(got, -(hipFileInternalError as i64), "{what}");
+                } else if write && after > 0 && got > 0 {
+                    // A write that fails part-way returns the contiguous prefix that reached
+                    // the file (as pwrite does); -EIO only when nothing did.
+                    let n = got as usize;
+                    assert!(n < len, "{what}: {got}");
+                    assert!(
+                        now[..n] == fresh[..n],
+                        "{what}: the reported prefix is not on disk"
+                    );
+                } else {
+                    assert_eq!(got, -(libc::EIO as i64), "{what}");
+                }
+                if write {
+                    assert_eq!(
+                        now.len(),
+                        on_disk.len(),
+                        "{what}: length after a failed write"
+                    );
+                }
+                let again = pattern(SIZE, 71 + after as u64);
+                m.put(&again);
+                assert_eq!(request(&f, m.ptr, true, Mode::Sync, SIZE), SIZE as i64);
+                m.put(&vec![0u8; SIZE]);
+                assert_eq!(request(&f, m.ptr, false, Mode::Sync, SIZE), SIZE as i64);
+                assert!(m.get() == again, "data after EIO");
+                assert_eq!(resources(), before, "resources after EIO");
+            }
+        }
+    }
+    drop(big_dev);
+    drop(m);
+    drop(f);
+    assert_eq!(hipFileDriverClose().err, 0);
+    assert_eq!(closed_resources().1, 0);
+}
+
+#[cfg(feature = "io-fault-seam")]
+child_test!(eio_fallback, [("HIPFILE_FORCE_COMPAT_MODE", "true")], {
+    eio(Backend::Fallback);
+});
+#[cfg(feature = "io-fault-seam")]
+child_test!(eio_host, {
+    eio(Backend::Host);
+});
+
+// Another process truncates the file while a large read runs (slowed by the simulator's copy
+// delay): the read returns a count or an error, and every byte it reports is the file's.
+child_test!(
+    truncated_by_another_process_during_a_read,
+    [("HIPFILE_FORCE_COMPAT_MODE", "true")],
+    {
+        assert_eq!(hipFileDriverOpen().err, 0);
+        let len = 32 << 20;
+        let data = pattern(len, 80);
+        let f = File::new("truncated", &data);
+        let d = sim().device_alloc(len);
+        sim().fault("copy_delay_us", 3000);
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "sleep 0.005; truncate -s 1048576 '{}'",
+                f.path.display()
+            ))
+            .spawn()
+            .expect("spawn truncate");
+        set_errno(0);
+        // SAFETY: a registered handle and `len` bytes of device memory.
+        let n = unsafe { hipFileRead(f.fh, d.ptr, len, 0, 0) };
+        let e = errno();
+        assert!(child.wait().unwrap().success(), "truncate failed");
+        sim().fault("copy_delay_us", 0);
+        println!("truncated during a read: hipFileRead({len}) = {n} (errno {e})");
+        if n >= 0 {
+            let n = n as usize;
+            assert!(n <= len);
+            assert!(
+                sim().download(d.ptr, n) == data[..n],
+                "bytes reported past what the file held"
+            );
+        } else {
+            assert!(
+                n == -1 && e != 0 || (5000..=5039).contains(&-n),
+                "code {n}/{e}"
+            );
+        }
+        // The truncated file reads as it now is.
+        // SAFETY: as above.
+        assert_eq!(unsafe { hipFileRead(f.fh, d.ptr, len, 0, 0) }, 1 << 20);
+        assert!(sim().download(d.ptr, 1 << 20) == data[..1 << 20]);
+        drop(d);
+        drop(f);
+        assert_eq!(hipFileDriverClose().err, 0);
+    }
+);
+
+/// SIGKILL during a stream of writes: every block the writer reported complete (after its
+/// `hipFileWrite` returned) is complete on disk.
+#[test]
+fn sigkill_during_writes() {
+    const BLOCK: usize = 1 << 20;
+    if let Some(path) = std::env::var_os("HIPFILE_SIGKILL_FILE") {
+        // The writer: blocks of distinct patterns, one `done k` line after each.
+        use std::io::Write;
+        assert_eq!(hipFileDriverOpen().err, 0);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap();
+        let fh = register_fd(file.as_raw_fd());
+        let d = sim().device_alloc(BLOCK);
+        let mut out = std::io::stdout();
+        for k in 0.. {
+            sim().upload(d.ptr, &pattern(BLOCK, 1000 + k as u64));
+            // SAFETY: a registered handle and BLOCK bytes of device memory.
+            let n = unsafe { hipFileWrite(fh, d.ptr, BLOCK, (k * BLOCK) as i64, 0) };
+            assert_eq!(n, BLOCK as isize);
+            writeln!(out, "done {k}").unwrap();
+            out.flush().unwrap();
+        }
+        return;
+    }
+    use std::io::BufRead;
+    let path = scratch_file("sigkill");
+    make_file(&path, &[]);
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "sigkill_during_writes",
+        "--exact",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("HIPFILE_SIGKILL_FILE", &path)
+    .env("HIPFILE_HIP_LIBRARY", hipsim_path())
+    .env("HIPFILE_CUDA_LIBRARY", hipsim_path())
+    .env("HIPFILE_FORCE_COMPAT_MODE", "true")
+    .env("HIPFILE_LOG", "error")
+    .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut done = Vec::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        // (libtest's "test ... " may precede the first line.)
+        if let Some(at) = line.find("done ") {
+            done.push(line[at + 5..].trim().parse::<usize>().unwrap());
+            if done.len() == 8 {
+                // SAFETY: our child's pid.
+                unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+                break;
+            }
+        }
+    }
+    let status = child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGKILL),
+        "the writer was killed"
+    );
+    let disk = std::fs::read(&path).unwrap();
+    assert_eq!(done, (0..8).collect::<Vec<_>>());
+    for &k in &done {
+        assert!(
+            disk.len() >= (k + 1) * BLOCK,
+            "block {k} reported but the file is short"
+        );
+        assert!(
+            disk[k * BLOCK..(k + 1) * BLOCK] == pattern(BLOCK, 1000 + k as u64)[..],
+            "block {k} reported complete but is not"
+        );
+    }
+    println!(
+        "SIGKILL after {} reported blocks: all complete ({} bytes on disk)",
+        done.len(),
+        disk.len()
+    );
+    let _ = std::fs::remove_file(&path);
 }
