@@ -4,12 +4,43 @@
 #
 #   scripts/reliability.sh [--fuzz-minutes N] [--stress-minutes M] [--threads T]
 #                          [--targets "api_sequence batch_sequence"] [--out DIR]
+#   scripts/reliability.sh --ci
 #
 # Defaults: 30 minutes per fuzz target, 10 minutes of stress at 64 threads. The fuzz targets and
 # the stress run side by side; logs and a summary (summary.txt) go to DIR (default
 # target/reliability). Exit status: non-zero when any part failed.
+#
+# --ci is the bounded slice .ci/run adds after `cargo test --workspace` (which already ran the
+# stress test for HIPFILE_STRESS_SECS, the fault matrix, and the C suite under ASan/UBSan and
+# valgrind): each fuzz target for 60 s (side by side, a finding fails), then the fault matrix's
+# EIO cells, which need the library built with the test-only feature io-fault-seam.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = --ci ]; then
+    set -e
+    t0=$(date +%s)
+    scripts/fuzz.sh build
+    t1=$(date +%s)
+    echo "reliability --ci: fuzz build $((t1 - t0)) s"
+    pids=()
+    for t in api_sequence batch_sequence; do
+        scripts/fuzz.sh run "$t" "${FUZZ_CI_SECONDS:-60}" >"target/fuzz-ci-$t.log" 2>&1 &
+        pids+=($!)
+    done
+    fail=0
+    for p in "${pids[@]}"; do wait "$p" || fail=1; done
+    for t in api_sequence batch_sequence; do
+        if [ "$fail" = 1 ]; then tail -80 "target/fuzz-ci-$t.log"; else tail -1 "target/fuzz-ci-$t.log"; fi
+    done
+    [ "$fail" = 0 ] || { echo "reliability --ci: a fuzz target found something (fuzz/artifacts/)"; exit 1; }
+    t2=$(date +%s)
+    echo "reliability --ci: fuzzing $((t2 - t1)) s"
+    cargo test --features io-fault-seam --test fault_matrix
+    t3=$(date +%s)
+    echo "reliability --ci: fault matrix with the I/O seam $((t3 - t2)) s; total $((t3 - t0)) s"
+    exit 0
+fi
 
 fuzz_min=30
 stress_min=10
