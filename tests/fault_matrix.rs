@@ -614,6 +614,75 @@ child_test!(
     }
 );
 
+// ---- a copy that fails part-way (`fail_copy` with `fail_copy_after`) ----------------------------
+
+// A 12 MiB request through the engine (three 4 MiB chunks) whose second runtime copy fails: a
+// read fails whole (-hipError_t; batch: -hipFileHipDriverError); a write returns the contiguous
+// prefix that reached the file, or the error when none did; afterwards all is right again.
+child_test!(
+    fail_copy_part_way,
+    [("HIPFILE_FORCE_COMPAT_MODE", "true")],
+    {
+        assert_eq!(hipFileDriverOpen().err, 0);
+        let len = 12 << 20;
+        let data = pattern(len, 95);
+        let f = File::new("copy-part-way", &data);
+        let big = sim().device_alloc(len);
+        assert_eq!(request(&f, big.ptr, false, Mode::Sync, len), len as i64);
+        let before = resources();
+        for write in [false, true] {
+            for mode in [Mode::Sync, Mode::Batch] {
+                let fresh = pattern(
+                    len,
+                    96 + u64::from(write) + 2 * (mode == Mode::Batch) as u64,
+                );
+                sim().upload(big.ptr, &fresh);
+                let on_disk = f.contents();
+                sim().fault("fail_copy", 999);
+                sim().fault("fail_copy_after", 1);
+                let got = request(&f, big.ptr, write, mode, len);
+                sim().fault("fail_copy", 0);
+                sim().fault("fail_copy_after", 0);
+                let err = match mode {
+                    Mode::Sync => -999,
+                    Mode::Batch => -(hipFileHipDriverError as i64),
+                };
+                let what = format!("fail_copy after 1 copy, write {write} {mode:?}");
+                let now = f.contents();
+                if write && got > 0 {
+                    let n = got as usize;
+                    assert!(n < len, "{what}: {got}");
+                    assert!(
+                        now[..n] == fresh[..n],
+                        "{what}: the reported prefix is not on disk"
+                    );
+                } else {
+                    assert_eq!(got, err, "{what}");
+                }
+                assert_eq!(now.len(), on_disk.len(), "{what}: length");
+                sim().upload(big.ptr, &data);
+                assert_eq!(
+                    request(&f, big.ptr, true, Mode::Sync, len),
+                    len as i64,
+                    "{what}: write after"
+                );
+                sim().upload(big.ptr, &vec![0u8; len]);
+                assert_eq!(
+                    request(&f, big.ptr, false, Mode::Sync, len),
+                    len as i64,
+                    "{what}: read after"
+                );
+                assert!(sim().download(big.ptr, len) == data, "{what}: data after");
+                assert_eq!(resources(), before, "{what}: resources");
+            }
+        }
+        drop(big);
+        drop(f);
+        assert_eq!(hipFileDriverClose().err, 0);
+        assert_eq!(resources().1, 0);
+    }
+);
+
 // ---- system-level faults ------------------------------------------------------------------------
 
 /// Descriptors, pinned and device bytes, as [`resources`], once the driver has closed.
