@@ -161,6 +161,15 @@ pub fn init() {
         // SAFETY: registering a plain function that only prints.
         unsafe { libc::atexit(print_totals) };
         std::fs::create_dir_all(scratch_dir()).expect("scratch directory");
+        let fifo = CString::new(
+            scratch_dir()
+                .join("fifo")
+                .into_os_string()
+                .into_encoded_bytes(),
+        )
+        .unwrap();
+        // SAFETY: a NUL-terminated path.
+        unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) };
     });
 }
 
@@ -262,6 +271,8 @@ struct Fd {
     file: usize,
     writable: bool,
     readable: bool,
+    /// Whether it is one of the scratch files (the model knows its bytes).
+    modelled: bool,
 }
 
 struct Handle {
@@ -468,6 +479,7 @@ impl World {
                     file,
                     readable: true,
                     writable: true,
+                    modelled: true,
                 });
                 let mut d = hipFileDescr_t {
                     type_: hipFileHandleTypeOpaqueFD,
@@ -754,13 +766,29 @@ impl World {
                 (libc::O_PATH, false, false),
             ],
         )?;
-        let fd = open_fd(&self.files[file].path, flags);
+        // Sometimes a descriptor the model does not follow: a FIFO without a writer (its
+        // registration must not block) or a directory.
+        let (fd, modelled) = match u.int_in_range(0..=9)? {
+            0 => (
+                open_fd(
+                    &scratch_dir().join("fifo"),
+                    libc::O_RDONLY | libc::O_NONBLOCK,
+                ),
+                false,
+            ),
+            1 => (
+                open_fd(&scratch_dir(), libc::O_RDONLY | libc::O_DIRECTORY),
+                false,
+            ),
+            _ => (open_fd(&self.files[file].path, flags), true),
+        };
         if fd >= 0 {
             self.fds.push(Fd {
                 fd,
                 file,
-                readable,
-                writable,
+                readable: readable && modelled,
+                writable: writable && modelled,
+                modelled,
             });
         }
         Ok(())
@@ -790,7 +818,8 @@ impl World {
             2 => (0, None),
             _ if !self.fds.is_empty() => {
                 let i = u.choose_index(self.fds.len())?;
-                (self.fds[i].fd, (self.fds[i].fd >= 0).then_some(i))
+                let f = &self.fds[i];
+                (f.fd, (f.fd >= 0).then_some(i))
             }
             _ => (-1, None),
         };
@@ -835,6 +864,8 @@ impl World {
                 !self.handles.iter().any(|h| h.live && h.fh == fh),
                 "a live handle was handed out twice"
             );
+            // A FIFO or directory handle is live but outside the model.
+            let idx = idx.filter(|&i| self.fds[i].modelled);
             self.handles.push(Handle {
                 fh,
                 fd: idx,
@@ -1725,13 +1756,25 @@ impl World {
                     let _ = hipFileStatsConnectToTargetProcess(ctx);
                     let _ = hipFileStatsPollTargetProcess(ctx, false);
                 }
-                // The report goes to /dev/null (a pipe is left out: SIGPIPE on a closed pipe is a
-                // known defect, fixed separately).
-                let null = open_fd(std::path::Path::new("/dev/null"), libc::O_WRONLY);
-                // SAFETY: a live context and our descriptor.
-                unsafe {
-                    let _ = hipFileStatsGenerateReport(ctx, null);
-                    libc::close(null);
+                // The report goes to /dev/null or into a pipe whose reader has gone (EPIPE, not a
+                // SIGPIPE that would end this process).
+                if u.arbitrary::<bool>()? {
+                    let null = open_fd(std::path::Path::new("/dev/null"), libc::O_WRONLY);
+                    // SAFETY: a live context and our descriptor.
+                    unsafe {
+                        let _ = hipFileStatsGenerateReport(ctx, null);
+                        libc::close(null);
+                    }
+                } else {
+                    let mut p = [0 as c_int; 2];
+                    // SAFETY: a two-element array; both ends are ours.
+                    unsafe {
+                        assert_eq!(libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC), 0);
+                        libc::close(p[0]);
+                        let r = hipFileStatsGenerateReport(ctx, p[1]);
+                        libc::close(p[1]);
+                        assert_ne!(r, 0, "a report into a pipe without a reader succeeded");
+                    }
                 }
             }
             _ => {
