@@ -188,10 +188,12 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
                 prop_assert_eq!(n, size as isize, "write {:?}", op);
                 let end = off as usize + size;
                 // A zero-size write moves nothing, past the end of the file included.
-                if size > 0 && model.len() < end {
-                    model.resize(end, 0);
+                if size > 0 {
+                    if model.len() < end {
+                        model.resize(end, 0);
+                    }
+                    model[off as usize..end].copy_from_slice(&data);
                 }
-                model[off as usize..end].copy_from_slice(&data);
                 prop_assert!(
                     std::fs::read(&path).unwrap() == model,
                     "file after {:?}",

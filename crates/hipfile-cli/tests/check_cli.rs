@@ -6,12 +6,12 @@
 //! (unless --allow-host-only), a failed self-test, a PATH that cannot be examined.
 
 mod common;
-use common::{hipsim, scratch, text};
+use common::{hipsim, run_hipfile, scratch, text};
 
 use std::ffi::CString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 // The tool's JSON writer and, under cfg(test), its small parser: used here to read the output.
 #[allow(dead_code)]
@@ -21,28 +21,8 @@ mod json;
 use json::parse::parse;
 use json::Value;
 
-/// Run `hipfile [--sim=<hipsim>] ARGS` with no hipfile or hipsim variable from this process,
-/// `env` added, and TMPDIR=`tmp`.
 fn hipfile(tmp: &Path, sim: bool, env: &[(&str, &str)], args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hipfile"));
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy();
-        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
-            cmd.env_remove(&*k);
-        }
-    }
-    // Cargo's LD_LIBRARY_PATH names target/ folders: nothing there should be found by the
-    // library's automatic runtime choice.
-    cmd.env_remove("LD_LIBRARY_PATH");
-    cmd.env("TMPDIR", tmp).env("HIPFILE_LOG", "error");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    if sim {
-        cmd.arg(format!("--sim={}", hipsim().display()));
-    }
-    cmd.args(args);
-    cmd.output().expect("running hipfile")
+    run_hipfile(tmp, sim, env, args)
 }
 
 fn ok_json(out: &Output) -> Value {

@@ -1,7 +1,7 @@
 //! Runs the built `hipfile` tool on the simulated GPU runtime (`--sim=PATH` to libhipsim.so).
 
 mod common;
-use common::{hipsim, scratch, text};
+use common::{run_hipfile, scratch, text};
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -16,15 +16,7 @@ use json::Value;
 
 /// Run `hipfile --sim=<hipsim> ARGS` with a clean hipfile environment and TMPDIR=`tmp`.
 fn hipfile(tmp: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hipfile"));
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("HIPFILE_") {
-            cmd.env_remove(&k);
-        }
-    }
-    cmd.env("TMPDIR", tmp).env("HIPFILE_LOG", "error");
-    cmd.arg(format!("--sim={}", hipsim().display())).args(args);
-    cmd.output().expect("running hipfile")
+    run_hipfile(tmp, true, &[], args)
 }
 
 fn ok(out: &Output) -> String {

@@ -6,7 +6,7 @@
 //! "skipping: ..." and pass.
 
 mod common;
-use common::{hipsim, scratch, text};
+use common::{run_hipfile, scratch, text};
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -15,20 +15,16 @@ use std::process::{Command, Output};
 
 /// `hipfile --sim=<hipsim> cp ARGS...` with a clean hipfile environment.
 fn cp(tmp: &Path, args: &[&Path], extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hipfile"));
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy();
-        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
-            cmd.env_remove(&*k);
-        }
-    }
-    cmd.env_remove("LD_LIBRARY_PATH");
-    cmd.env("TMPDIR", tmp).env("HIPFILE_LOG", "error");
-    cmd.arg(format!("--sim={}", hipsim().display()))
-        .arg("cp")
-        .args(extra)
-        .args(args);
-    cmd.output().expect("running hipfile")
+    let paths: Vec<&str> = args
+        .iter()
+        .map(|p| p.to_str().expect("UTF-8 path"))
+        .collect();
+    let all: Vec<&str> = ["cp"]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .chain(paths)
+        .collect();
+    run_hipfile(tmp, true, &[], &all)
 }
 
 /// Exit code 1 and exactly one line on stderr, `hipfile: ` + something containing each of

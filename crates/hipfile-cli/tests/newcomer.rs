@@ -4,11 +4,11 @@
 //! latency percentiles, and sizes below 1 KiB are printed in bytes.
 
 mod common;
-use common::{hipsim, scratch, text};
+use common::{hipfile_command, run_hipfile, scratch, text};
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 #[allow(dead_code)]
@@ -18,31 +18,8 @@ mod json;
 use json::parse::parse;
 use json::Value;
 
-/// `hipfile [--sim] ARGS` with a clean hipfile/hipsim environment, `env` added, TMPDIR=`tmp`.
-fn command(tmp: &Path, sim: bool, env: &[(&str, &str)], args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hipfile"));
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy();
-        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
-            cmd.env_remove(&*k);
-        }
-    }
-    cmd.env_remove("LD_LIBRARY_PATH");
-    cmd.env("TMPDIR", tmp).env("HIPFILE_LOG", "error");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    if sim {
-        cmd.arg(format!("--sim={}", hipsim().display()));
-    }
-    cmd.args(args);
-    cmd
-}
-
 fn hipfile(tmp: &Path, sim: bool, env: &[(&str, &str)], args: &[&str]) -> Output {
-    command(tmp, sim, env, args)
-        .output()
-        .expect("running hipfile")
+    run_hipfile(tmp, sim, env, args)
 }
 
 fn s(p: &Path) -> &str {
@@ -132,7 +109,7 @@ fn cp_without_a_gpu_warns_and_require_gpu_refuses() {
 
 /// Start a slow `cp`, wait until it has written its first piece, send `sig`.
 fn interrupted_cp(tmp: &Path, src: &Path, dst: &Path, sig: i32) -> Output {
-    let child = command(
+    let child = hipfile_command(
         tmp,
         true,
         &SLOW,
@@ -232,7 +209,7 @@ fn bench_interrupted_removes_its_scratch_file() {
     let tmp = scratch("bench-int");
     let scratch_file = tmp.join("hipfile-bench.dat");
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        let child = command(
+        let child = hipfile_command(
             &tmp,
             true,
             &SLOW,

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 /// `libhipsim.so`: built next to the test executable (it is a dev-dependency), or else built
@@ -52,4 +52,34 @@ pub fn scratch(tag: &str) -> PathBuf {
 
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// `hipfile [--sim=<hipsim>] ARGS` with no hipfile or hipsim variable from this process, `env`
+/// added, and TMPDIR=`tmp`. Cargo's LD_LIBRARY_PATH names target/ folders: nothing there should
+/// be found by the library's automatic runtime choice.
+pub fn hipfile_command(tmp: &Path, sim: bool, env: &[(&str, &str)], args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hipfile"));
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
+            cmd.env_remove(&*k);
+        }
+    }
+    cmd.env_remove("LD_LIBRARY_PATH");
+    cmd.env("TMPDIR", tmp).env("HIPFILE_LOG", "error");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    if sim {
+        cmd.arg(format!("--sim={}", hipsim().display()));
+    }
+    cmd.args(args);
+    cmd
+}
+
+/// [`hipfile_command`], run to completion.
+pub fn run_hipfile(tmp: &Path, sim: bool, env: &[(&str, &str)], args: &[&str]) -> Output {
+    hipfile_command(tmp, sim, env, args)
+        .output()
+        .expect("running hipfile")
 }
