@@ -313,6 +313,8 @@ struct World {
     faults: bool,
     /// Registrations of addresses that are not the harness's allocations.
     foreign: Vec<usize>,
+    /// Further registrations (base, length) inside an allocation that has one already.
+    extra: Vec<(usize, usize)>,
     /// Whether the handle `pick_handle` chose last is dead, forged or NULL.
     last_dead: bool,
     /// A parameter or driver setting was changed: byte counts are no longer predicted.
@@ -465,6 +467,7 @@ impl World {
             tuned: false,
             last_dead: false,
             foreign: Vec::new(),
+            extra: Vec::new(),
             stats_ctx: Vec::new(),
             use_count: Some(0),
         };
@@ -548,6 +551,14 @@ impl World {
                 sim().fault(name, 0);
             }
             self.faults = false;
+        }
+    }
+
+    /// Bytes a request at `b`'s start may use: the registration starting there bounds it.
+    fn room_at(&self, b: &Buf) -> usize {
+        match self.extra.iter().find(|&&(a, _)| a == b.addr) {
+            Some(&(_, len)) => len,
+            None => b.base_room(),
         }
     }
 
@@ -667,6 +678,7 @@ impl World {
             b.reg = None;
         }
         self.foreign.clear();
+        self.extra.clear();
         for s in &mut self.streams {
             s.1 = false;
         }
@@ -997,6 +1009,9 @@ impl World {
             );
             if self.bufs[i].reg.is_none() {
                 self.bufs[i].reg = Some((off, rlen));
+            } else {
+                // A second registration inside the same allocation: kept aside.
+                self.extra.push((base, rlen));
             }
         } else if before {
             assert_eq!(e.err, hipFileMemoryAlreadyRegistered, "re-registration");
@@ -1025,7 +1040,8 @@ impl World {
             .bufs
             .iter()
             .any(|b| b.reg.is_some_and(|r| b.addr + r.0 == addr))
-            || self.foreign.contains(&addr);
+            || self.foreign.contains(&addr)
+            || self.extra.iter().any(|&(a, _)| a == addr);
         let e = hipFileBufDeregister(addr as *const c_void);
         check_err("hipFileBufDeregister", e);
         if e.err == 0 {
@@ -1034,6 +1050,7 @@ impl World {
                 "deregistration of unregistered {addr:#x} succeeded"
             );
             self.foreign.retain(|&f| f != addr);
+            self.extra.retain(|&(a, _)| a != addr);
             for b in &mut self.bufs {
                 if b.reg.is_some_and(|r| b.addr + r.0 == addr) {
                     b.reg = None;
@@ -1066,7 +1083,7 @@ impl World {
             match b.reg {
                 Some((off, rlen)) if u.arbitrary::<bool>()? => (b.addr + off, rlen, Some((i, off))),
                 // The allocation's start: its registration's length if one starts there.
-                _ => (b.addr, b.base_room(), Some((i, 0))),
+                _ => (b.addr, self.room_at(b), Some((i, 0))),
             }
         };
         let host = buf.is_some_and(|(i, _)| self.bufs[i].kind == Mem::Host);
@@ -1500,7 +1517,7 @@ impl World {
                 let b = &self.bufs[i];
                 match b.reg {
                     Some((off, rlen)) if u.arbitrary::<bool>()? => (b.addr + off, rlen),
-                    _ => (b.addr, b.base_room()),
+                    _ => (b.addr, self.room_at(b)),
                 }
             };
             let host = self
