@@ -1312,7 +1312,7 @@ impl World {
             3 => hipFileSetParameterSizeT(p, size_edge(u)?),
             4 => hipFileSetParameterBool(p, u.arbitrary()?),
             _ => {
-                let s: &CStr = *u.choose(&[
+                let s: &CStr = u.choose(&[
                     c"",
                     c"ERROR",
                     c"TRACE",
