@@ -404,9 +404,11 @@ impl Driver {
                 |base| memory::resolve_unregistered(self.rt(), base, host_io),
             )?);
         }
+        // The same engine means the same open session, whatever live setting (hipFileDriverSet*)
+        // replaced its configuration meanwhile; the operations run under the newest one.
         let st = self.state.read();
         match &st.session {
-            Some(s) if Arc::ptr_eq(s, &session) => batch::enqueue(ctx, &session, ops),
+            Some(s) if s.engine.same(&session.engine) => batch::enqueue(ctx, s, ops),
             _ => Err(Error::Internal(
                 "the driver closed during the batch submission",
             )),

@@ -100,6 +100,11 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// Whether both are the same engine (one driver session, across live setting changes).
+    pub fn same(&self, other: &Engine) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// An engine configured from `config`; threads and buffers are created on first use.
     pub fn new(rt: &'static dyn Runtime, config: &Config) -> Engine {
         Engine {

@@ -6,6 +6,32 @@ use std::ffi::CString;
 use std::mem::MaybeUninit;
 use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
+/// Test-only (cargo feature `io-fault-seam`): makes the engine's `pread`/`pwrite` system calls
+/// fail with a chosen errno, for the storage errors (`EIO`) a test machine cannot produce.
+#[cfg(feature = "io-fault-seam")]
+pub mod fault_seam {
+    use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
+
+    static ERRNO: [AtomicI32; 2] = [AtomicI32::new(0), AtomicI32::new(0)];
+    static AFTER: AtomicI64 = AtomicI64::new(0);
+
+    /// From now on, reads fail with `read_errno` and writes with `write_errno` (0: no fault),
+    /// after `after_calls` system calls of a faulted direction have succeeded.
+    pub fn set(read_errno: i32, write_errno: i32, after_calls: i64) {
+        AFTER.store(after_calls, Ordering::SeqCst);
+        ERRNO[0].store(read_errno, Ordering::SeqCst);
+        ERRNO[1].store(write_errno, Ordering::SeqCst);
+    }
+
+    pub(super) fn hit(write: bool) -> Option<i32> {
+        let e = ERRNO[usize::from(write)].load(Ordering::SeqCst);
+        if e == 0 || AFTER.fetch_sub(1, Ordering::SeqCst) > 0 {
+            return None;
+        }
+        Some(e)
+    }
+}
+
 /// `fcntl(fd, F_GETFL)`.
 pub fn get_flags(fd: RawFd) -> Result<i32, i32> {
     // SAFETY: F_GETFL takes no pointer argument.
@@ -89,6 +115,10 @@ pub unsafe fn pread_raw(fd: RawFd, buf: *mut u8, len: usize, offset: u64) -> Res
             std::slice::from_raw_parts_mut(buf.cast::<MaybeUninit<u8>>(), len),
         )
     };
+    #[cfg(feature = "io-fault-seam")]
+    if let Some(e) = fault_seam::hit(false) {
+        return Err(e);
+    }
     loop {
         match rustix::io::pread(fd, &mut *buf, offset) {
             Ok((init, _)) => return Ok(init.len()),
@@ -111,6 +141,10 @@ pub unsafe fn pwrite_raw(fd: RawFd, buf: *const u8, len: usize, offset: u64) -> 
             std::slice::from_raw_parts(buf, len),
         )
     };
+    #[cfg(feature = "io-fault-seam")]
+    if let Some(e) = fault_seam::hit(true) {
+        return Err(e);
+    }
     loop {
         match rustix::io::pwrite(fd, buf, offset) {
             Ok(n) => return Ok(n),
