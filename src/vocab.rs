@@ -122,9 +122,25 @@ impl Refusals {
         }
     }
 
+    /// Record the refusal of the backend at `position` of the list being scored (positions
+    /// ascend as the list is scored, so the order is kept; beyond [`Self::CAPACITY`] it is
+    /// dropped). No search: selection runs on every call (target T9).
+    #[inline(always)]
+    pub fn record(&mut self, position: usize, backend: BackendKind, reason: Refusal) {
+        if let Some(slot) = self.list.get_mut(position) {
+            *slot = Some((backend, reason));
+        }
+    }
+
     /// The refusals recorded, in order.
     pub fn iter(&self) -> impl Iterator<Item = (BackendKind, Refusal)> + '_ {
         self.list.iter().flatten().copied()
+    }
+
+    /// The refusal recorded at `position` of the scored list, if that backend refused.
+    #[inline(always)]
+    pub fn at(&self, position: usize) -> Option<Refusal> {
+        self.list.get(position).copied().flatten().map(|(_, r)| r)
     }
 
     /// `backend`'s refusal, if it refused.

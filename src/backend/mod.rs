@@ -124,7 +124,7 @@ pub fn select<'a, B: Backend + ?Sized + 'a, const N: usize>(
                     best = Some((i, v));
                 }
             }
-            Score::Refuse(r) => refusals.push(b.kind(), r),
+            Score::Refuse(r) => refusals.record(i, b.kind(), r),
         }
     }
     match best {
@@ -221,8 +221,9 @@ impl Backends {
             Ok(w) => w,
             Err(refusals) => return Err(no_backend(refusals)),
         };
+        // The fastpath is first in the list: its refusal, when the fallback serves instead.
         let declined = match winner {
-            1 => refusals.of(BackendKind::Fastpath),
+            1 => refusals.at(0),
             _ => None,
         };
         if let Some(r) = declined {
