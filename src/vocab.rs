@@ -115,13 +115,6 @@ impl Refusals {
     /// The most refusals one request collects (one per backend).
     pub const CAPACITY: usize = 3;
 
-    /// Add `backend`'s refusal (beyond [`Self::CAPACITY`] it is dropped).
-    pub fn push(&mut self, backend: BackendKind, reason: Refusal) {
-        if let Some(slot) = self.list.iter_mut().find(|s| s.is_none()) {
-            *slot = Some((backend, reason));
-        }
-    }
-
     /// Record the refusal of the backend at `position` of the list being scored (positions
     /// ascend as the list is scored, so the order is kept; beyond [`Self::CAPACITY`] it is
     /// dropped). No search: selection runs on every call (target T9).
@@ -174,10 +167,10 @@ mod tests {
     fn refusals_keep_order_and_capacity() {
         let mut r = Refusals::default();
         assert_eq!(r.to_string(), "no backend is configured");
-        r.push(BackendKind::Fallback, Refusal::CompatDisabled);
-        r.push(BackendKind::Host, Refusal::HostDisabled);
-        r.push(BackendKind::Fastpath, Refusal::UnalignedSize);
-        r.push(BackendKind::Fastpath, Refusal::CompatForced);
+        r.record(0, BackendKind::Fallback, Refusal::CompatDisabled);
+        r.record(1, BackendKind::Host, Refusal::HostDisabled);
+        r.record(2, BackendKind::Fastpath, Refusal::UnalignedSize);
+        r.record(3, BackendKind::Fastpath, Refusal::CompatForced);
         assert_eq!(
             r.iter().count(),
             Refusals::CAPACITY,
@@ -185,6 +178,8 @@ mod tests {
         );
         assert_eq!(r.of(BackendKind::Fastpath), Some(Refusal::UnalignedSize));
         assert_eq!(r.of(BackendKind::Host), Some(Refusal::HostDisabled));
+        assert_eq!(r.at(1), Some(Refusal::HostDisabled));
+        assert_eq!(r.at(3), None, "beyond the capacity");
         assert_eq!(
             r.to_string(),
             "fallback refuses: compat mode is not allowed; host refuses: host I/O is disabled \
