@@ -314,7 +314,6 @@ mod tests {
     use crate::request::memory::Buffer;
     use crate::vocab::{Direction, MemoryType};
     use std::cell::Cell;
-    use std::os::fd::IntoRawFd;
 
     /// A backend with a fixed score and a fixed outcome, counting its calls.
     struct Mock<'f> {
@@ -352,18 +351,7 @@ mod tests {
     }
 
     fn file() -> File {
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(std::env::temp_dir().join(format!(
-                "hipfile-backend-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            )))
-            .unwrap();
-        File::inspect(f.into_raw_fd()).unwrap()
+        File::inspect(crate::request::file::scratch_fd()).unwrap()
     }
 
     fn device_buffer() -> Buffer {

@@ -82,22 +82,7 @@ impl FileRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::IntoRawFd;
-
-    fn temp_fd() -> RawFd {
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(std::env::temp_dir().join(format!(
-                "hipfile-files-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            )))
-            .unwrap();
-        f.into_raw_fd()
-    }
+    use crate::request::file::scratch_fd as temp_fd;
 
     #[test]
     fn tokens_are_never_null_and_go_stale() {

@@ -194,25 +194,27 @@ impl Drop for File {
     }
 }
 
+/// A descriptor of a scratch file of this process and thread, for unit tests.
+#[cfg(test)]
+pub(crate) fn scratch_fd() -> RawFd {
+    use std::os::fd::IntoRawFd;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(std::env::temp_dir().join(format!(
+            "hipfile-unit-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        )))
+        .unwrap();
+    f.into_raw_fd()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::IntoRawFd;
-
-    fn temp_fd() -> RawFd {
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(std::env::temp_dir().join(format!(
-                "hipfile-files-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            )))
-            .unwrap();
-        f.into_raw_fd()
-    }
 
     #[test]
     fn fastpath_masks_and_alignment() {
@@ -221,7 +223,7 @@ mod tests {
         assert_eq!(fastpath_mask(65536), 65535);
         assert_eq!(fastpath_mask(0), NO_MASK, "no direct I/O");
         assert_eq!(fastpath_mask(12288), NO_MASK, "not a power of two");
-        let mut f = File::inspect(temp_fd()).unwrap();
+        let mut f = File::inspect(scratch_fd()).unwrap();
         f.fastpath_offset_mask = fastpath_mask(512);
         f.fastpath_mem_mask = fastpath_mask(4096);
         assert!(f.fastpath_aligned(0, 4096, 0x10000));
