@@ -7,7 +7,8 @@ use std::os::fd::{AsRawFd, RawFd};
 use crate::driver::driver;
 use crate::driver::files::FileToken;
 use crate::error::{Error, Result};
-use crate::runtime::{self, Direction, Runtime};
+use crate::runtime::{self, Runtime};
+use crate::vocab::{Direction, Refusal};
 
 /// Keeps the driver open (one use-count reference) for its lifetime.
 pub struct DriverGuard(());
@@ -29,6 +30,21 @@ impl Drop for DriverGuard {
 /// The GPU runtime this process uses.
 pub fn gpu_runtime() -> &'static dyn Runtime {
     runtime::runtime()
+}
+
+/// The configuration in force: the open driver's, or what an open would use now.
+pub fn config() -> std::sync::Arc<crate::config::Config> {
+    driver().config()
+}
+
+/// Why the GPU-direct fastpath would refuse every request on the open descriptor `fd` under
+/// the configuration in force (the open driver's, or what an open would use now), whatever
+/// the memory and range: `None` when it may serve aligned requests to device memory. The
+/// file is inspected as registration inspects it, without registering it.
+pub fn fastpath_refusal(fd: RawFd) -> Result<Option<Refusal>> {
+    let file = crate::request::file::File::inspect(fd)?;
+    let config = driver().config();
+    Ok(crate::backend::Fastpath::new(runtime::runtime(), &config).file_refusal(&file))
 }
 
 /// A registered file; deregistered on drop. The descriptor stays owned by the caller.
@@ -101,11 +117,17 @@ impl RegisteredFile {
         file_offset: u64,
         mem_offset: usize,
     ) -> Result<usize> {
-        let off =
-            i64::try_from(file_offset).map_err(|_| Error::InvalidValue("file offset too large"))?;
-        let moff = i64::try_from(mem_offset)
-            .map_err(|_| Error::InvalidValue("memory offset too large"))?;
-        driver().io(dir, self.token, base, size, off, moff)
+        // Offsets C cannot express are refused as before the driver saw unsigned ones.
+        i64::try_from(file_offset).map_err(|_| Error::InvalidValue("file offset too large"))?;
+        i64::try_from(mem_offset).map_err(|_| Error::InvalidValue("memory offset too large"))?;
+        driver().io(
+            dir,
+            self.token,
+            base,
+            size,
+            Some(file_offset),
+            Some(mem_offset),
+        )
     }
 }
 
@@ -160,16 +182,15 @@ impl Batch {
             .iter()
             .map(|op| {
                 Ok(crate::driver::batch::OpParams {
-                    mode: 1,
+                    mode: Some(crate::driver::batch::Mode::Batch),
                     base: op.mem.addr,
-                    file_offset: to_i64(op.file_offset, "file offset too large")?,
-                    buffer_offset: to_i64(op.mem_offset as u64, "memory offset too large")?,
+                    file_offset: Some(to_i64(op.file_offset, "file offset too large")? as u64),
+                    buffer_offset: Some(
+                        to_i64(op.mem_offset as u64, "memory offset too large")? as usize
+                    ),
                     size: op.size,
                     file: op.file.token,
-                    opcode: match op.dir {
-                        Direction::Read => 0,
-                        Direction::Write => 1,
-                    },
+                    dir: Some(op.dir),
                     cookie: op.cookie,
                 })
             })

@@ -2,6 +2,7 @@
 //! place they become `hipFileError_t` values or `ssize_t` + `errno`.
 
 use crate::runtime::RtError;
+use crate::vocab::Refusals;
 
 /// Everything that can go wrong below the C boundary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -52,9 +53,9 @@ pub enum Error {
     #[error("OS error {0}")]
     Os(i32),
     /// No backend accepts the request (compat mode off and the fastpath refuses, host I/O
-    /// disabled, ...). 5030 with the reason logged.
-    #[error("no backend accepts the request: {0}")]
-    NoBackend(&'static str),
+    /// disabled, ...): every backend's refusal. 5030.
+    #[error("no backend accepts the request ({0})")]
+    NoBackend(Refusals),
     /// An internal failure. 5030.
     #[error("internal error: {0}")]
     Internal(&'static str),

@@ -16,8 +16,6 @@ use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-const OK: hipFileError_t = hipFileError_t::SUCCESS;
-
 fn code(c: c_int) -> hipFileError_t {
     hipFileError_t::op(c)
 }
@@ -115,10 +113,6 @@ fn reap_all(h: hipFileBatchHandle_t, n: usize) -> Vec<hipFileIOEvents_t> {
 
 fn count() -> i64 {
     hipFileUseCount()
-}
-
-fn open_driver() {
-    assert_eq!(hipFileDriverOpen(), OK);
 }
 
 struct Setup {

@@ -11,8 +11,6 @@ use std::ptr::null_mut;
 
 use common::*;
 
-const OK: hipFileError_t = hipFileError_t::SUCCESS;
-
 fn code(c: c_int) -> hipFileError_t {
     hipFileError_t::op(c)
 }

@@ -26,13 +26,6 @@ fn code(err: hipFileOpError_t) -> hipFileError_t {
     hipFileError_t::op(err)
 }
 
-const OK: hipFileError_t = hipFileError_t::SUCCESS;
-
-fn set_errno(v: c_int) {
-    // SAFETY: the calling thread's errno slot is always valid.
-    unsafe { *libc::__errno_location() = v };
-}
-
 /// Close until the count is 0, then check that one more close reports "not initialised"
 /// (the teardown of upstream's DriverInit fixture).
 fn close_to_zero() {

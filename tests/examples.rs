@@ -16,10 +16,6 @@ use std::sync::Mutex;
 
 use common::*;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn out_dir() -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("examples");
     std::fs::create_dir_all(&d).unwrap();
@@ -52,10 +48,10 @@ fn example_binary(name: &str) -> PathBuf {
                            // Built under a private name, then renamed: concurrent test runs never see a partial file.
     let bin = out_dir().join(name);
     let tmp = out_dir().join(format!("{name}.{}.tmp", std::process::id()));
-    let src = root().join(format!("examples/{name}.c"));
+    let src = repo_root().join(format!("examples/{name}.c"));
     let out = Command::new("cc")
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
-        .arg(root().join("include"))
+        .arg(repo_root().join("include"))
         .arg(&src)
         .arg("-o")
         .arg(&tmp)
@@ -302,7 +298,7 @@ int main(void)
     let bin = out_dir().join(format!("macros.{}", std::process::id()));
     let out = Command::new("cc")
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
-        .arg(root().join("include"))
+        .arg(repo_root().join("include"))
         .arg(&src)
         .arg("-o")
         .arg(&bin)

@@ -16,10 +16,6 @@ use std::sync::OnceLock;
 
 use common::*;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// `install-<pid>` under cargo's test scratch folder; those of processes that have exited (a
 /// copy of the debug library each) are removed the first time.
 fn work_dir() -> PathBuf {
@@ -59,7 +55,7 @@ fn ok(out: &Output, what: &str) -> String {
 /// `bash scripts/install.sh ARGS` with cargo's environment for libraries removed.
 fn install_sh(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new("bash");
-    cmd.arg(root().join("scripts/install.sh"))
+    cmd.arg(repo_root().join("scripts/install.sh"))
         .args(args)
         .env_remove("LD_LIBRARY_PATH")
         .env_remove("DESTDIR");
@@ -189,13 +185,13 @@ fn install_lays_out_library_headers_and_pkg_config() {
     for h in ["hipfile.h", "hipfile-stats.h"] {
         assert_eq!(
             std::fs::read(p.join("include").join(h)).unwrap(),
-            std::fs::read(root().join("include").join(h)).unwrap(),
+            std::fs::read(repo_root().join("include").join(h)).unwrap(),
             "include/{h} at the top of include/"
         );
     }
     // The tool's manual pages, as doc/man/ has them.
     let mut pages = 0;
-    for page in std::fs::read_dir(root().join("doc/man")).unwrap() {
+    for page in std::fs::read_dir(repo_root().join("doc/man")).unwrap() {
         let page = page.unwrap().path();
         let installed = p.join("share/man/man1").join(page.file_name().unwrap());
         assert_eq!(
@@ -268,7 +264,12 @@ fn program_built_with_pkg_config_runs_against_the_installed_library() {
         ]
     };
     let exe = work_dir().join("app");
-    compile(&root().join("tests/c/preload_app.c"), &exe, &[], &flags);
+    compile(
+        &repo_root().join("tests/c/preload_app.c"),
+        &exe,
+        &[],
+        &flags,
+    );
     if let Some((_, needed)) = dynamic(&exe) {
         assert!(
             needed.iter().any(|n| n == "libhipfile.so.0"),
@@ -293,10 +294,10 @@ fn ld_preload_replaces_another_hipfile_library() {
     let p = prefix();
     let dir = work_dir().join("stub");
     std::fs::create_dir_all(&dir).unwrap();
-    let include = format!("-I{}", root().join("include").display());
+    let include = format!("-I{}", repo_root().join("include").display());
     let stub = dir.join("libhipfile_stub.so");
     compile(
-        &root().join("tests/c/preload_stub.c"),
+        &repo_root().join("tests/c/preload_stub.c"),
         &stub,
         &[
             "-shared".to_string(),
@@ -308,7 +309,7 @@ fn ld_preload_replaces_another_hipfile_library() {
     );
     let exe = dir.join("preload_app");
     compile(
-        &root().join("tests/c/preload_app.c"),
+        &repo_root().join("tests/c/preload_app.c"),
         &exe,
         &[include],
         &[

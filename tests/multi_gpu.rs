@@ -22,8 +22,6 @@ use common::*;
 use std::ffi::{c_int, c_void};
 use std::os::fd::AsRawFd;
 
-const OK: hipFileError_t = hipFileError_t::SUCCESS;
-
 /// The engine chunk every test configures (`HIPFILE_CHUNK_SIZE`).
 const CHUNK: usize = 64 << 10;
 /// Bytes of the file each I/O thread owns.

@@ -6,7 +6,7 @@ use common::*;
 
 use std::ffi::{c_char, CStr, CString};
 
-use hipfile::driver::params::{BOOL_PARAMS, SIZE_PARAMS};
+use hipfile::config::params::{BOOL_PARAMS, SIZE_PARAMS};
 
 fn set_string(p: i32, v: &CStr) -> hipFileError_t {
     // SAFETY: a NUL-terminated string.
@@ -47,7 +47,6 @@ fn get_string(p: i32) -> String {
         .to_string()
 }
 
-const OK: hipFileError_t = hipFileError_t::SUCCESS;
 const fn op(e: i32) -> hipFileError_t {
     hipFileError_t::op(e)
 }

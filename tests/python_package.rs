@@ -46,10 +46,6 @@ const BUILD_TOOLS: &[&str] = &[
 /// Debian's `libamdhip64-dev` puts `hip/hip_runtime_api.h` here.
 const HIP_INCLUDE_DIR: &str = "/usr/include";
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -164,7 +160,7 @@ impl Venv {
 /// Our library as a user installs it: `scripts/install.sh --libdir lib PREFIX`.
 fn install_library(prefix: &Path) -> PathBuf {
     let out = clean("bash")
-        .arg(root().join("scripts/install.sh"))
+        .arg(repo_root().join("scripts/install.sh"))
         .args(["--lib", libhipfile_path().to_str().unwrap()])
         .args(["--libdir", "lib"])
         .arg(prefix)
@@ -237,7 +233,7 @@ fn amd_hipfile_package_runs_unchanged_on_the_simulator() {
     ok(&venv.pip(&install), "pip install (build tools)");
 
     let libdir = install_library(&work.join("prefix"));
-    let include = root().join("include");
+    let include = repo_root().join("include");
     let hipfile_library = libdir.join("libhipfile.so");
     let defines = [
         format!("cmake.define.HIPFILE_INCLUDE_DIR={}", include.display()),
@@ -275,7 +271,7 @@ fn amd_hipfile_package_runs_unchanged_on_the_simulator() {
     let ld_path = format!("{}:{}", libdir.display(), sim.display());
     let out = venv
         .run()
-        .arg(root().join("tests/python/hipfile_package.py"))
+        .arg(repo_root().join("tests/python/hipfile_package.py"))
         .arg(&scratch)
         .env("LD_LIBRARY_PATH", &ld_path)
         .env("HIPFILE_LOG", "info")

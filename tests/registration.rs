@@ -25,15 +25,8 @@ fn code(err: hipFileOpError_t) -> hipFileError_t {
     hipFileError_t::op(err)
 }
 
-const OK: hipFileError_t = hipFileError_t::SUCCESS;
-
 /// What `*fh` holds before a registration that must fail (it must not be written).
 const SENTINEL: usize = 0x5a5a_5a5a;
-
-fn set_errno(v: c_int) {
-    // SAFETY: the calling thread's errno slot is always valid.
-    unsafe { *libc::__errno_location() = v };
-}
 
 /// `hipFileHandleRegister` with a descriptor struct; returns the result and `*fh`, which starts
 /// as [`SENTINEL`].

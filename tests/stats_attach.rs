@@ -36,14 +36,13 @@ use std::time::{Duration, Instant};
 
 use common::stats_ctx::Ctx;
 use common::*;
-use hipfile::backend::Refusal;
 use hipfile::stats::client::Target as StatsTarget;
 use hipfile::stats::layout::{refusal_slot, SHARED_SIZE};
 use hipfile::stats::{Layout, Snapshot};
+use hipfile::vocab::Refusal;
 
 const TARGET_ENV: &str = "HIPFILE_STATS_ATTACH_TARGET";
 const READY: &str = "STATS-ATTACH-TARGET-READY";
-const OK: hipFileError_t = hipFileError_t::SUCCESS;
 
 const BUCKETS: usize = 16;
 /// Direction indices.

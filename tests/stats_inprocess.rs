@@ -13,11 +13,9 @@ use std::ptr::null_mut;
 use std::time::Duration;
 
 use common::*;
-use hipfile::backend::{BackendKind, Refusal};
-use hipfile::runtime::Direction;
 use hipfile::stats::{self, recorder, report};
-
-const OK: hipFileError_t = hipFileError_t::SUCCESS;
+use hipfile::vocab::Direction;
+use hipfile::vocab::{BackendKind, Refusal};
 
 fn us(n: u64) -> Duration {
     Duration::from_micros(n)
@@ -357,6 +355,35 @@ child_test!(level_is_clamped_to_three, [("HIPFILE_STATS_LEVEL", "9")], {
     recorder::file_registered();
     assert_eq!(get_l1().hdl_register_ops, counter(1, 0));
     assert_eq!(stats::snapshot_self().level, 3);
+});
+
+child_test!(profile_stats_parameter_drives_the_level, {
+    // hipFileParamProfileStats set while closed is the level of the next open, whatever
+    // HIPFILE_STATS_LEVEL (unset here: 1) says.
+    assert_eq!(stats::level(), 1);
+    assert_eq!(
+        hipFileSetParameterSizeT(hipFileParamProfileStats, 0).err,
+        hipFileSuccess
+    );
+    assert_eq!(hipFileDriverOpen().err, hipFileSuccess);
+    assert_eq!(stats::level(), 0);
+    assert_eq!(stats::snapshot_self().level, 0, "readers see it");
+    recorder::file_registered();
+    assert_eq!(get_l1().hdl_register_ops, counter(0, 0), "nothing recorded");
+    assert_eq!(hipFileDriverClose().err, hipFileSuccess);
+    assert_eq!(
+        hipFileSetParameterSizeT(hipFileParamProfileStats, 2).err,
+        hipFileSuccess
+    );
+    assert_eq!(hipFileDriverOpen().err, hipFileSuccess);
+    assert_eq!(stats::level(), 2);
+    recorder::file_registered();
+    assert_eq!(get_l1().hdl_register_ops, counter(1, 0));
+    assert_eq!(hipFileDriverClose().err, hipFileSuccess);
+    // Closing resets the parameter: the next open is back at the environment's level.
+    assert_eq!(hipFileDriverOpen().err, hipFileSuccess);
+    assert_eq!(stats::level(), 1);
+    assert_eq!(hipFileDriverClose().err, hipFileSuccess);
 });
 
 child_test!(concurrent_recording_is_exact, {

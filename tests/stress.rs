@@ -17,7 +17,7 @@
 //!   call for 60 s; the parent kills the child when it overruns its time by 3 minutes.
 //! * Descriptors, threads, pinned and device bytes and RSS are counted before and after.
 //!
-//! `HIPFILE_STRESS_SECS` (default 10) and `HIPFILE_STRESS_THREADS` (default 8) size the run;
+//! `HIPFILE_STRESS_SECS` (default 30) and `HIPFILE_STRESS_THREADS` (default 8) size the run;
 //! `scripts/reliability.sh` runs the long version. The summary line goes to stdout.
 
 mod common;
@@ -585,7 +585,7 @@ fn pinned() -> u64 {
 }
 
 fn run_stress() {
-    let secs = env_usize("HIPFILE_STRESS_SECS", 10);
+    let secs = env_usize("HIPFILE_STRESS_SECS", 30);
     let threads = env_usize("HIPFILE_STRESS_THREADS", 8);
     let dir = scratch_dir();
     let files: Vec<ModelFile> = (0..FILES)
@@ -826,7 +826,7 @@ fn stress_against_the_model() {
         run_stress();
         return;
     }
-    let secs = env_usize("HIPFILE_STRESS_SECS", 10);
+    let secs = env_usize("HIPFILE_STRESS_SECS", 30);
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "stress_against_the_model",

@@ -49,11 +49,6 @@ const HIP_ERROR_INVALID_VALUE: i64 = 1;
 
 // ---- small helpers ------------------------------------------------------------------------
 
-fn set_errno(v: c_int) {
-    // SAFETY: the calling thread's errno slot is always valid.
-    unsafe { *libc::__errno_location() = v };
-}
-
 fn rd(fh: hipFileHandle_t, buf: *mut c_void, size: usize, foff: i64, boff: i64) -> isize {
     // SAFETY: host buffers passed by the tests are valid for `size` bytes at `boff`; device
     // and bogus pointers are never dereferenced by the library.
@@ -97,10 +92,6 @@ fn buf_register(p: *const c_void, len: usize) -> hipFileError_t {
 
 fn buf_deregister(p: *const c_void) -> hipFileError_t {
     hipFileBufDeregister(p)
-}
-
-fn open_driver() {
-    assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
 }
 
 /// hipMemset on device memory.
@@ -2038,15 +2029,14 @@ child_test!(
 
 /// A GPU runtime that panics where a test wants it to.
 mod fake {
-    use std::ffi::c_void;
-    use std::os::fd::RawFd;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::Duration;
 
     use hipfile::runtime::{
-        DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform,
-        PointerInfo, RtError, RtResult, Runtime, StreamHandle,
+        DeviceRestore, EventHandle, Platform, PointerInfo, RtError, RtResult, Runtime,
+        RuntimeTools, StreamHandle,
     };
+    use hipfile::vocab::MemoryType;
 
     /// Fake device memory: addresses in this range are "device memory" (never dereferenced).
     pub const BASE: usize = 0x7e00_0000_0000;
@@ -2110,15 +2100,6 @@ mod fake {
         fn describe(&self) -> String {
             "fake runtime of tests/sync_io.rs".to_string()
         }
-        fn version(&self) -> i32 {
-            70_200_000
-        }
-        fn is_simulated(&self) -> bool {
-            true
-        }
-        fn device_count(&self) -> i32 {
-            1
-        }
         fn pointer_info(&self, ptr: usize) -> RtResult<PointerInfo> {
             if self.0 == Mode::PointerInfo {
                 panic!("fake runtime: pointer_info panics on purpose");
@@ -2142,17 +2123,10 @@ mod fake {
                 Err(RtError::NOT_FOUND)
             }
         }
-        fn current_device(&self) -> RtResult<i32> {
-            Ok(0)
-        }
-        fn set_device(&self, _device: i32) -> RtResult<()> {
-            Ok(())
-        }
         fn enter_device(&self, _device: i32) -> RtResult<DeviceRestore> {
             Ok(DeviceRestore(None))
         }
         fn leave_device(&self, _restore: DeviceRestore) {}
-        fn thread_init(&self) {}
         fn copy_to_device(&self, _dst: usize, _src: &[u8]) -> RtResult<()> {
             self.copy()
         }
@@ -2187,14 +2161,6 @@ mod fake {
         fn stream_device(&self, _stream: StreamHandle) -> RtResult<i32> {
             Ok(0)
         }
-        unsafe fn launch_host_func(
-            &self,
-            _stream: StreamHandle,
-            _f: HostFn,
-            _data: *mut c_void,
-        ) -> RtResult<()> {
-            Err(RtError::NOT_SUPPORTED)
-        }
         fn event_create(&self) -> RtResult<EventHandle> {
             Err(RtError::NOT_SUPPORTED)
         }
@@ -2205,10 +2171,6 @@ mod fake {
             Ok(())
         }
         fn event_destroy(&self, _event: EventHandle) {}
-        fn device_alloc(&self, _len: usize) -> RtResult<usize> {
-            Err(RtError::OUT_OF_MEMORY)
-        }
-        fn device_free(&self, _addr: usize) {}
         fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {
             // SAFETY: plain allocation.
             let p = unsafe { libc::malloc(len) }.cast::<u8>();
@@ -2222,30 +2184,28 @@ mod fake {
             // SAFETY: `ptr` came from host_alloc (malloc).
             unsafe { libc::free(ptr.cast()) }
         }
-        unsafe fn host_register(
-            &self,
-            _ptr: *mut u8,
-            _len: usize,
-            _read_only: bool,
-        ) -> RtResult<()> {
+    }
+
+    impl RuntimeTools for Fake {
+        fn current_device(&self) -> RtResult<i32> {
+            Ok(0)
+        }
+        fn version(&self) -> i32 {
+            70_200_000
+        }
+        fn is_simulated(&self) -> bool {
+            true
+        }
+        fn device_count(&self) -> i32 {
+            1
+        }
+        fn set_device(&self, _device: i32) -> RtResult<()> {
             Ok(())
         }
-        unsafe fn host_unregister(&self, _ptr: *mut u8) -> RtResult<()> {
-            Ok(())
+        fn device_alloc(&self, _len: usize) -> RtResult<usize> {
+            Err(RtError::OUT_OF_MEMORY)
         }
-        fn has_fastpath(&self) -> bool {
-            false
-        }
-        fn fastpath_io(
-            &self,
-            _dir: Direction,
-            _fd: RawFd,
-            _dev: usize,
-            _size: u64,
-            _offset: i64,
-        ) -> Result<u64, FastpathFault> {
-            Err(FastpathFault::Runtime(RtError::NOT_SUPPORTED))
-        }
+        fn device_free(&self, _addr: usize) {}
     }
 
     /// Install the fake before any API call.

@@ -2,7 +2,7 @@
  * baselines.c - plain C reference programs for the hipfile benchmarks (scripts/gpu/bench.sh).
  *
  * Every figure here is what "plain code" gets on the same machine, file and memory, so that the
- * library's numbers can be read as ratios (shared/spec/targets.md).  CUDA driver API only.
+ * library's numbers can be read as ratios (the targets in the README).  CUDA driver API only.
  *
  * Build (GPU machine):
  *   gcc -O2 -std=c11 -D_GNU_SOURCE -pthread -I/usr/local/cuda/include baselines.c -o baselines -lcuda

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU benchmark orchestrator for hipfile: targets T1-T5 of shared/spec/targets.md, side by side with
+# GPU benchmark orchestrator for hipfile: targets T1-T5 (the README's performance table), side by side with
 # plain C (scripts/gpu/baselines.c), KvikIO (scripts/gpu/kvikio_bench.py) and cuFile
 # (scripts/gpu/cufile_probe.py), on one file, in one run. Run from the repository root on the GPU machine:
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarise a bench.sh run: the T1-T5 table of shared/spec/targets.md, then every figure.
+"""Summarise a bench.sh run: the T1-T5 table (the targets of the README's performance section), then every figure.
 
 Reads
   RAW/*.out, RAW/*.err     RESULT lines of the C baselines, KvikIO, cuFile probe and dd steps
@@ -456,7 +456,7 @@ def render(results, hip, steps):
         notes.append("knob sweep (T1 workload, repeat 2): best %s = %.2f GB/s; T1 defaults = %s" % (
             k[len("hipfile_sweep_"):], sweep[k]["gbps"], fmt(t1, " GB/s")))
     w("=" * 112)
-    w("hipfile GPU benchmark: targets T1-T5 (shared/spec/targets.md); GB/s = 1e9 B/s; pub = published figure")
+    w("hipfile GPU benchmark: targets T1-T5; GB/s = 1e9 B/s; pub = published figure")
     w("=" * 112)
     w("%-3s %-26s %-62s %-11s %s" % ("T", "ours", "best peer", "ours/peer", "verdict"))
     for r in rows:

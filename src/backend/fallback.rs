@@ -3,36 +3,58 @@
 //! `fdatasync` per call.
 #![deny(unsafe_code)]
 
-use super::{Context, Refusal, Request};
-use crate::engine::{Target, Transfer};
+use super::{Backend, Posix, Score};
+use crate::config::Config;
+use crate::engine::{Engine, Target};
 use crate::error::Result;
-use crate::runtime::MemoryType;
+use crate::request::Request;
+use crate::vocab::{BackendKind, MemoryType, Refusal};
 
-/// Score 0 when compat mode is allowed and the buffer is device memory.
-#[inline(always)]
-pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
-    if !ctx.config.allow_compat {
-        return Err(Refusal::CompatDisabled);
-    }
-    if req.buf.memory != MemoryType::Device {
-        return Err(Refusal::NotDeviceMemory);
-    }
-    Ok(0)
+/// The fallback of one driver open.
+#[derive(Clone)]
+pub struct Fallback {
+    /// Compat mode allowed.
+    allow_compat: bool,
+    posix: Posix,
 }
 
-/// Run the request on the engine.
-#[inline(always)]
-pub fn io(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
-    ctx.engine.run(Transfer {
-        dir: req.dir,
-        fd: req.file.buffered_fd(),
-        direct: super::direct_fd(ctx, req),
-        target: Target::Device {
-            addr: req.mem_addr(),
-            device: req.buf.device,
-        },
-        size: req.size,
-        offset: req.file_offset,
-        sync: ctx.config.sync_writes,
-    })
+impl Fallback {
+    /// The fallback for `config` on `engine`.
+    pub fn new(engine: &Engine, config: &Config) -> Fallback {
+        Fallback {
+            allow_compat: config.allow_compat,
+            posix: Posix::new(engine, config),
+        }
+    }
+}
+
+impl Backend for Fallback {
+    #[inline(always)]
+    fn kind(&self) -> BackendKind {
+        BackendKind::Fallback
+    }
+
+    /// 1 when compat mode is allowed and the buffer is device memory.
+    #[inline(always)]
+    fn score(&self, req: &Request<'_>) -> Score {
+        if req.buf.memory != MemoryType::Device {
+            return Score::Refuse(Refusal::NotDeviceMemory);
+        }
+        if !self.allow_compat {
+            return Score::Refuse(Refusal::CompatDisabled);
+        }
+        Score::FALLBACK
+    }
+
+    /// Run the request on the engine, through device memory.
+    #[inline(always)]
+    fn submit(&self, req: &Request<'_>) -> Result<usize> {
+        self.posix.run(
+            req,
+            Target::Device {
+                addr: req.mem_addr(),
+                device: req.buf.device,
+            },
+        )
+    }
 }

@@ -3,33 +3,56 @@
 //! requests, durable writes with one `fdatasync` per call.
 #![deny(unsafe_code)]
 
-use super::{Context, Refusal, Request};
-use crate::engine::{Target, Transfer};
+use super::{Backend, Posix, Score};
+use crate::config::Config;
+use crate::engine::{Engine, Target};
 use crate::error::Result;
+use crate::request::Request;
+use crate::vocab::{BackendKind, Refusal};
 
-/// Score 1 when host I/O is on and the buffer is host memory.
-pub fn score(ctx: &Context<'_>, req: &Request<'_>) -> Result<i32, Refusal> {
-    if !ctx.config.host_io {
-        return Err(Refusal::HostDisabled);
-    }
-    if !req.buf.memory.is_host() {
-        return Err(Refusal::NotHostMemory);
-    }
-    Ok(1)
+/// The host backend of one driver open.
+pub struct Host {
+    /// `HIPFILE_HOST` / `hipFileParamAllowSystemMemory`.
+    enabled: bool,
+    posix: Posix,
 }
 
-/// Run the request on the engine.
-#[inline(always)]
-pub fn io(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
-    ctx.engine.run(Transfer {
-        dir: req.dir,
-        fd: req.file.buffered_fd(),
-        direct: super::direct_fd(ctx, req),
-        target: Target::Host {
-            addr: req.mem_addr(),
-        },
-        size: req.size,
-        offset: req.file_offset,
-        sync: ctx.config.sync_writes,
-    })
+impl Host {
+    /// The host backend for `config` on `engine`.
+    pub fn new(engine: &Engine, config: &Config) -> Host {
+        Host {
+            enabled: config.host_io,
+            posix: Posix::new(engine, config),
+        }
+    }
+}
+
+impl Backend for Host {
+    #[inline(always)]
+    fn kind(&self) -> BackendKind {
+        BackendKind::Host
+    }
+
+    /// 1 when host I/O is on and the buffer is host memory (which the fallback refuses).
+    #[inline(always)]
+    fn score(&self, req: &Request<'_>) -> Score {
+        if !req.buf.memory.is_host() {
+            return Score::Refuse(Refusal::NotHostMemory);
+        }
+        if !self.enabled {
+            return Score::Refuse(Refusal::HostDisabled);
+        }
+        Score::HOST
+    }
+
+    /// Run the request on the engine, straight into host memory.
+    #[inline(always)]
+    fn submit(&self, req: &Request<'_>) -> Result<usize> {
+        self.posix.run(
+            req,
+            Target::Host {
+                addr: req.mem_addr(),
+            },
+        )
+    }
 }

@@ -1,206 +1,260 @@
-//! Backends and their selection (behaviour §C.1–C.2, contract §4).
+//! Backends and their selection, in the shape of AMD's
+//! `backend.h`.
 //!
-//! Every backend scores a request: a negative score refuses it (with a [`Refusal`] saying
-//! why), the strictly highest non-negative score wins and ties keep the earlier backend in
-//! the order [Fallback, Fastpath, Host]. A fastpath failure with `ENODEV` or `EREMOTEIO` is
-//! retried on the fallback when the fallback accepts the request.
+//! Every [`Backend`] scores a request ([`Score`]): the fastpath 100, the fallback 1, the host
+//! backend 1 (on host memory, which the fallback refuses), a refusal −1 with its [`Refusal`].
+//! [`select`] keeps the strictly highest non-negative score; ties keep the earlier backend.
+//! [`Backend::io`] is the one entry that runs a request: it records the statistics and, for a
+//! backend with a registered fallback ([`Fastpath`]), resubmits a failure that
+//! [`Backend::is_fallback_eligible`] (`ENODEV`, `EREMOTEIO`) when the fallback's own score
+//! accepts the request. A failure on the fallback is final.
+//!
+//! The driver builds [`Backends`] once per open from the configuration. Dispatch is static:
+//! the list is scored through `&dyn Backend` references to values of known types, which the
+//! compiler resolves to direct calls, and the winner runs through a `match` on its index (the
+//! per-call cost of target T9; see `ARCHITECTURE.md`).
 #![deny(unsafe_code)]
 
-pub mod fallback;
-pub mod fastpath;
-pub mod host;
+mod fallback;
+mod fastpath;
+mod host;
 
-use crate::driver::buffers::Buffer;
-use crate::driver::config::Config;
-use crate::driver::files::File;
-use crate::engine::Engine;
+pub use fallback::Fallback;
+pub use fastpath::Fastpath;
+pub use host::Host;
+
+use crate::config::Config;
+use crate::engine::{DirectFd, Engine, Target, Transfer, DIRECT_MIN};
 use crate::error::{Error, Result};
-use crate::runtime::Direction;
+use crate::request::Request;
+use crate::runtime::Runtime;
 use crate::stats::recorder::{self, IoCall};
+use crate::vocab::{BackendKind, Refusal, Refusals};
 
-/// Largest transfer of one call: `INT_MAX & ~(page_size - 1)` (the kernel's `MAX_RW_COUNT`).
-pub const MAX_RW: usize = 0x7fff_f000;
-
-/// The backends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BackendKind {
-    /// GPU-direct storage (AMD `hipAmdFileRead/Write`).
-    Fastpath,
-    /// POSIX I/O through pinned bounce buffers (compat mode).
-    Fallback,
-    /// POSIX I/O straight into host memory.
-    Host,
+/// A backend's answer to a request: accepted with an eagerness (higher wins), or refused
+/// with the reason (where AMD's backends answer −1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    /// Accepted; the value is the backend's eagerness.
+    Accept(u8),
+    /// Refused.
+    Refuse(Refusal),
 }
 
-impl BackendKind {
-    /// Name for logs and statistics.
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::Fastpath => "fastpath",
-            BackendKind::Fallback => "fallback",
-            BackendKind::Host => "host",
-        }
-    }
+impl Score {
+    /// The fastpath's score: it wins whenever it accepts.
+    pub const FASTPATH: Score = Score::Accept(100);
+    /// The fallback's score on device memory.
+    pub const FALLBACK: Score = Score::Accept(1);
+    /// The host backend's score on host memory.
+    pub const HOST: Score = Score::Accept(1);
 }
 
-/// Why a backend refused a request (recorded so nobody has to guess why I/O was slow).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Refusal {
-    /// The runtime has no GPU-direct entry points.
-    NoFastpathEntryPoints,
-    /// `HIPFILE_FORCE_COMPAT_MODE` turned the fastpath off.
-    CompatForced,
-    /// The file has no `O_DIRECT` descriptor (its file system refused `O_DIRECT`).
-    NoODirect,
-    /// The file is neither a block device nor a regular file on ext4 `data=ordered` or xfs.
-    FileSystem,
-    /// The file offset is not aligned.
-    UnalignedOffset,
-    /// The size is not aligned.
-    UnalignedSize,
-    /// The memory address is not aligned.
-    UnalignedMemory,
-    /// The buffer is not device memory.
-    NotDeviceMemory,
-    /// The buffer is not host memory.
-    NotHostMemory,
-    /// Compat mode is not allowed.
-    CompatDisabled,
-    /// `HIPFILE_HOST=false`.
-    HostDisabled,
-}
+/// One way of moving a request's bytes (AMD's `Backend`).
+pub trait Backend {
+    /// Which backend this is (statistics, logs, refusals).
+    fn kind(&self) -> BackendKind;
 
-impl Refusal {
-    /// A short description.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Refusal::NoFastpathEntryPoints => "the GPU runtime has no GPU-direct file entry points",
-            Refusal::CompatForced => "compat mode is forced",
-            Refusal::NoODirect => "the file system does not support O_DIRECT",
-            Refusal::FileSystem => "the file is not on ext4 (data=ordered), xfs or a block device",
-            Refusal::UnalignedOffset => "the file offset is not aligned for direct I/O",
-            Refusal::UnalignedSize => "the size is not aligned for direct I/O",
-            Refusal::UnalignedMemory => "the memory address is not aligned for direct I/O",
-            Refusal::NotDeviceMemory => "the buffer is not device memory",
-            Refusal::NotHostMemory => "the buffer is not host memory",
-            Refusal::CompatDisabled => "compat mode is not allowed",
-            Refusal::HostDisabled => "host I/O is disabled (HIPFILE_HOST=false)",
-        }
-    }
-}
+    /// How eagerly this backend serves `req`, or why it refuses it.
+    fn score(&self, req: &Request<'_>) -> Score;
 
-/// A validated-enough request: offsets are non-negative, the size is clamped to [`MAX_RW`].
-#[derive(Clone, Copy)]
-pub struct Request<'a> {
-    /// Direction.
-    pub dir: Direction,
-    /// The file.
-    pub file: &'a File,
-    /// The buffer.
-    pub buf: &'a Buffer,
-    /// Bytes requested (clamped).
-    pub size: usize,
-    /// File offset.
-    pub file_offset: u64,
-    /// Offset into the buffer.
-    pub buffer_offset: usize,
-}
+    /// Move the bytes of `req`: this backend's own work, without statistics or retry.
+    fn submit(&self, req: &Request<'_>) -> Result<usize>;
 
-impl Request<'_> {
-    /// Address of the first byte of memory.
-    pub fn mem_addr(&self) -> usize {
-        self.buf.base.wrapping_add(self.buffer_offset)
-    }
-
-    /// Bounds of behaviour §B.8 step 5: `buffer_offset < length` (strictly) and
-    /// `size <= length - buffer_offset`.
-    pub fn check_bounds(&self) -> Result<()> {
-        if self.buffer_offset >= self.buf.length || self.size > self.buf.length - self.buffer_offset
-        {
-            return Err(Error::InvalidValue(
-                "the request does not fit in the buffer",
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// What a backend needs besides the request.
-pub struct Context<'a> {
-    /// The configuration snapshot.
-    pub config: &'a Config,
-    /// The engine of this driver open.
-    pub engine: &'a Engine,
-    /// [`fastpath::gate`] for this runtime and configuration.
-    pub fastpath_gate: Option<Refusal>,
-}
-
-/// The `O_DIRECT` descriptor the engine may use for cold reads and aligned writes of this
-/// request (`HIPFILE_DIRECT_IO`, default on), or `None` (also for requests too small for any
-/// chunk of them to go direct).
-#[inline(always)]
-pub fn direct_fd(ctx: &Context<'_>, req: &Request<'_>) -> Option<crate::engine::DirectFd> {
-    if ctx.config.direct_io && req.size >= crate::engine::DIRECT_MIN {
-        req.file.direct()
-    } else {
+    /// The retry hook (AMD's `BackendWithFallback`): the registered backend a failed request
+    /// is resubmitted to. None by default.
+    #[inline(always)]
+    fn fallback(&self) -> Option<&dyn Backend> {
         None
     }
-}
 
-/// Why each backend that refused a request refused it (no allocation: selection runs on
-/// every call).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Refusals([Option<(BackendKind, Refusal)>; 3]);
+    /// Whether a failure goes to the registered fallback: `ENODEV` and `EREMOTEIO`, the
+    /// errors the GPU-direct path reports for "not this way".
+    #[inline(always)]
+    fn is_fallback_eligible(&self, e: &Error) -> bool {
+        matches!(e, Error::Os(libc::ENODEV | libc::EREMOTEIO))
+    }
 
-impl Refusals {
-    /// The refusals recorded.
-    pub fn iter(&self) -> impl Iterator<Item = (BackendKind, Refusal)> + '_ {
-        self.0.iter().flatten().copied()
+    /// Run `req` on this backend: the one place that records statistics and the retry.
+    /// `declined` is the fastpath's refusal when this backend serves a request the fastpath
+    /// declined (recorded with the I/O).
+    #[inline(always)]
+    fn io(&self, req: &Request<'_>, declined: Option<Refusal>) -> Result<usize> {
+        // Not through a closure: the compiler kept that one out of line (target T9).
+        let call = begin(self.kind(), req, declined);
+        let r = end(call, self.submit(req));
+        match r {
+            Err(e) => match self.fallback() {
+                Some(f) if self.is_fallback_eligible(&e) => retry(f, req, e),
+                _ => Err(e),
+            },
+            ok => ok,
+        }
     }
 }
 
-/// The winning backend, or the refusals of every candidate.
-///
-/// Behaviour §C.1 scores every backend and keeps the strictly highest non-negative score
-/// (Fastpath 100 > Host 1 > Fallback 0). Host memory can only go to the host backend and
-/// device memory never does, so the candidates are decided by the memory kind first; then
-/// the fastpath wins whenever it accepts. Refusals are counted when they mattered: every
-/// candidate's when none accepts (here), the fastpath's when the fallback serves instead
-/// (returned as the second value, for [`run`] to record with the I/O).
+/// The resubmission of a failed request to `fallback`, when its own score accepts it; its
+/// outcome is final (the fallback's `submit`, never its `io`).
+#[cold]
+#[inline(never)]
+fn retry(fallback: &dyn Backend, req: &Request<'_>, e: Error) -> Result<usize> {
+    if let Score::Refuse(_) = fallback.score(req) {
+        return Err(e);
+    }
+    tracing::debug!(target: "hipfile", "{e}; retrying on the {}", fallback.kind().name());
+    recorder::fallback_retry();
+    let call = begin(fallback.kind(), req, None);
+    end(call, fallback.submit(req))
+}
+
+/// The winner of `list` for `req`: the index of the strictly highest non-negative score (ties
+/// keep the earlier backend), with every refusal; or every backend's refusal when none
+/// accepts.
 #[inline(always)]
-pub fn select(
-    ctx: &Context<'_>,
+pub fn select<'a, B: Backend + ?Sized + 'a, const N: usize>(
+    list: [&'a B; N],
     req: &Request<'_>,
-) -> Result<(BackendKind, Option<Refusal>), Refusals> {
-    use crate::stats::recorder::refused;
-    if req.buf.memory.is_host() {
-        return match host::score(ctx, req) {
-            Ok(_) => Ok((BackendKind::Host, None)),
-            Err(r) => {
-                refused(BackendKind::Host, r);
-                Err(Refusals([None, None, Some((BackendKind::Host, r))]))
+) -> std::result::Result<(usize, Refusals), Refusals> {
+    let mut best: Option<(usize, u8)> = None;
+    let mut refusals = Refusals::default();
+    for (i, b) in list.iter().enumerate() {
+        match b.score(req) {
+            Score::Accept(v) => {
+                if best.is_none_or(|(_, top)| v > top) {
+                    best = Some((i, v));
+                }
             }
+            Score::Refuse(r) => refusals.record(i, b.kind(), r),
+        }
+    }
+    match best {
+        Some((i, _)) => Ok((i, refusals)),
+        None => Err(refusals),
+    }
+}
+
+/// The POSIX path of the fallback and host backends: the engine's chunked `pread`/`pwrite`
+/// on the buffered descriptor (the `O_DIRECT` one for cold aligned reads and aligned writes),
+/// into device memory through bounce buffers or straight into host memory.
+#[derive(Clone)]
+struct Posix {
+    engine: Engine,
+    /// One `fdatasync` per write call.
+    sync_writes: bool,
+    /// `HIPFILE_DIRECT_IO`.
+    direct_io: bool,
+}
+
+impl Posix {
+    fn new(engine: &Engine, config: &Config) -> Posix {
+        Posix {
+            engine: engine.clone(),
+            sync_writes: config.sync_writes,
+            direct_io: config.direct_io,
+        }
+    }
+
+    /// The `O_DIRECT` descriptor the engine may use for cold reads and aligned writes of this
+    /// request (`HIPFILE_DIRECT_IO`, default on), or `None` (also for requests too small for
+    /// any chunk of them to go direct).
+    #[inline(always)]
+    fn direct_fd(&self, req: &Request<'_>) -> Option<DirectFd> {
+        if self.direct_io && req.size >= DIRECT_MIN {
+            req.file.direct()
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn run(&self, req: &Request<'_>, target: Target) -> Result<usize> {
+        self.engine.run(Transfer {
+            dir: req.dir,
+            fd: req.file.buffered_fd(),
+            direct: self.direct_fd(req),
+            target,
+            size: req.size,
+            offset: req.file_offset,
+            sync: self.sync_writes,
+        })
+    }
+}
+
+/// The backends of one driver open, in the order they are asked: fastpath (holding the
+/// fallback it resubmits to), fallback, host.
+pub struct Backends {
+    fastpath: Fastpath,
+    fallback: Fallback,
+    host: Host,
+}
+
+impl Backends {
+    /// Build the list for `config` on `rt` and `engine`.
+    pub fn new(rt: &'static dyn Runtime, config: &Config, engine: &Engine) -> Backends {
+        let fallback = Fallback::new(engine, config);
+        let mut fastpath = Fastpath::new(rt, config);
+        fastpath.register_fallback(fallback.clone());
+        Backends {
+            fastpath,
+            fallback,
+            host: Host::new(engine, config),
+        }
+    }
+
+    /// Choose a backend for `req` and run it there ([`Backend::io`]). Inlined into the
+    /// driver's I/O entry, so that a small request is one flat function up to its system and
+    /// runtime calls (target T9).
+    ///
+    /// Refusals are counted when they mattered: the fastpath's when the fallback serves
+    /// instead (with the I/O), every backend's when none accepts, except a refusal of the
+    /// memory kind (a backend that never serves such memory is no reason anyone needs).
+    #[inline(always)]
+    pub fn run(&self, req: &Request<'_>) -> Result<usize> {
+        if req.size == 0 {
+            // Valid arguments and nothing to move: 0, whatever a backend would say about the
+            // alignment, and no fdatasync for a write (upstream's newest rule).
+            req.check_bounds()?;
+            return Ok(0);
+        }
+        let list: [&dyn Backend; 3] = [&self.fastpath, &self.fallback, &self.host];
+        let (winner, refusals) = match select(list, req) {
+            Ok(w) => w,
+            Err(refusals) => return Err(no_backend(refusals)),
         };
-    }
-    let fastpath = match fastpath::score(ctx, req) {
-        Ok(_) => return Ok((BackendKind::Fastpath, None)),
-        Err(r) => r,
-    };
-    match fallback::score(ctx, req) {
-        Ok(_) => {
-            log_fallback_reason(fastpath);
-            Ok((BackendKind::Fallback, Some(fastpath)))
+        // The fastpath is first in the list: its refusal, when the fallback serves instead.
+        let declined = match winner {
+            1 => refusals.at(0),
+            _ => None,
+        };
+        if let Some(r) = declined {
+            log_fallback_reason(r);
         }
-        Err(r) => {
-            refused(BackendKind::Fastpath, fastpath);
-            refused(BackendKind::Fallback, r);
-            Err(Refusals([
-                Some((BackendKind::Fallback, r)),
-                Some((BackendKind::Fastpath, fastpath)),
-                None,
-            ]))
+        if let Err(e) = req.check_bounds() {
+            if let Some(r) = declined {
+                recorder::refused(BackendKind::Fastpath, r);
+            }
+            return Err(e);
+        }
+        match winner {
+            0 => self.fastpath.io(req, None),
+            1 => self.fallback.io(req, declined),
+            _ => self.host.io(req, None),
         }
     }
+}
+
+/// Count and log the refusals of a request no backend accepts, and name them in the error.
+#[cold]
+#[inline(never)]
+fn no_backend(refusals: Refusals) -> Error {
+    for (backend, reason) in refusals.iter() {
+        if !matches!(reason, Refusal::NotDeviceMemory | Refusal::NotHostMemory) {
+            recorder::refused(backend, reason);
+        }
+    }
+    let e = Error::NoBackend(refusals);
+    tracing::debug!(target: "hipfile", "{e}");
+    e
 }
 
 /// One log line per distinct reason the fastpath lost a request to the fallback, the first
@@ -250,53 +304,301 @@ fn end(call: IoCall, r: Result<usize>) -> Result<usize> {
     r
 }
 
-/// Choose a backend and run the request on it, retrying fastpath failures on the fallback.
-/// Inlined into the driver's I/O entry, so that a small request is one flat function up to
-/// its system and runtime calls (target T9).
-#[inline(always)]
-pub fn run(ctx: &Context<'_>, req: &Request<'_>) -> Result<usize> {
-    if req.size == 0 {
-        // Valid arguments and nothing to move: 0, whatever a backend would say about the
-        // alignment, and no fdatasync for a write (upstream's newest rule).
-        req.check_bounds()?;
-        return Ok(0);
+#[cfg(test)]
+mod tests {
+    //! Mock backends in the spirit of AMD's backend tests: selection by score, the retry rules
+    //! of a backend with a registered fallback, and what each of them records.
+    use super::*;
+    use crate::config::{params::Staged, Env};
+    use crate::request::file::File;
+    use crate::request::memory::Buffer;
+    use crate::vocab::{Direction, MemoryType};
+    use std::cell::Cell;
+    use std::os::fd::IntoRawFd;
+
+    /// A backend with a fixed score and a fixed outcome, counting its calls.
+    struct Mock<'f> {
+        kind: BackendKind,
+        score: Score,
+        outcome: Result<usize>,
+        submits: Cell<u32>,
+        fallback: Option<&'f dyn Backend>,
     }
-    let (kind, declined) = match select(ctx, req) {
-        Ok(k) => k,
-        Err(refusals) => {
-            tracing::debug!(target: "hipfile", "no backend accepts the request: {refusals:?}");
-            return Err(Error::NoBackend("every backend refused the request"));
+
+    fn mock<'f>(kind: BackendKind, score: Score, outcome: Result<usize>) -> Mock<'f> {
+        Mock {
+            kind,
+            score,
+            outcome,
+            submits: Cell::new(0),
+            fallback: None,
         }
-    };
-    if let Err(e) = req.check_bounds() {
-        if let Some(r) = declined {
-            recorder::refused(BackendKind::Fastpath, r);
-        }
-        return Err(e);
     }
-    match kind {
-        BackendKind::Fastpath => {
-            let call = begin(kind, req, None);
-            match end(call, fastpath::io(ctx, req)) {
-                Err(Error::Os(e)) if e == libc::ENODEV || e == libc::EREMOTEIO => {
-                    if fallback::score(ctx, req).is_err() {
-                        return Err(Error::Os(e));
-                    }
-                    tracing::debug!(target: "hipfile", "fastpath failed with errno {e}; retrying on the fallback");
-                    recorder::fallback_retry();
-                    let call = begin(BackendKind::Fallback, req, None);
-                    end(call, fallback::io(ctx, req))
-                }
-                other => other,
+
+    impl Backend for Mock<'_> {
+        fn kind(&self) -> BackendKind {
+            self.kind
+        }
+        fn score(&self, _: &Request<'_>) -> Score {
+            self.score
+        }
+        fn submit(&self, _: &Request<'_>) -> Result<usize> {
+            self.submits.set(self.submits.get() + 1);
+            self.outcome
+        }
+        fn fallback(&self) -> Option<&dyn Backend> {
+            self.fallback
+        }
+    }
+
+    fn file() -> File {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(std::env::temp_dir().join(format!(
+                "hipfile-backend-{}-{:?}",
+                std::process::id(),
+                std::thread::current().id()
+            )))
+            .unwrap();
+        File::inspect(f.into_raw_fd()).unwrap()
+    }
+
+    fn device_buffer() -> Buffer {
+        Buffer {
+            base: 0x10_0000,
+            length: 1 << 20,
+            flags: 0,
+            memory: MemoryType::Device,
+            device: 0,
+        }
+    }
+
+    /// The process's fallback-retry counter (the retry tests run one at a time).
+    fn retries() -> u64 {
+        crate::stats::snapshot_self()
+            .ext
+            .expect("our block has the extension")
+            .fallback_retries
+    }
+    static RETRY_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    #[test]
+    fn scores_are_amds() {
+        assert_eq!(Score::FASTPATH, Score::Accept(100));
+        assert_eq!(Score::FALLBACK, Score::Accept(1));
+        assert_eq!(Score::HOST, Score::Accept(1));
+    }
+
+    #[test]
+    fn the_strictly_highest_score_wins() {
+        let (f, b) = (file(), device_buffer());
+        let req = Request::new(Direction::Read, &f, &b, 4096, 0, 0);
+        let a = mock(BackendKind::Fastpath, Score::Accept(0), Ok(1));
+        let m = mock(BackendKind::Fallback, Score::Accept(2), Ok(2));
+        let c = mock(BackendKind::Host, Score::Accept(1), Ok(3));
+        let list: [&dyn Backend; 3] = [&a, &m, &c];
+        let (i, refusals) = select(list, &req).unwrap();
+        assert_eq!(i, 1);
+        assert_eq!(refusals, Refusals::default());
+        assert_eq!(list[i].io(&req, None), Ok(2));
+        assert_eq!(
+            (a.submits.get(), m.submits.get(), c.submits.get()),
+            (0, 1, 0)
+        );
+    }
+
+    #[test]
+    fn ties_keep_the_earlier_backend() {
+        let (f, b) = (file(), device_buffer());
+        let req = Request::new(Direction::Read, &f, &b, 4096, 0, 0);
+        let r = Score::Refuse(Refusal::UnalignedSize);
+        let a = mock(BackendKind::Fastpath, r, Ok(1));
+        let m = mock(BackendKind::Fallback, Score::Accept(1), Ok(2));
+        let c = mock(BackendKind::Host, Score::Accept(1), Ok(3));
+        let (i, refusals) = select([&a as &dyn Backend, &m, &c], &req).unwrap();
+        assert_eq!(i, 1);
+        assert_eq!(
+            refusals.of(BackendKind::Fastpath),
+            Some(Refusal::UnalignedSize)
+        );
+        assert_eq!(select([&c as &dyn Backend, &m], &req).unwrap().0, 0);
+        let z = mock(BackendKind::Fallback, Score::Accept(0), Ok(2));
+        assert_eq!(
+            select([&z as &dyn Backend, &a], &req).unwrap().0,
+            0,
+            "0 accepts"
+        );
+    }
+
+    #[test]
+    fn all_refuse_names_every_refusal() {
+        let (f, b) = (file(), device_buffer());
+        let req = Request::new(Direction::Write, &f, &b, 4096, 0, 0);
+        let a = mock(
+            BackendKind::Fastpath,
+            Score::Refuse(Refusal::CompatForced),
+            Ok(1),
+        );
+        let m = mock(
+            BackendKind::Fallback,
+            Score::Refuse(Refusal::CompatDisabled),
+            Ok(2),
+        );
+        let c = mock(
+            BackendKind::Host,
+            Score::Refuse(Refusal::NotHostMemory),
+            Ok(3),
+        );
+        let refusals = select([&a as &dyn Backend, &m, &c], &req).unwrap_err();
+        assert_eq!(
+            refusals.iter().collect::<Vec<_>>(),
+            [
+                (BackendKind::Fastpath, Refusal::CompatForced),
+                (BackendKind::Fallback, Refusal::CompatDisabled),
+                (BackendKind::Host, Refusal::NotHostMemory),
+            ]
+        );
+        let e = no_backend(refusals);
+        assert_eq!(
+            e,
+            Error::NoBackend(refusals),
+            "hipFileInternalError at the C door"
+        );
+        assert_eq!(
+            e.to_string(),
+            "no backend accepts the request (fastpath refuses: compat mode is forced; \
+             fallback refuses: compat mode is not allowed; \
+             host refuses: the buffer is not host memory)"
+        );
+        assert_eq!(
+            (a.submits.get(), m.submits.get(), c.submits.get()),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn retried_on_enodev_and_eremoteio_only_and_counted_once() {
+        let _one = RETRY_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let (f, b) = (file(), device_buffer());
+        let req = Request::new(Direction::Read, &f, &b, 4096, 0, 0);
+        for (errno, retried) in [
+            (libc::ENODEV, true),
+            (libc::EREMOTEIO, true),
+            (libc::EIO, false),
+            (libc::EINVAL, false),
+            (libc::EOPNOTSUPP, false),
+        ] {
+            let fb = mock(BackendKind::Fallback, Score::FALLBACK, Ok(77));
+            let mut fp = mock(
+                BackendKind::Fastpath,
+                Score::FASTPATH,
+                Err(Error::Os(errno)),
+            );
+            fp.fallback = Some(&fb);
+            let before = retries();
+            let r = fp.io(&req, None);
+            let after = retries();
+            assert_eq!(fp.submits.get(), 1, "errno {errno}");
+            if retried {
+                assert_eq!(r, Ok(77), "errno {errno}");
+                assert_eq!(fb.submits.get(), 1, "errno {errno}");
+                assert_eq!(after - before, 1, "errno {errno}: the retry counted once");
+            } else {
+                assert_eq!(r, Err(Error::Os(errno)));
+                assert_eq!(fb.submits.get(), 0, "errno {errno}");
+                assert_eq!(after, before, "errno {errno}");
             }
         }
-        BackendKind::Fallback => {
-            let call = begin(kind, req, declined);
-            end(call, fallback::io(ctx, req))
-        }
-        BackendKind::Host => {
-            let call = begin(kind, req, None);
-            end(call, host::io(ctx, req))
-        }
+        // A runtime failure is not an errno of the kernel path: not retried.
+        let fb = mock(BackendKind::Fallback, Score::FALLBACK, Ok(77));
+        let mut fp = mock(
+            BackendKind::Fastpath,
+            Score::FASTPATH,
+            Err(Error::Runtime(crate::runtime::RtError::UNKNOWN)),
+        );
+        fp.fallback = Some(&fb);
+        assert_eq!(
+            fp.io(&req, None),
+            Err(Error::Runtime(crate::runtime::RtError::UNKNOWN))
+        );
+        assert_eq!(fb.submits.get(), 0);
+    }
+
+    #[test]
+    fn not_retried_when_the_fallback_refuses_or_compat_mode_is_off() {
+        let _one = RETRY_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let (f, b) = (file(), device_buffer());
+        let req = Request::new(Direction::Read, &f, &b, 4096, 0, 0);
+        let fb = mock(
+            BackendKind::Fallback,
+            Score::Refuse(Refusal::NotDeviceMemory),
+            Ok(77),
+        );
+        let mut fp = mock(
+            BackendKind::Fastpath,
+            Score::FASTPATH,
+            Err(Error::Os(libc::ENODEV)),
+        );
+        fp.fallback = Some(&fb);
+        let before = retries();
+        assert_eq!(fp.io(&req, None), Err(Error::Os(libc::ENODEV)));
+        assert_eq!(fb.submits.get(), 0);
+        assert_eq!(retries(), before);
+
+        // The real fallback with compat mode off refuses, so the failure stands.
+        let env = Env::from_lookup(|k| (k == "HIPFILE_ALLOW_COMPAT_MODE").then(|| "false".into()));
+        let config = Config::resolve(&env, &Staged::default());
+        let rt: &'static dyn Runtime =
+            Box::leak(Box::new(crate::runtime::host::HostRuntime::new("test")));
+        let engine = Engine::new(rt, &config);
+        let real = Fallback::new(&engine, &config);
+        assert_eq!(real.score(&req), Score::Refuse(Refusal::CompatDisabled));
+        let mut fp = mock(
+            BackendKind::Fastpath,
+            Score::FASTPATH,
+            Err(Error::Os(libc::EREMOTEIO)),
+        );
+        fp.fallback = Some(&real);
+        assert_eq!(fp.io(&req, None), Err(Error::Os(libc::EREMOTEIO)));
+        assert_eq!(retries(), before);
+
+        // Without a registered fallback nothing is retried either.
+        let fp = mock(
+            BackendKind::Fastpath,
+            Score::FASTPATH,
+            Err(Error::Os(libc::ENODEV)),
+        );
+        assert_eq!(fp.io(&req, None), Err(Error::Os(libc::ENODEV)));
+        assert_eq!(retries(), before);
+    }
+
+    #[test]
+    fn a_failure_on_the_fallback_is_final() {
+        let _one = RETRY_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let (f, b) = (file(), device_buffer());
+        let req = Request::new(Direction::Write, &f, &b, 4096, 0, 0);
+        let last = mock(BackendKind::Host, Score::HOST, Ok(5));
+        let mut fb = mock(
+            BackendKind::Fallback,
+            Score::FALLBACK,
+            Err(Error::Os(libc::ENODEV)),
+        );
+        fb.fallback = Some(&last);
+        let mut fp = mock(
+            BackendKind::Fastpath,
+            Score::FASTPATH,
+            Err(Error::Os(libc::ENODEV)),
+        );
+        fp.fallback = Some(&fb);
+        let before = retries();
+        assert_eq!(fp.io(&req, None), Err(Error::Os(libc::ENODEV)));
+        assert_eq!(
+            (fp.submits.get(), fb.submits.get(), last.submits.get()),
+            (1, 1, 0)
+        );
+        assert_eq!(retries() - before, 1, "one retry, never a second");
     }
 }

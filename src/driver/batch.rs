@@ -20,12 +20,14 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::buffers::Buffer;
-use super::files::{File, FileToken};
+use super::files::FileToken;
+use super::slots::Slots;
 use super::Session;
-use crate::backend::{self, Context, Request, MAX_RW};
 use crate::error::{Error, Result};
-use crate::runtime::{Direction, MemoryType};
+use crate::request::file::File;
+use crate::request::memory::Buffer;
+use crate::request::{fits, Request};
+use crate::vocab::{Direction, MemoryType};
 
 /// Most operations a context holds (behaviour §E.1 `MAX_SIZE`).
 pub const MAX_OPS: usize = 128;
@@ -34,23 +36,32 @@ pub const MAX_OPS: usize = 128;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BatchToken(pub usize);
 
-/// One entry of a submission, as the application described it (`hipFileIOParams_t`).
+/// How an entry asks to be run (`hipFileBatchMode_t`): batch mode is the only one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `hipFileBatch`.
+    Batch,
+}
+
+/// One entry of a submission, as the application described it (`hipFileIOParams_t`), in
+/// typed values. A field C filled with a value it does not define is `None`, refused when
+/// the entry is checked, in the order upstream checks the fields.
 #[derive(Clone, Copy, Debug)]
 pub struct OpParams {
-    /// `mode` (must be `hipFileBatch`, 1).
-    pub mode: i32,
+    /// `mode`; `None` for anything but `hipFileBatch`.
+    pub mode: Option<Mode>,
     /// `u.batch.devPtr_base`.
     pub base: usize,
-    /// `u.batch.file_offset`.
-    pub file_offset: i64,
-    /// `u.batch.devPtr_offset`.
-    pub buffer_offset: i64,
+    /// `u.batch.file_offset`; `None` when negative.
+    pub file_offset: Option<u64>,
+    /// `u.batch.devPtr_offset`; `None` when negative.
+    pub buffer_offset: Option<usize>,
     /// `u.batch.size`.
     pub size: usize,
     /// `fh`.
     pub file: FileToken,
-    /// `opcode` (0 read, 1 write).
-    pub opcode: i32,
+    /// `opcode`; `None` for anything but read and write.
+    pub dir: Option<Direction>,
     /// `cookie`, returned with the completion.
     pub cookie: usize,
 }
@@ -205,6 +216,7 @@ impl BatchContext {
         out
     }
 
+    #[cfg(test)]
     /// Status of every outstanding operation (for tests and tools), in submission order.
     pub fn statuses(&self) -> Vec<OpStatus> {
         self.ops.lock().ops.iter().map(|o| o.status).collect()
@@ -214,70 +226,35 @@ impl BatchContext {
 /// Batch contexts by handle.
 #[derive(Default)]
 pub struct BatchRegistry {
-    slots: Vec<(u32, Option<Arc<BatchContext>>)>,
-    free: Vec<usize>,
+    slots: Slots<Arc<BatchContext>>,
 }
 
 impl BatchRegistry {
-    fn decode(token: BatchToken) -> Option<(usize, u32)> {
-        let t = token.0 as u64;
-        let index = (t & 0xffff_ffff).checked_sub(1)? as usize;
-        Some((index, (t >> 32) as u32))
-    }
-
     /// A new context of `capacity` operations.
     pub fn create(&mut self, capacity: usize) -> BatchToken {
-        let index = match self.free.pop() {
-            Some(i) => i,
-            None => {
-                self.slots.push((1, None));
-                self.slots.len() - 1
-            }
-        };
-        let slot = &mut self.slots[index];
-        slot.1 = Some(Arc::new(BatchContext::new(capacity)));
-        BatchToken(((u64::from(slot.0) << 32) | (index as u64 + 1)) as usize)
+        BatchToken(self.slots.insert(Arc::new(BatchContext::new(capacity))).0)
     }
 
     /// The context behind a current token.
     pub fn get(&self, token: BatchToken) -> Option<Arc<BatchContext>> {
-        let (index, gen) = Self::decode(token)?;
-        match self.slots.get(index)? {
-            (g, Some(ctx)) if *g == gen => Some(ctx.clone()),
-            _ => None,
-        }
+        self.slots.get(token.0).cloned()
     }
 
     /// Remove a context; its token goes stale.
     pub fn remove(&mut self, token: BatchToken) -> Option<Arc<BatchContext>> {
-        let (index, gen) = Self::decode(token)?;
-        let slot = self.slots.get_mut(index)?;
-        if slot.0 != gen {
-            return None;
-        }
-        let ctx = slot.1.take()?;
-        slot.0 = slot.0.wrapping_add(1).max(1);
-        self.free.push(index);
-        Some(ctx)
+        self.slots.remove_if(token.0, |_| true).map(|(ctx, _)| ctx)
     }
 
     /// Remove every context (the driver closed to 0): every token goes stale. Returns the
     /// contexts, for the caller to cancel and drain outside the registry's lock.
     pub fn clear(&mut self) -> Vec<Arc<BatchContext>> {
-        let mut removed = Vec::new();
-        for (index, slot) in self.slots.iter_mut().enumerate() {
-            if let Some(ctx) = slot.1.take() {
-                slot.0 = slot.0.wrapping_add(1).max(1);
-                self.free.push(index);
-                removed.push(ctx);
-            }
-        }
-        removed
+        self.slots.drain()
     }
 }
 
-/// A validated operation ready to run: what `hipFileRead`/`hipFileWrite` would have resolved.
-struct Resolved {
+/// A validated operation ready to run: what `hipFileRead`/`hipFileWrite` would have resolved
+/// (its fields are private to this module).
+pub(super) struct Resolved {
     dir: Direction,
     file: Arc<File>,
     /// Held for the operation's life (a registered buffer is "in use" meanwhile).
@@ -296,7 +273,7 @@ pub(super) fn resolve(
     file: Option<&Arc<File>>,
     registration: Option<&Arc<Buffer>>,
     resolve_unregistered: impl FnOnce(usize) -> Result<Buffer>,
-) -> Result<ResolvedOp> {
+) -> Result<Resolved> {
     let file = file.ok_or(Error::Internal("batch entry: file handle not registered"))?;
     if p.base == 0 {
         return Err(Error::InvalidValue("batch entry: NULL buffer"));
@@ -308,50 +285,43 @@ pub(super) fn resolve(
     if buf.memory != MemoryType::Device {
         return Err(Error::Internal("batch entry: not device memory"));
     }
-    if p.buffer_offset < 0 {
+    let Some(buffer_offset) = p.buffer_offset else {
         return Err(Error::InvalidValue("batch entry: negative buffer offset"));
-    }
-    let buffer_offset = p.buffer_offset as u64;
-    if buffer_offset >= buf.length as u64 {
+    };
+    // The unclamped size must fit, unlike a synchronous call's, which is clamped to `MAX_RW`
+    // first.
+    if !fits(buf.length, buffer_offset, p.size) {
         return Err(Error::InvalidValue(
-            "batch entry: buffer offset beyond the buffer",
+            "batch entry: the operation does not fit in its buffer",
         ));
     }
-    if p.size as u64 > buf.length as u64 - buffer_offset {
-        return Err(Error::InvalidValue("batch entry: size beyond the buffer"));
-    }
-    if p.file_offset < 0 {
+    let Some(file_offset) = p.file_offset else {
         return Err(Error::InvalidValue("batch entry: negative file offset"));
-    }
-    let dir = match p.opcode {
-        0 => Direction::Read,
-        1 => Direction::Write,
-        _ => return Err(Error::InvalidValue("batch entry: unknown opcode")),
     };
-    if p.mode != 1 {
+    let Some(dir) = p.dir else {
+        return Err(Error::InvalidValue("batch entry: unknown opcode"));
+    };
+    if p.mode != Some(Mode::Batch) {
         return Err(Error::InvalidValue("batch entry: mode is not hipFileBatch"));
     }
-    Ok(ResolvedOp(Resolved {
+    Ok(Resolved {
         dir,
         file: file.clone(),
         _registration: registration.cloned(),
         buf,
-        size: p.size.min(MAX_RW),
-        file_offset: p.file_offset as u64,
-        buffer_offset: buffer_offset as usize,
+        size: p.size,
+        file_offset,
+        buffer_offset,
         cookie: p.cookie,
-    }))
+    })
 }
-
-/// A resolved, validated entry (opaque outside this module).
-pub(super) struct ResolvedOp(Resolved);
 
 /// Add validated operations to `ctx` and queue their jobs on the session's engine. The
 /// caller holds the driver's state read lock (see the module comment).
 pub(super) fn enqueue(
     ctx: &Arc<BatchContext>,
     session: &Arc<Session>,
-    ops: Vec<ResolvedOp>,
+    ops: Vec<Resolved>,
 ) -> Result<()> {
     let ids = {
         let mut st = ctx.ops.lock();
@@ -360,7 +330,7 @@ pub(super) fn enqueue(
             return Err(Error::BatchFull);
         }
         let mut ids = Vec::with_capacity(ops.len());
-        for ResolvedOp(r) in ops {
+        for r in ops {
             let id = st.next_id;
             st.next_id += 1;
             ids.push((id, r.dir));
@@ -399,20 +369,15 @@ fn run(ctx: &BatchContext, id: u64, session: &Session) {
         }
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let req = Request {
-            dir: r.dir,
-            file: &r.file,
-            buf: &r.buf,
-            size: r.size,
-            file_offset: r.file_offset,
-            buffer_offset: r.buffer_offset,
-        };
-        let ctx = Context {
-            config: &session.config,
-            engine: &session.engine,
-            fastpath_gate: session.fastpath_gate,
-        };
-        backend::run(&ctx, &req)
+        let req = Request::new(
+            r.dir,
+            &r.file,
+            &r.buf,
+            r.size,
+            r.file_offset,
+            r.buffer_offset,
+        );
+        session.backends.run(&req)
     }));
     let status = match outcome {
         Ok(Ok(n)) => OpStatus::Complete(n),

@@ -12,9 +12,8 @@
 
 pub mod batch;
 pub mod buffers;
-pub mod config;
 pub mod files;
-pub mod params;
+mod slots;
 pub mod streams;
 
 use std::os::fd::RawFd;
@@ -22,27 +21,30 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::backend::{self, Context, Request, MAX_RW};
+use crate::backend::Backends;
+use crate::config::{self, params, Config};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::runtime::{self, Direction, Runtime};
+use crate::request::file::File;
+use crate::request::{memory, Request};
+use crate::runtime::{self, Runtime};
+use crate::vocab::Direction;
 use buffers::BufferRegistry;
-use config::Config;
-use files::{File, FileRegistry, FileToken};
+use files::{FileRegistry, FileToken};
 use params::Staged;
 
 /// What exists only while the driver is open.
 struct Session {
     config: Arc<Config>,
     engine: Engine,
-    /// [`backend::fastpath::gate`] of this configuration.
-    fastpath_gate: Option<backend::Refusal>,
+    /// The backends of this configuration, built once.
+    backends: Backends,
 }
 
 impl Session {
     fn new(rt: &'static dyn Runtime, config: Arc<Config>, engine: Engine) -> Session {
         Session {
-            fastpath_gate: backend::fastpath::gate(rt, &config),
+            backends: Backends::new(rt, &config, &engine),
             config,
             engine,
         }
@@ -94,6 +96,7 @@ impl Driver {
     fn activate(&self, st: &mut State) {
         crate::stats::init();
         let config = Arc::new(Config::resolve(config::env(), &self.staged.lock()));
+        crate::stats::set_level(u64::from(config.stats_level));
         let rt = self.rt();
         tracing::debug!(target: "hipfile", "driver open: {config:?}");
         let engine = Engine::new(rt, &config);
@@ -157,11 +160,6 @@ impl Driver {
             Some(s) => s.config.clone(),
             None => Arc::new(Config::resolve(config::env(), &self.staged.lock())),
         }
-    }
-
-    /// Whether the driver is open.
-    pub fn is_open(&self) -> bool {
-        self.state.read().use_count > 0
     }
 
     /// Every parameter's value: the live one while open, otherwise what the next open would
@@ -264,7 +262,7 @@ impl Driver {
             }
             st.session.as_ref().expect("open").config.host_io
         };
-        let buffer = buffers::validate(rt, base, length, flags, host_io)?;
+        let buffer = memory::validate(rt, base, length, flags, host_io)?;
         let mut st = self.state.write();
         if st.use_count == 0 {
             // Closed while we validated: the registration would be dropped by that close.
@@ -288,19 +286,8 @@ impl Driver {
         Ok(())
     }
 
-    /// Resolve a handle (for the async and batch paths).
-    pub fn file(&self, token: FileToken) -> Result<Arc<File>> {
-        let st = self.state.read();
-        if st.use_count == 0 {
-            return Err(Error::DriverNotInitialized);
-        }
-        st.files
-            .get(token)
-            .cloned()
-            .ok_or(Error::HandleNotRegistered)
-    }
-
-    /// `hipFileRead` / `hipFileWrite` (behaviour §B.8, contract §3).
+    /// `hipFileRead` / `hipFileWrite` (behaviour §B.8, contract §3). An offset is `None` when
+    /// the application passed a negative one (refused after the handle and buffer checks).
     #[inline(always)]
     pub fn io(
         &self,
@@ -308,8 +295,8 @@ impl Driver {
         token: FileToken,
         base: usize,
         size: usize,
-        file_offset: i64,
-        buffer_offset: i64,
+        file_offset: Option<u64>,
+        buffer_offset: Option<usize>,
     ) -> Result<usize> {
         let (file, registration, session) = {
             let st = self.state.read();
@@ -330,29 +317,16 @@ impl Driver {
         let buf = match &registration {
             Some(b) => &**b,
             None => {
-                resolved = buffers::resolve_unregistered(self.rt(), base, session.config.host_io)?;
+                resolved = memory::resolve_unregistered(self.rt(), base, session.config.host_io)?;
                 &resolved
             }
         };
-        if file_offset < 0 || buffer_offset < 0 {
+        let (Some(file_offset), Some(buffer_offset)) = (file_offset, buffer_offset) else {
             // hipFile 0.4.0: negative offsets are -1 with errno EINVAL.
             return Err(Error::Os(libc::EINVAL));
-        }
-        let req = Request {
-            dir,
-            file: &file,
-            buf,
-            size: size.min(MAX_RW),
-            file_offset: file_offset as u64,
-            buffer_offset: usize::try_from(buffer_offset)
-                .map_err(|_| Error::InvalidValue("buffer offset too large"))?,
         };
-        let ctx = Context {
-            config: &session.config,
-            engine: &session.engine,
-            fastpath_gate: session.fastpath_gate,
-        };
-        backend::run(&ctx, &req)
+        let req = Request::new(dir, &file, buf, size, file_offset, buffer_offset);
+        session.backends.run(&req)
     }
 
     /// `hipFileBatchIOSetUp` (behaviour §E.2): works while closed, does not open. `max_nr` is
@@ -427,7 +401,7 @@ impl Driver {
                 p,
                 file.as_ref(),
                 registration.as_ref(),
-                |base| buffers::resolve_unregistered(self.rt(), base, host_io),
+                |base| memory::resolve_unregistered(self.rt(), base, host_io),
             )?);
         }
         // The same engine means the same open session, whatever live setting (hipFileDriverSet*)

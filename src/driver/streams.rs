@@ -52,9 +52,4 @@ impl StreamRegistry {
             .map(|_| ())
             .ok_or(Error::InvalidValue("stream not registered"))
     }
-
-    /// The registration of `stream`.
-    pub fn get(&self, stream: StreamHandle) -> Option<StreamInfo> {
-        self.map.lock().get(&stream).copied()
-    }
 }

@@ -65,11 +65,6 @@ impl BouncePool {
         }
     }
 
-    /// Bytes per buffer.
-    pub fn chunk(&self) -> usize {
-        self.chunk
-    }
-
     /// Maximum number of buffers.
     pub fn max_buffers(&self) -> usize {
         self.max_buffers.load(Ordering::Relaxed)
@@ -105,6 +100,7 @@ impl BouncePool {
         self.returned.notify_all();
     }
 
+    #[cfg(test)]
     /// Bytes currently allocated (in use or free).
     pub fn allocated_bytes(&self) -> usize {
         let _st = self.state.lock();

@@ -17,9 +17,10 @@ pub mod pool;
 use std::os::fd::RawFd;
 use std::sync::{Arc, OnceLock};
 
-use crate::driver::config::Config;
+use crate::config::Config;
 use crate::error::Result;
-use crate::runtime::{DirectCopy, Direction, Runtime};
+use crate::runtime::{DirectCopy, Runtime};
+use crate::vocab::Direction;
 
 use bounce::BouncePool;
 use pool::WorkerPool;
@@ -128,12 +129,6 @@ impl Engine {
         pipeline::execute(&self.inner, t)
     }
 
-    /// The GPU runtime the engine copies through.
-    #[inline(always)]
-    pub fn rt(&self) -> &'static dyn Runtime {
-        self.inner.rt
-    }
-
     /// Run `job` on the batch workers (started on first use, as many as the engine's
     /// threads); on the calling thread if they cannot be started.
     pub fn spawn_batch(&self, job: pool::Job) {
@@ -150,16 +145,6 @@ impl Engine {
             Some(p) => p.spawn(job),
             None => job(),
         }
-    }
-
-    /// Bytes of pinned bounce memory allocated now.
-    pub fn bounce_bytes(&self) -> usize {
-        self.inner.bounce.allocated_bytes()
-    }
-
-    /// Upper bound of pinned bounce memory.
-    pub fn bounce_budget(&self) -> usize {
-        self.inner.bounce.max_buffers() * self.inner.bounce.chunk()
     }
 
     /// Change the bounce budget (`hipFileDriverSetMaxCacheSize`): applies to later requests;

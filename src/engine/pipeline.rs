@@ -18,9 +18,9 @@ use parking_lot::{Condvar, Mutex};
 use super::lanes::LaneGuard as Lane;
 use super::{DirectFd, Inner, Target, Transfer};
 use crate::error::{Error, Result};
-use crate::runtime::Direction;
 use crate::sys;
 use crate::sys::io::PartialWrite;
+use crate::vocab::Direction;
 
 /// How one chunk failed: the error, after `done` bytes of it had reached the file (writes; 0
 /// for reads).

@@ -64,11 +64,6 @@ impl WorkerPool {
         self.threads.len()
     }
 
-    /// Whether the pool has no workers.
-    pub fn is_empty(&self) -> bool {
-        self.threads.is_empty()
-    }
-
     /// Queue a job.
     pub fn spawn(&self, job: Job) {
         self.shared.queue.lock().jobs.push_back(job);

@@ -7,11 +7,12 @@ use std::ffi::{c_uint, c_void};
 use std::time::Duration;
 
 use super::abi::*;
-use super::{boundary, boundary_op, error};
-use crate::driver::batch::{BatchToken, OpParams, OpStatus};
+use super::{boundary, boundary_op, error, Out};
+use crate::driver::batch::{BatchToken, Mode, OpParams, OpStatus};
 use crate::driver::driver;
 use crate::driver::files::FileToken;
 use crate::error::Error;
+use crate::vocab::Direction;
 
 /// `hipFileBatchIOSetUp`: a context for up to `max_nr` outstanding operations (1 to
 /// `hipFileParamPropertiesIOBatchsize`, at most 128); works while the driver is closed and does
@@ -26,12 +27,10 @@ pub unsafe extern "C" fn hipFileBatchIOSetUp(
     max_nr: c_uint,
 ) -> hipFileError_t {
     boundary_op(|| {
-        if batch_idp.is_null() {
-            return Err(Error::InvalidValue("NULL batch handle pointer"));
-        }
+        // SAFETY: NULL or writable, per the C contract.
+        let out = unsafe { Out::new(batch_idp, "NULL batch handle pointer") }?;
         let token = driver().batch_setup(max_nr)?;
-        // SAFETY: checked non-NULL; the caller guarantees it is writable.
-        unsafe { *batch_idp = token.0 as hipFileBatchHandle_t };
+        out.write(token.0 as hipFileBatchHandle_t);
         Ok(())
     })
 }
@@ -73,13 +72,17 @@ fn op_params(p: &hipFileIOParams_t) -> OpParams {
     // SAFETY: `batch` is the union's only member.
     let b = unsafe { p.u.batch };
     OpParams {
-        mode: p.mode,
+        mode: (p.mode == hipFileBatch).then_some(Mode::Batch),
         base: b.devPtr_base as usize,
-        file_offset: b.file_offset,
-        buffer_offset: b.devPtr_offset,
+        file_offset: u64::try_from(b.file_offset).ok(),
+        buffer_offset: usize::try_from(b.devPtr_offset).ok(),
         size: b.size,
         file: FileToken(p.fh as usize),
-        opcode: p.opcode,
+        dir: match p.opcode {
+            o if o == hipFileBatchRead => Some(Direction::Read),
+            o if o == hipFileBatchWrite => Some(Direction::Write),
+            _ => None,
+        },
         cookie: p.cookie as usize,
     }
 }

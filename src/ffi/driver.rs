@@ -4,9 +4,9 @@
 use std::ffi::{c_char, c_int, c_uint};
 
 use super::abi::*;
-use super::{boundary, boundary_op, error};
+use super::{boundary, boundary_op, error, Out};
+use crate::config::params::{BoolParam, SizeParam};
 use crate::driver::driver;
-use crate::driver::params::{BoolParam, SizeParam};
 use crate::error::Error;
 
 /// `hipFileDriverOpen`: increments the use count (behaviour §B.0). Always `hipFileSuccess`.
@@ -76,9 +76,8 @@ pub unsafe extern "C" fn hipFileDriverGetProperties(
     props: *mut hipFileDriverProps_t,
 ) -> hipFileError_t {
     boundary_op(|| {
-        if props.is_null() {
-            return Err(Error::InvalidValue("NULL properties"));
-        }
+        // SAFETY: NULL or writable, per the C contract.
+        let out = unsafe { Out::new(props, "NULL properties") }?;
         let d = driver();
         let v = d.params();
         let fastpath = d.rt().has_fastpath();
@@ -104,8 +103,7 @@ pub unsafe extern "C" fn hipFileDriverGetProperties(
             max_batch_io_timeout_msecs: v.size(SizeParam::BatchIoTimeoutMs).min(u64::from(u32::MAX))
                 as c_uint,
         };
-        // SAFETY: non-NULL and valid per the C contract.
-        unsafe { props.write(p) };
+        out.write(p);
         Ok(())
     })
 }

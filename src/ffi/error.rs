@@ -147,7 +147,10 @@ mod tests {
         assert_eq!(ssize_error(Error::MemoryTypeInvalid), -5013);
         assert_eq!(ssize_error(Error::InvalidValue("x")), -5022);
         assert_eq!(ssize_error(Error::HandleNotRegistered), -5027);
-        assert_eq!(ssize_error(Error::NoBackend("x")), -5030);
+        assert_eq!(
+            ssize_error(Error::NoBackend(crate::vocab::Refusals::default())),
+            -5030
+        );
     }
 
     #[test]

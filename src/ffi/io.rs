@@ -7,7 +7,7 @@ use super::abi::*;
 use super::{boundary, error};
 use crate::driver::driver;
 use crate::driver::files::FileToken;
-use crate::runtime::Direction;
+use crate::vocab::Direction;
 
 /// The body of both calls. The direction is a constant parameter, not a captured value, so
 /// each export's copy of the I/O path is specialised for it (target T9).
@@ -30,8 +30,8 @@ fn read_write<const WRITE: bool>(
             FileToken(fh as usize),
             base,
             size,
-            file_offset,
-            buffer_offset,
+            u64::try_from(file_offset).ok(),
+            usize::try_from(buffer_offset).ok(),
         ) {
             Ok(n) => n as isize,
             Err(e) => error::ssize_error(e),

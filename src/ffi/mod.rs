@@ -14,6 +14,7 @@ pub mod io;
 pub mod params;
 pub mod stats;
 pub mod stats_client;
+mod stats_levels;
 pub mod stream;
 
 pub use abi::*;
@@ -71,11 +72,34 @@ fn report_panic(payload: &(dyn Any + Send)) {
 
 /// The boundary for functions returning `hipFileError_t`: errors map through
 /// [`error::op_error`], a panic becomes `hipFileInternalError`.
-pub(crate) fn boundary_op(body: impl FnOnce() -> crate::Result<()>) -> hipFileError_t {
+pub(crate) fn boundary_op(body: impl FnOnce() -> crate::error::Result<()>) -> hipFileError_t {
     boundary(hipFileError_t::op(hipFileInternalError), || match body() {
         Ok(()) => hipFileError_t::SUCCESS,
         Err(e) => error::op_error(e),
     })
+}
+
+/// An out-parameter of a C function: the pointer checked for NULL once, at the top, and written
+/// only when the call succeeds (rustls-ffi's and the simulator's shape).
+pub(crate) struct Out<T>(std::ptr::NonNull<T>);
+
+impl<T> Out<T> {
+    /// `p`, or `InvalidValue(what)` when it is NULL.
+    ///
+    /// # Safety
+    /// `p` is NULL or valid for a write of a `T` until [`Out::write`] (the C contract of the
+    /// function it came to).
+    pub(crate) unsafe fn new(p: *mut T, what: &'static str) -> crate::error::Result<Out<T>> {
+        std::ptr::NonNull::new(p)
+            .map(Out)
+            .ok_or(crate::error::Error::InvalidValue(what))
+    }
+
+    /// Store the result.
+    pub(crate) fn write(self, v: T) {
+        // SAFETY: non-NULL, and valid for a write of a `T` per `new`'s contract.
+        unsafe { self.0.as_ptr().write(v) }
+    }
 }
 
 #[cfg(test)]

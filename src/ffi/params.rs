@@ -7,20 +7,20 @@
 use std::ffi::{c_char, c_int, CStr};
 
 use super::abi::*;
-use super::boundary_op;
+use super::{boundary_op, Out};
+use crate::config::params::{BoolParam, SizeParam, StringParam};
 use crate::driver::driver;
-use crate::driver::params::{BoolParam, SizeParam, StringParam};
 use crate::error::Error;
 
-fn size_param(p: hipFileSizeTConfigParameter_t) -> crate::Result<SizeParam> {
+fn size_param(p: hipFileSizeTConfigParameter_t) -> crate::error::Result<SizeParam> {
     SizeParam::try_from(p).map_err(|()| Error::InvalidValue("unknown size parameter"))
 }
 
-fn bool_param(p: hipFileBoolConfigParameter_t) -> crate::Result<BoolParam> {
+fn bool_param(p: hipFileBoolConfigParameter_t) -> crate::error::Result<BoolParam> {
     BoolParam::try_from(p).map_err(|()| Error::InvalidValue("unknown boolean parameter"))
 }
 
-fn string_param(p: hipFileStringConfigParameter_t) -> crate::Result<StringParam> {
+fn string_param(p: hipFileStringConfigParameter_t) -> crate::error::Result<StringParam> {
     StringParam::try_from(p).map_err(|()| Error::InvalidValue("unknown string parameter"))
 }
 
@@ -35,12 +35,10 @@ pub unsafe extern "C" fn hipFileGetParameterSizeT(
 ) -> hipFileError_t {
     boundary_op(|| {
         let p = size_param(param)?;
-        if value.is_null() {
-            return Err(Error::InvalidValue("NULL value"));
-        }
+        // SAFETY: NULL or writable, per the C contract.
+        let out = unsafe { Out::new(value, "NULL value") }?;
         let v = driver().params().size(p);
-        // SAFETY: non-NULL and valid per the C contract.
-        unsafe { value.write(usize::try_from(v).unwrap_or(usize::MAX)) };
+        out.write(usize::try_from(v).unwrap_or(usize::MAX));
         Ok(())
     })
 }
@@ -56,12 +54,9 @@ pub unsafe extern "C" fn hipFileGetParameterBool(
 ) -> hipFileError_t {
     boundary_op(|| {
         let p = bool_param(param)?;
-        if value.is_null() {
-            return Err(Error::InvalidValue("NULL value"));
-        }
-        let v = driver().params().flag(p);
-        // SAFETY: non-NULL and valid per the C contract.
-        unsafe { value.write(v) };
+        // SAFETY: NULL or writable, per the C contract.
+        let out = unsafe { Out::new(value, "NULL value") }?;
+        out.write(driver().params().flag(p));
         Ok(())
     })
 }

@@ -1,7 +1,7 @@
 //! In-process statistics: `hipFileGetStatsL1/L2/L3` (behaviour §F.5).
 //!
 //! Each call takes a fresh snapshot of this process's statistics block and fills the
-//! caller's structure; what goes where is documented in `crate::stats::levels` (all
+//! caller's structure; what goes where is documented in `stats_levels.rs` (all
 //! backends, Host included, count in the totals; the L2 KiB histograms are filled from our
 //! size buckets; L3 is indexed by device ordinal). The block always exists here (in private
 //! memory if shared memory failed), so "statistics unavailable" (`hipFileInternalError`)
@@ -9,7 +9,8 @@
 #![allow(non_snake_case)]
 
 use super::abi::*;
-use super::boundary;
+use super::stats_levels::{l1, l2, l3};
+use super::{boundary, Out};
 use crate::stats;
 
 /// Fill `*out` with `value` (NULL → `hipFileInvalidValue`).
@@ -17,13 +18,14 @@ use crate::stats;
 /// # Safety
 /// `out` is NULL or valid for writes of a `T`.
 unsafe fn fill<T>(out: *mut T, value: impl FnOnce() -> T) -> hipFileError_t {
-    if out.is_null() {
-        return hipFileError_t::op(hipFileInvalidValue);
+    // SAFETY: NULL or writable, per the caller's contract.
+    match unsafe { Out::new(out, "NULL statistics") } {
+        Ok(out) => {
+            out.write(value());
+            hipFileError_t::SUCCESS
+        }
+        Err(_) => hipFileError_t::op(hipFileInvalidValue),
     }
-    let v = value();
-    // SAFETY: non-NULL and valid for writes per the caller's contract.
-    unsafe { out.write(v) };
-    hipFileError_t::SUCCESS
 }
 
 /// `hipFileGetStatsL1`: fills `*stats` with the level-1 counters of this process. NULL →
@@ -35,7 +37,7 @@ unsafe fn fill<T>(out: *mut T, value: impl FnOnce() -> T) -> hipFileError_t {
 pub unsafe extern "C" fn hipFileGetStatsL1(stats: *mut hipFileStatsLevel1_t) -> hipFileError_t {
     // SAFETY: forwarded from this function's contract.
     boundary(hipFileError_t::op(hipFileInternalError), || unsafe {
-        fill(stats, || stats::l1(&stats::snapshot_self()))
+        fill(stats, || l1(&stats::snapshot_self()))
     })
 }
 
@@ -48,7 +50,7 @@ pub unsafe extern "C" fn hipFileGetStatsL1(stats: *mut hipFileStatsLevel1_t) -> 
 pub unsafe extern "C" fn hipFileGetStatsL2(stats: *mut hipFileStatsLevel2_t) -> hipFileError_t {
     // SAFETY: forwarded from this function's contract.
     boundary(hipFileError_t::op(hipFileInternalError), || unsafe {
-        fill(stats, || stats::l2(&stats::snapshot_self()))
+        fill(stats, || l2(&stats::snapshot_self()))
     })
 }
 
@@ -61,6 +63,6 @@ pub unsafe extern "C" fn hipFileGetStatsL2(stats: *mut hipFileStatsLevel2_t) -> 
 pub unsafe extern "C" fn hipFileGetStatsL3(stats: *mut hipFileStatsLevel3_t) -> hipFileError_t {
     // SAFETY: forwarded from this function's contract.
     boundary(hipFileError_t::op(hipFileInternalError), || unsafe {
-        fill(stats, || stats::l3(&stats::snapshot_self()))
+        fill(stats, || l3(&stats::snapshot_self()))
     })
 }

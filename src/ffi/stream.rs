@@ -33,7 +33,7 @@ fn async_io(
     file_offset_p: *mut hoff_t,
     buffer_offset_p: *mut hoff_t,
     bytes_p: *mut libc::ssize_t,
-) -> crate::Result<()> {
+) -> crate::error::Result<()> {
     // Behaviour §B.0: on a closed driver the call opens it and fails, whatever the arguments.
     if driver().open_if_closed() {
         return Err(Error::InvalidValue("the driver was not open"));

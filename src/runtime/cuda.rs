@@ -18,14 +18,16 @@ use std::sync::OnceLock;
 
 use libloading::os::unix::Library;
 
-use super::loader::{opt_sym, sym};
+use super::symbols::{opt_sym, sym};
 
 use super::cufile::CuFile;
 
+use super::RuntimeTools;
 use super::{
-    DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform,
-    PointerInfo, RtError, RtResult, Runtime, StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
+    Runtime, StreamHandle,
 };
+use crate::vocab::{Direction, MemoryType};
 
 type CuResult = c_int;
 type CuDevicePtr = u64;
@@ -436,18 +438,6 @@ impl Runtime for CudaRuntime {
         )
     }
 
-    fn version(&self) -> i32 {
-        self.version
-    }
-
-    fn is_simulated(&self) -> bool {
-        self.simulated
-    }
-
-    fn device_count(&self) -> i32 {
-        self.device_count
-    }
-
     fn pointer_info(&self, ptr: usize) -> RtResult<PointerInfo> {
         if ptr == 0 {
             return Err(RtError::INVALID_VALUE);
@@ -493,22 +483,6 @@ impl Runtime for CudaRuntime {
         // SAFETY: valid out-pointers.
         check(unsafe { (self.api.mem_get_address_range)(&mut base, &mut size, ptr as u64) })?;
         Ok((base as usize, size))
-    }
-
-    fn current_device(&self) -> RtResult<i32> {
-        if self.current_ctx().is_null() {
-            return Ok(0);
-        }
-        let mut d = 0;
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.ctx_get_device)(&mut d) })?;
-        Ok(d)
-    }
-
-    fn set_device(&self, device: i32) -> RtResult<()> {
-        let ctx = self.primary_ctx(device)?;
-        // SAFETY: a valid primary context.
-        check(unsafe { (self.api.ctx_set_current)(ctx) })
     }
 
     fn enter_device(&self, device: i32) -> RtResult<DeviceRestore> {
@@ -675,21 +649,6 @@ impl Runtime for CudaRuntime {
         unsafe { (self.api.event_destroy)(event.0 as *mut c_void) };
     }
 
-    fn device_alloc(&self, len: usize) -> RtResult<usize> {
-        let _g = self.ctx()?;
-        let mut p: CuDevicePtr = 0;
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.mem_alloc)(&mut p, len) })?;
-        Ok(p as usize)
-    }
-
-    fn device_free(&self, addr: usize) {
-        if let Ok(_g) = self.ctx() {
-            // SAFETY: the address came from device_alloc.
-            unsafe { (self.api.mem_free)(addr as u64) };
-        }
-    }
-
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {
         let _g = self.ctx()?;
         let mut p: *mut c_void = std::ptr::null_mut();
@@ -750,6 +709,45 @@ impl Runtime for CudaRuntime {
         // cuFile works in the caller's CUDA context.
         let _g = self.ctx().map_err(FastpathFault::Runtime)?;
         c.io(dir, fd, dev, size, offset)
+    }
+}
+
+impl RuntimeTools for CudaRuntime {
+    fn current_device(&self) -> RtResult<i32> {
+        if self.current_ctx().is_null() {
+            return Ok(0);
+        }
+        let mut d = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.ctx_get_device)(&mut d) })?;
+        Ok(d)
+    }
+    fn version(&self) -> i32 {
+        self.version
+    }
+    fn is_simulated(&self) -> bool {
+        self.simulated
+    }
+    fn device_count(&self) -> i32 {
+        self.device_count
+    }
+    fn set_device(&self, device: i32) -> RtResult<()> {
+        let ctx = self.primary_ctx(device)?;
+        // SAFETY: a valid primary context.
+        check(unsafe { (self.api.ctx_set_current)(ctx) })
+    }
+    fn device_alloc(&self, len: usize) -> RtResult<usize> {
+        let _g = self.ctx()?;
+        let mut p: CuDevicePtr = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.mem_alloc)(&mut p, len) })?;
+        Ok(p as usize)
+    }
+    fn device_free(&self, addr: usize) {
+        if let Ok(_g) = self.ctx() {
+            // SAFETY: the address came from device_alloc.
+            unsafe { (self.api.mem_free)(addr as u64) };
+        }
     }
 }
 

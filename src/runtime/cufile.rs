@@ -13,11 +13,12 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void};
 use std::os::fd::RawFd;
 
-use super::loader::sym;
+use super::symbols::sym;
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 use parking_lot::RwLock;
 
-use super::{Direction, FastpathFault};
+use super::FastpathFault;
+use crate::vocab::Direction;
 
 /// `CUfileError_t`.
 #[repr(C)]

@@ -11,12 +11,14 @@ use std::os::fd::RawFd;
 
 use libloading::os::unix::Library;
 
-use super::loader::{opt_sym, sym};
+use super::symbols::{opt_sym, sym};
 
+use super::RuntimeTools;
 use super::{
-    DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform,
-    PointerInfo, RtError, RtResult, Runtime, StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
+    Runtime, StreamHandle,
 };
+use crate::vocab::{Direction, MemoryType};
 
 type HipError = c_int;
 
@@ -260,18 +262,6 @@ impl Runtime for HipRuntime {
         )
     }
 
-    fn version(&self) -> i32 {
-        self.version
-    }
-
-    fn is_simulated(&self) -> bool {
-        self.simulated
-    }
-
-    fn device_count(&self) -> i32 {
-        self.device_count
-    }
-
     fn pointer_info(&self, ptr: usize) -> RtResult<PointerInfo> {
         let mut attr = HipPointerAttribute::default();
         // SAFETY: valid out-pointer; the runtime only inspects the address.
@@ -298,18 +288,6 @@ impl Runtime for HipRuntime {
             (self.api.mem_get_address_range)(&mut base, &mut size, ptr as *mut c_void)
         })?;
         Ok((base as usize, size))
-    }
-
-    fn current_device(&self) -> RtResult<i32> {
-        let mut d = 0;
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.get_device)(&mut d) })?;
-        Ok(d)
-    }
-
-    fn set_device(&self, device: i32) -> RtResult<()> {
-        // SAFETY: plain integer argument.
-        check(unsafe { (self.api.set_device)(device) })
     }
 
     fn enter_device(&self, device: i32) -> RtResult<DeviceRestore> {
@@ -471,18 +449,6 @@ impl Runtime for HipRuntime {
         unsafe { (self.api.event_destroy)(event.0 as *mut c_void) };
     }
 
-    fn device_alloc(&self, len: usize) -> RtResult<usize> {
-        let mut p: *mut c_void = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.malloc)(&mut p, len) })?;
-        Ok(p as usize)
-    }
-
-    fn device_free(&self, addr: usize) {
-        // SAFETY: the address came from device_alloc.
-        unsafe { (self.api.free)(addr as *mut c_void) };
-    }
-
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {
         let mut p: *mut c_void = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
@@ -555,5 +521,37 @@ impl Runtime for HipRuntime {
             return Err(FastpathFault::Runtime(RtError(rc)));
         }
         Ok(bytes)
+    }
+}
+
+impl RuntimeTools for HipRuntime {
+    fn current_device(&self) -> RtResult<i32> {
+        let mut d = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.get_device)(&mut d) })?;
+        Ok(d)
+    }
+    fn version(&self) -> i32 {
+        self.version
+    }
+    fn is_simulated(&self) -> bool {
+        self.simulated
+    }
+    fn device_count(&self) -> i32 {
+        self.device_count
+    }
+    fn set_device(&self, device: i32) -> RtResult<()> {
+        // SAFETY: plain integer argument.
+        check(unsafe { (self.api.set_device)(device) })
+    }
+    fn device_alloc(&self, len: usize) -> RtResult<usize> {
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { (self.api.malloc)(&mut p, len) })?;
+        Ok(p as usize)
+    }
+    fn device_free(&self, addr: usize) {
+        // SAFETY: the address came from device_alloc.
+        unsafe { (self.api.free)(addr as *mut c_void) };
     }
 }

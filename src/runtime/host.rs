@@ -4,10 +4,12 @@
 use std::ffi::c_void;
 use std::os::fd::RawFd;
 
+use super::RuntimeTools;
 use super::{
-    DeviceRestore, Direction, EventHandle, FastpathFault, HostFn, MemoryType, Platform,
-    PointerInfo, RtError, RtResult, Runtime, StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
+    Runtime, StreamHandle,
 };
+use crate::vocab::{Direction, MemoryType};
 
 /// The runtime used when no GPU runtime was chosen.
 pub struct HostRuntime {
@@ -30,15 +32,6 @@ impl Runtime for HostRuntime {
     fn describe(&self) -> String {
         format!("host-only (no GPU runtime: {})", self.reason)
     }
-    fn version(&self) -> i32 {
-        0
-    }
-    fn is_simulated(&self) -> bool {
-        false
-    }
-    fn device_count(&self) -> i32 {
-        0
-    }
     fn pointer_info(&self, ptr: usize) -> RtResult<PointerInfo> {
         if ptr == 0 {
             return Err(RtError::INVALID_VALUE);
@@ -50,12 +43,6 @@ impl Runtime for HostRuntime {
     }
     fn address_range(&self, _ptr: usize) -> RtResult<(usize, usize)> {
         Err(RtError::NOT_FOUND)
-    }
-    fn current_device(&self) -> RtResult<i32> {
-        Ok(0)
-    }
-    fn set_device(&self, _device: i32) -> RtResult<()> {
-        Err(RtError::NO_DEVICE)
     }
     fn enter_device(&self, _device: i32) -> RtResult<DeviceRestore> {
         Ok(DeviceRestore(None))
@@ -109,10 +96,6 @@ impl Runtime for HostRuntime {
         Err(RtError::NO_DEVICE)
     }
     fn event_destroy(&self, _: EventHandle) {}
-    fn device_alloc(&self, _len: usize) -> RtResult<usize> {
-        Err(RtError::NO_DEVICE)
-    }
-    fn device_free(&self, _addr: usize) {}
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {
         // Page-aligned anonymous memory, so O_DIRECT transfers can use it too.
         // SAFETY: anonymous mapping, no file or address hint.
@@ -157,6 +140,28 @@ impl Runtime for HostRuntime {
     ) -> Result<u64, FastpathFault> {
         Err(FastpathFault::Runtime(RtError::NOT_SUPPORTED))
     }
+}
+
+impl RuntimeTools for HostRuntime {
+    fn current_device(&self) -> RtResult<i32> {
+        Ok(0)
+    }
+    fn version(&self) -> i32 {
+        0
+    }
+    fn is_simulated(&self) -> bool {
+        false
+    }
+    fn device_count(&self) -> i32 {
+        0
+    }
+    fn set_device(&self, _device: i32) -> RtResult<()> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn device_alloc(&self, _len: usize) -> RtResult<usize> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn device_free(&self, _addr: usize) {}
 }
 
 /// Lengths of the mappings handed out by `host_alloc`, for `munmap`.

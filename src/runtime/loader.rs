@@ -121,20 +121,6 @@ impl EnvNames {
     }
 }
 
-/// Resolve a required symbol of a runtime or fail its load with the symbol's name.
-pub(super) fn sym<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
-    let cname = format!("{name}\0");
-    // SAFETY: the caller chooses `T` as the documented C signature of `name`.
-    unsafe { lib.get::<T>(cname.as_bytes()) }
-        .map(|s| *s)
-        .map_err(|e| format!("{name} missing: {e}"))
-}
-
-/// Resolve an optional symbol (`None` when the runtime lacks it).
-pub(super) fn opt_sym<T: Copy>(lib: &Library, name: &str) -> Option<T> {
-    sym(lib, name).ok()
-}
-
 fn open(name: &str, noload: bool) -> Result<Library, String> {
     let flags = RTLD_NOW | RTLD_LOCAL | if noload { libc::RTLD_NOLOAD } else { 0 };
     // SAFETY: loading a GPU runtime runs its initialisers; that is the purpose of this call.

@@ -1,6 +1,9 @@
 //! The GPU runtime seam: everything the library needs from HIP, CUDA or no GPU at all.
 //!
-//! The core (driver, backends, engine) sees only the [`Runtime`] trait. Implementations load the
+//! The core (driver, backends, engine) sees only the [`Runtime`] trait: what it calls, with
+//! defaults where "not available" is an answer (no GPU-direct entry points, no host
+//! registration, no host callbacks). What only tools and tests ask (version, device count,
+//! device allocation) is [`RuntimeTools`], every method defaulted. Implementations load the
 //! vendor library at run time (never linked): [`hip`] over `libamdhip64`, [`cuda`] over the CUDA
 //! driver API in `libcuda.so.1`, and [`host`] when no GPU runtime is present. The simulated runtime
 //! (`crates/hipsim`) is loaded through the same HIP or CUDA code, so tests exercise the real loaders.
@@ -13,12 +16,15 @@ pub mod cufile;
 pub mod hip;
 pub mod host;
 pub mod loader;
+mod symbols;
 
 use std::ffi::c_void;
 use std::fmt;
 use std::os::fd::RawFd;
 
 pub use loader::{install, runtime, try_runtime};
+
+use crate::vocab::{Direction, MemoryType};
 
 /// A runtime error, numbered as HIP numbers `hipError_t` (CUDA results are translated).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -176,30 +182,6 @@ impl Platform {
     }
 }
 
-/// What kind of memory a pointer refers to, independent of each vendor's numbering.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemoryType {
-    /// Host memory the GPU runtime does not know (ordinary pageable memory).
-    Unregistered,
-    /// Page-locked host memory allocated or registered through the runtime.
-    Host,
-    /// Device (GPU) memory.
-    Device,
-    /// Managed / unified-shared memory.
-    Managed,
-    /// Array (texture) memory.
-    Array,
-    /// Unified memory of older HIP numbering.
-    Unified,
-}
-
-impl MemoryType {
-    /// Whether the CPU can address this memory directly (the host path may use it).
-    pub fn is_host(self) -> bool {
-        matches!(self, MemoryType::Unregistered | MemoryType::Host)
-    }
-}
-
 /// A runtime's synchronous copy as one plain C entry point, `copy(dst, src, bytes, kind)`
 /// returning 0 or the runtime's error code. The engine calls it for one-chunk requests
 /// instead of going through the trait (one indirect call and a wrapper less per small request,
@@ -281,15 +263,6 @@ pub type HostFn = unsafe extern "C" fn(*mut c_void);
 #[must_use]
 pub struct DeviceRestore(pub Option<usize>);
 
-/// Direction of a GPU-direct transfer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    /// File → device.
-    Read,
-    /// Device → file.
-    Write,
-}
-
 /// How a GPU-direct (fastpath) call failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FastpathFault {
@@ -301,17 +274,11 @@ pub enum FastpathFault {
 
 /// The GPU runtime interface used by the core. Addresses of device memory are plain integers:
 /// the library never dereferences them.
-pub trait Runtime: Send + Sync + 'static {
+pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     /// Which platform this is.
     fn platform(&self) -> Platform;
     /// One line saying which library was loaded and its version, for logs and `hipfile check`.
     fn describe(&self) -> String;
-    /// Runtime version as the vendor reports it (HIP: major·10⁷ + minor·10⁵ + patch; CUDA: 1000·major + 10·minor).
-    fn version(&self) -> i32;
-    /// True when the loaded library is the simulated runtime (`hipsim`).
-    fn is_simulated(&self) -> bool;
-    /// Number of visible devices (0 when none).
-    fn device_count(&self) -> i32;
 
     /// Attributes of `ptr`. Pageable host memory is reported as [`MemoryType::Unregistered`]
     /// (runtimes that answer `InvalidValue` for it are normalised by the implementation only
@@ -320,17 +287,13 @@ pub trait Runtime: Send + Sync + 'static {
     /// Base and size of the allocation containing `ptr`.
     fn address_range(&self, ptr: usize) -> RtResult<(usize, usize)>;
 
-    /// The calling thread's current device.
-    fn current_device(&self) -> RtResult<i32>;
-    /// Make `device` current on the calling thread.
-    fn set_device(&self, device: i32) -> RtResult<()>;
     /// Make `device` current on the calling thread for a while (behaviour §C.5 [N]: the
     /// fallback works with the buffer's device current); returns what to restore.
     fn enter_device(&self, device: i32) -> RtResult<DeviceRestore>;
     /// Undo [`Runtime::enter_device`]; failures are only logged.
     fn leave_device(&self, restore: DeviceRestore);
     /// Per-thread initialisation before the fastpath is used on a new thread.
-    fn thread_init(&self);
+    fn thread_init(&self) {}
 
     /// The runtime's synchronous copy as one plain C entry point, when nothing else has to
     /// happen around a copy (see [`DirectCopy`]); `None` by default.
@@ -381,10 +344,12 @@ pub trait Runtime: Send + Sync + 'static {
     /// GPU runtime.
     unsafe fn launch_host_func(
         &self,
-        stream: StreamHandle,
-        f: HostFn,
-        data: *mut c_void,
-    ) -> RtResult<()>;
+        _stream: StreamHandle,
+        _f: HostFn,
+        _data: *mut c_void,
+    ) -> RtResult<()> {
+        Err(RtError::NOT_SUPPORTED)
+    }
 
     /// Create an event.
     fn event_create(&self) -> RtResult<EventHandle>;
@@ -394,11 +359,6 @@ pub trait Runtime: Send + Sync + 'static {
     fn event_synchronize(&self, event: EventHandle) -> RtResult<()>;
     /// Destroy `event`.
     fn event_destroy(&self, event: EventHandle);
-
-    /// Allocate `len` bytes of device memory on the current device (tools and benchmarks).
-    fn device_alloc(&self, len: usize) -> RtResult<usize>;
-    /// Free memory from [`Runtime::device_alloc`].
-    fn device_free(&self, addr: usize);
 
     /// Allocate `len` bytes of page-locked host memory (portable across devices).
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8>;
@@ -411,15 +371,21 @@ pub trait Runtime: Send + Sync + 'static {
     ///
     /// # Safety
     /// `ptr..ptr+len` must be valid host memory that outlives the registration.
-    unsafe fn host_register(&self, ptr: *mut u8, len: usize, read_only: bool) -> RtResult<()>;
+    unsafe fn host_register(&self, _ptr: *mut u8, _len: usize, _read_only: bool) -> RtResult<()> {
+        Err(RtError::NOT_SUPPORTED)
+    }
     /// Undo [`Runtime::host_register`].
     ///
     /// # Safety
     /// `ptr` must have been registered with `host_register`.
-    unsafe fn host_unregister(&self, ptr: *mut u8) -> RtResult<()>;
+    unsafe fn host_unregister(&self, _ptr: *mut u8) -> RtResult<()> {
+        Err(RtError::NOT_SUPPORTED)
+    }
 
     /// Whether GPU-direct file I/O entry points are present (AMD `hipAmdFileRead/Write`).
-    fn has_fastpath(&self) -> bool;
+    fn has_fastpath(&self) -> bool {
+        false
+    }
     /// Forget what the GPU-direct path knows about descriptor `fd` (its file was deregistered
     /// and the number may be reused).
     fn forget_file(&self, _fd: RawFd) {}
@@ -427,12 +393,46 @@ pub trait Runtime: Send + Sync + 'static {
     /// Returns the byte count moved (possibly short).
     fn fastpath_io(
         &self,
-        dir: Direction,
-        fd: RawFd,
-        dev: usize,
-        size: u64,
-        offset: i64,
-    ) -> Result<u64, FastpathFault>;
+        _dir: Direction,
+        _fd: RawFd,
+        _dev: usize,
+        _size: u64,
+        _offset: i64,
+    ) -> Result<u64, FastpathFault> {
+        Err(FastpathFault::Runtime(RtError::NOT_SUPPORTED))
+    }
+}
+
+/// What only tools, benchmarks and tests ask of a runtime (the `hipfile` tool, the safe API's
+/// device allocations): the core never calls these. Every method has a default, so a test's
+/// fake runtime implements none of them.
+pub trait RuntimeTools {
+    /// Runtime version as the vendor reports it (HIP: major·10⁷ + minor·10⁵ + patch; CUDA: 1000·major + 10·minor).
+    fn version(&self) -> i32 {
+        0
+    }
+    /// True when the loaded library is the simulated runtime (`hipsim`).
+    fn is_simulated(&self) -> bool {
+        false
+    }
+    /// Number of visible devices (0 when none).
+    fn device_count(&self) -> i32 {
+        0
+    }
+    /// The calling thread's current device.
+    fn current_device(&self) -> RtResult<i32> {
+        Err(RtError::NOT_SUPPORTED)
+    }
+    /// Make `device` current on the calling thread.
+    fn set_device(&self, _device: i32) -> RtResult<()> {
+        Err(RtError::NOT_SUPPORTED)
+    }
+    /// Allocate `len` bytes of device memory on the current device (tools and benchmarks).
+    fn device_alloc(&self, _len: usize) -> RtResult<usize> {
+        Err(RtError::NOT_SUPPORTED)
+    }
+    /// Free memory from [`RuntimeTools::device_alloc`].
+    fn device_free(&self, _addr: usize) {}
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub fn elapsed_us(start: Start) -> u64 {
 /// Choose the stopwatch's clock; called once, before anything is recorded.
 /// `HIPFILE_STATS_TSC=false` keeps it on `CLOCK_MONOTONIC`.
 pub fn calibrate() {
-    if crate::driver::config::env().stats_tsc == Some(false) {
+    if crate::config::env().stats_tsc == Some(false) {
         return;
     }
     if let Some(per_tick) = tsc_us_per_tick() {

@@ -19,8 +19,8 @@ use std::mem::{offset_of, size_of};
 use std::sync::atomic::AtomicU64;
 
 use super::buckets::BUCKETS;
-use crate::backend::{BackendKind, Refusal};
-use crate::runtime::Direction;
+use crate::vocab::Direction;
+use crate::vocab::{BackendKind, Refusal};
 
 /// Per-GPU slots of the [D] block (`HIPFILE_MAX_GPUS`).
 pub const MAX_GPUS: usize = 16;

@@ -9,8 +9,8 @@
 //! - the server thread `hipfile-stats` handing the memfd to readers over the abstract socket
 //!   `"\0AISSTATS<pid>"` ([`server`]);
 //! - the client side: attach to another process, receive and decode its block ([`client`],
-//!   [`snapshot`]), the text and JSON reports ([`report`]) and the `hipFileGetStats*`
-//!   structures ([`l1`], [`l2`], [`l3`]).
+//!   [`snapshot`]) and the text and JSON reports ([`report`]). The `hipFileGetStats*`
+//!   structures are filled from a [`Snapshot`] by the C layer, which owns every C type.
 //!
 //! Invariants: the block is written only with relaxed atomic adds/stores and read only with
 //! relaxed atomic loads (so snapshots are not atomic across counters); nothing is recorded at
@@ -26,7 +26,6 @@ pub mod buckets;
 pub mod client;
 pub mod clock;
 pub mod layout;
-mod levels;
 pub mod recorder;
 pub mod report;
 pub mod server;
@@ -35,7 +34,6 @@ pub mod snapshot;
 
 use std::ptr::NonNull;
 
-pub use levels::{kib_hist_slot, l1, l2, l3};
 pub use snapshot::{Layout, Snapshot, Totals};
 
 /// Create the statistics block and start its server now, if not done yet (otherwise the
@@ -44,9 +42,14 @@ pub fn init() {
     let _ = shm::shared();
 }
 
-/// The statistics level of this process (0–3), fixed when the block was created.
+/// The statistics level of this process (0–3).
 pub fn level() -> u64 {
     shm::shared().level()
+}
+
+/// Set the statistics level (0–3): a driver open applies `hipFileParamProfileStats`.
+pub fn set_level(level: u64) {
+    shm::set_level(level);
 }
 
 /// A snapshot of this process's own block.

@@ -30,8 +30,8 @@ use super::layout::{
     MAX_GPUS,
 };
 use super::shm::recording;
-use crate::backend::{BackendKind, Refusal};
-use crate::runtime::Direction;
+use crate::vocab::Direction;
+use crate::vocab::{BackendKind, Refusal};
 
 #[inline]
 fn add(counter: &AtomicU64, v: u64) {

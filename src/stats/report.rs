@@ -27,8 +27,8 @@ use std::fmt::Write as _;
 use super::buckets::{label, BUCKETS};
 use super::layout::{EXT_BACKEND_NAMES, REFUSALS, REFUSAL_SLOTS, V1_BACKENDS};
 use super::snapshot::{Extension, GpuBackendStats, Layout, Snapshot, Totals};
-use crate::backend::BackendKind;
-use crate::runtime::Direction;
+use crate::vocab::BackendKind;
+use crate::vocab::Direction;
 
 const OPS: [(Direction, &str); 2] = [(Direction::Read, "Read"), (Direction::Write, "Write")];
 const V1_KINDS: [(BackendKind, &str); V1_BACKENDS] = [

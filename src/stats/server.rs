@@ -18,13 +18,14 @@
 //! Lock order: `SERVER` is taken only by [`start`] and [`shutdown`], never with another lock
 //! and never on the recording path.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 use std::io;
-use std::mem::size_of;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+
+use crate::sys::socket;
 
 /// Name of the server thread.
 pub const THREAD_NAME: &str = "hipfile-stats";
@@ -49,31 +50,11 @@ static LISTEN_FD: AtomicI32 = AtomicI32::new(-1);
 /// The socket address of process `pid`'s server; its length is always
 /// `size_of::<sockaddr_un>()`.
 pub fn socket_address(pid: u32) -> libc::sockaddr_un {
-    // SAFETY: sockaddr_un is plain old data; all-zero is valid (and pads the name).
-    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-    let name = format!("AISSTATS{pid:08x}");
-    // sun_path[0] stays 0: the abstract namespace.
-    for (dst, src) in addr.sun_path[1..].iter_mut().zip(name.bytes()) {
-        *dst = src as libc::c_char;
-    }
-    addr
+    socket::abstract_address(&format!("AISSTATS{pid:08x}"))
 }
 
 /// Length to pass to `bind`/`connect` with [`socket_address`].
-pub const SOCKET_ADDRESS_LEN: libc::socklen_t = size_of::<libc::sockaddr_un>() as libc::socklen_t;
-
-fn last_error() -> io::Error {
-    io::Error::last_os_error()
-}
-
-fn cvt(rc: c_int) -> io::Result<c_int> {
-    if rc < 0 {
-        Err(last_error())
-    } else {
-        Ok(rc)
-    }
-}
+pub const SOCKET_ADDRESS_LEN: libc::socklen_t = socket::ADDRESS_LEN;
 
 /// Start serving `memfd` (called once, when the block is created). The socket is bound and
 /// listening when this returns, so every descriptor the server uses exists by then (the
@@ -84,7 +65,7 @@ pub(crate) fn start(memfd: Arc<OwnedFd>) {
         return;
     }
     let owner = std::process::id();
-    let (sock, wake) = match listen(owner).and_then(|sock| Ok((sock, eventfd()?))) {
+    let (sock, wake) = match listen(owner).and_then(|sock| Ok((sock, socket::eventfd()?))) {
         Ok(fds) => fds,
         Err(e) => {
             tracing::warn!(
@@ -119,41 +100,13 @@ pub(crate) fn start(memfd: Arc<OwnedFd>) {
     }
 }
 
-fn eventfd() -> io::Result<OwnedFd> {
-    // SAFETY: plain syscall.
-    let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) })
-        .map_err(|e| io::Error::new(e.kind(), format!("eventfd: {e}")))?;
-    // SAFETY: a fresh descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
 /// The listening socket of process `owner`.
 fn listen(owner: u32) -> io::Result<OwnedFd> {
-    // SAFETY: plain syscall.
-    let raw = cvt(unsafe {
-        libc::socket(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
-            0,
-        )
-    })
-    .map_err(|e| io::Error::new(e.kind(), format!("socket: {e}")))?;
-    // SAFETY: a fresh descriptor that nothing else owns.
-    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
-    let addr = socket_address(owner);
-    // SAFETY: a valid sockaddr_un and its full length.
-    cvt(unsafe {
-        libc::bind(
-            sock.as_raw_fd(),
-            (&raw const addr).cast(),
-            SOCKET_ADDRESS_LEN,
-        )
-    })
-    .map_err(|e| io::Error::new(e.kind(), format!("bind AISSTATS{owner:08x}: {e}")))?;
-    // SAFETY: plain syscall on our socket.
-    cvt(unsafe { libc::listen(sock.as_raw_fd(), BACKLOG) })
-        .map_err(|e| io::Error::new(e.kind(), format!("listen: {e}")))?;
-    Ok(sock)
+    socket::listen(
+        &socket_address(owner),
+        &format!("AISSTATS{owner:08x}"),
+        BACKLOG,
+    )
 }
 
 /// Stop the server thread and wait for it. Idempotent; the server is not restarted (the
@@ -167,20 +120,7 @@ pub fn shutdown() {
         }
     };
     let Some(mut server) = server else { return };
-    let one: u64 = 1;
-    loop {
-        // SAFETY: writes 8 bytes from a live u64 to our eventfd.
-        let n = unsafe {
-            libc::write(
-                server.wake.as_raw_fd(),
-                (&raw const one).cast::<c_void>(),
-                8,
-            )
-        };
-        if n >= 0 || last_error().kind() != io::ErrorKind::Interrupted {
-            break;
-        }
-    }
+    socket::eventfd_signal(server.wake.as_raw_fd());
     if let Some(t) = server.thread.take() {
         if t.thread().id() != std::thread::current().id() {
             let _ = t.join();
@@ -202,9 +142,9 @@ pub fn is_running() -> bool {
 pub(crate) fn after_fork_in_child() {
     let fd = LISTEN_FD.swap(-1, Ordering::Relaxed);
     if fd >= 0 {
-        // SAFETY: the child's copy of the listening socket; the thread that owns it in the
-        // parent does not exist in the child, so nothing else will close or use it here.
-        unsafe { libc::close(fd) };
+        // The child's copy of the listening socket; the thread that owns it in the parent does
+        // not exist in the child, so nothing else will close or use it here.
+        socket::close_raw(fd);
     }
 }
 
@@ -231,33 +171,24 @@ impl Drop for Published {
 
 fn serve_until_shutdown(sock: &OwnedFd, memfd: &OwnedFd, wake: &OwnedFd) -> io::Result<()> {
     loop {
-        let mut fds = [
-            libc::pollfd {
-                fd: sock.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: wake.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: a valid array of two pollfds.
-        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
-            let e = last_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(io::Error::new(e.kind(), format!("poll: {e}")));
-        }
-        if fds[1].revents != 0 {
+        let revents = match socket::poll(
+            [
+                (sock.as_raw_fd(), libc::POLLIN),
+                (wake.as_raw_fd(), libc::POLLIN),
+            ],
+            -1,
+        ) {
+            Ok(r) => r,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io::Error::new(e.kind(), format!("poll: {e}"))),
+        };
+        if revents[1] != 0 {
             return Ok(());
         }
-        if fds[0].revents & (libc::POLLERR | libc::POLLNVAL | libc::POLLHUP) != 0 {
+        if revents[0] & (libc::POLLERR | libc::POLLNVAL | libc::POLLHUP) != 0 {
             return Err(io::Error::other("the listening socket failed"));
         }
-        if fds[0].revents & libc::POLLIN != 0 {
+        if revents[0] & libc::POLLIN != 0 {
             accept_all(sock, memfd);
         }
     }
@@ -266,18 +197,9 @@ fn serve_until_shutdown(sock: &OwnedFd, memfd: &OwnedFd, wake: &OwnedFd) -> io::
 /// Serve every pending connection.
 fn accept_all(sock: &OwnedFd, memfd: &OwnedFd) {
     loop {
-        // SAFETY: plain syscall; we do not want the peer address.
-        let rc = unsafe {
-            libc::accept4(
-                sock.as_raw_fd(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                libc::SOCK_CLOEXEC,
-            )
-        };
-        if rc < 0 {
-            let e = last_error();
-            match e.raw_os_error() {
+        let conn = match socket::accept(sock.as_raw_fd()) {
+            Ok(conn) => conn,
+            Err(e) => match e.raw_os_error() {
                 Some(libc::EINTR) | Some(libc::ECONNABORTED) => continue,
                 Some(libc::EAGAIN) => return,
                 _ => {
@@ -286,51 +208,10 @@ fn accept_all(sock: &OwnedFd, memfd: &OwnedFd) {
                     std::thread::sleep(std::time::Duration::from_millis(10));
                     return;
                 }
-            }
-        }
-        // SAFETY: a fresh descriptor that nothing else owns.
-        let conn = unsafe { OwnedFd::from_raw_fd(rc) };
-        if let Err(e) = send_fd(conn.as_raw_fd(), memfd.as_raw_fd()) {
+            },
+        };
+        if let Err(e) = socket::send_fd(conn.as_raw_fd(), memfd.as_raw_fd(), PAYLOAD) {
             tracing::debug!(target: "hipfile", "statistics server: sending the memfd failed: {e}");
-        }
-    }
-}
-
-/// Send `fd` over `sock` with `SCM_RIGHTS` and the payload `int 1`.
-fn send_fd(sock: RawFd, fd: RawFd) -> io::Result<()> {
-    let payload = PAYLOAD;
-    let mut iov = libc::iovec {
-        iov_base: (&raw const payload).cast_mut().cast(),
-        iov_len: size_of::<c_int>(),
-    };
-    // SAFETY: CMSG_SPACE is a pure computation.
-    let space = unsafe { libc::CMSG_SPACE(size_of::<c_int>() as u32) } as usize;
-    // u64 elements keep the control buffer aligned for cmsghdr.
-    let mut control = vec![0u64; space.div_ceil(8)];
-    // SAFETY: msghdr is plain old data; all-zero is valid.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
-    // SAFETY: msg_control points at `space` aligned bytes, enough for one header holding one
-    // int, so CMSG_FIRSTHDR is non-NULL and CMSG_DATA has room for the descriptor.
-    unsafe {
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(size_of::<c_int>() as u32) as _;
-        libc::CMSG_DATA(cmsg).cast::<c_int>().write_unaligned(fd);
-    }
-    loop {
-        // SAFETY: `msg` and everything it points to are live for the call.
-        let n = unsafe { libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL) };
-        if n >= 0 {
-            return Ok(());
-        }
-        let e = last_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
         }
     }
 }

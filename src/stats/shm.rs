@@ -14,8 +14,10 @@
 //! `hipFileGetStats*`, other processes just cannot read them. One warning is logged; the
 //! application never sees an error.
 //!
-//! The level is `HIPFILE_STATS_LEVEL` (default 1, clamped to 3), read once. The block exists
-//! and is served even at level 0 (readers see the level); recording is then skipped.
+//! The level starts as `HIPFILE_STATS_LEVEL` (default 1, clamped to 3); every driver open
+//! sets it to its configuration's `hipFileParamProfileStats` ([`set_level`]), which is that
+//! variable unless the application set the parameter. The block exists and is served even at
+//! level 0 (readers see the level); recording is then skipped.
 //!
 //! `fork()` after the block exists is unsupported: the child shares the parent's mapping, so
 //! an `atfork` handler detaches the child (it records nothing more and does not serve or
@@ -24,24 +26,22 @@
 //!
 //! Lock order: none. The only lock is the `OnceLock` initialisation itself.
 
-use std::ffi::c_int;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::layout::{SharedStats, SHARED_SIZE};
 use super::server;
 
-/// `F_SEAL_FUTURE_WRITE` (Linux 5.1), spelled out so older libc bindings do not matter.
-const SEAL_FUTURE_WRITE: c_int = 0x0010;
+use crate::sys::shm::{self, SEAL_FUTURE_WRITE};
 
 /// The process's block.
 pub struct Shared {
     stats: &'static SharedStats,
     memfd: Option<Arc<OwnedFd>>,
-    level: u64,
+    level: AtomicU64,
 }
 
 impl Shared {
@@ -50,9 +50,9 @@ impl Shared {
         self.stats
     }
 
-    /// The statistics level (0–3) fixed at creation.
+    /// The statistics level (0–3) in force.
     pub fn level(&self) -> u64 {
-        self.level
+        self.level.load(Ordering::Relaxed)
     }
 
     /// The memfd other processes receive; `None` when the block is private.
@@ -94,7 +94,7 @@ pub fn recording() -> Option<&'static SharedStats> {
 #[cold]
 fn recording_slow() -> Option<&'static SharedStats> {
     let s = shared();
-    if s.level == 0 || DETACHED.load(Ordering::Relaxed) {
+    if s.level() == 0 || DETACHED.load(Ordering::Relaxed) {
         None
     } else {
         Some(s.stats)
@@ -107,7 +107,7 @@ pub fn detached() -> bool {
 }
 
 fn configured_level() -> u64 {
-    u64::from(crate::driver::config::env().stats_level.unwrap_or(1).min(3))
+    u64::from(crate::config::env().stats_level.unwrap_or(1).min(3))
 }
 
 fn create() -> Shared {
@@ -125,7 +125,7 @@ fn create() -> Shared {
             Shared {
                 stats,
                 memfd: Some(memfd),
-                level,
+                level: AtomicU64::new(level),
             }
         }
         Err(e) => {
@@ -139,7 +139,7 @@ fn create() -> Shared {
             Shared {
                 stats,
                 memfd: None,
-                level,
+                level: AtomicU64::new(level),
             }
         }
     }
@@ -149,6 +149,22 @@ fn create() -> Shared {
 fn publish(stats: &'static SharedStats, level: u64) {
     if level > 0 && !DETACHED.load(Ordering::Relaxed) {
         RECORDING.store(std::ptr::from_ref(stats).cast_mut(), Ordering::Release);
+    }
+}
+
+/// Change the level (clamped to 3): what readers see in the block and whether this process
+/// records. Counters keep their values.
+pub fn set_level(level: u64) {
+    let s = shared();
+    let level = level.min(3);
+    if s.level.swap(level, Ordering::Relaxed) == level {
+        return;
+    }
+    s.stats.v1.level.store(level, Ordering::Relaxed);
+    if level == 0 {
+        RECORDING.store(std::ptr::null_mut(), Ordering::Release);
+    } else {
+        publish(s.stats, level);
     }
 }
 
@@ -165,63 +181,17 @@ pub(crate) fn private_block() -> &'static SharedStats {
     }
 }
 
-fn last_error() -> io::Error {
-    io::Error::last_os_error()
-}
-
 /// Create, size, map and seal the memfd.
 fn map_memfd() -> io::Result<(OwnedFd, &'static SharedStats)> {
-    // SAFETY: a valid NUL-terminated name and plain flag bits.
-    let raw = unsafe {
-        libc::memfd_create(
-            c"AISSTATS".as_ptr(),
-            libc::MFD_ALLOW_SEALING | libc::MFD_CLOEXEC,
-        )
-    };
-    if raw < 0 {
-        return Err(last_error());
-    }
-    // SAFETY: `raw` is a fresh descriptor that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    // SAFETY: plain syscall on our descriptor.
-    if unsafe { libc::ftruncate(fd.as_raw_fd(), SHARED_SIZE as libc::off_t) } != 0 {
-        return Err(last_error());
-    }
-    // SAFETY: a new shared mapping of our memfd, which is exactly SHARED_SIZE bytes long;
-    // nothing else is mapped at the address the kernel picks.
-    let ptr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            SHARED_SIZE,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd.as_raw_fd(),
-            0,
-        )
-    };
-    if ptr == libc::MAP_FAILED {
-        return Err(last_error());
-    }
-    // SAFETY: plain fcntl on our descriptor.
-    if unsafe {
-        libc::fcntl(
-            fd.as_raw_fd(),
-            libc::F_ADD_SEALS,
-            libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE,
-        )
-    } != 0
-    {
-        let e = last_error();
-        // SAFETY: the mapping made above, not yet referenced by anything.
-        unsafe { libc::munmap(ptr, SHARED_SIZE) };
-        return Err(e);
-    }
-    let ptr = NonNull::new(ptr.cast::<SharedStats>())
-        .ok_or_else(|| io::Error::other("mmap returned NULL"))?;
+    let (fd, ptr) = shm::create_sealed(
+        c"AISSTATS",
+        SHARED_SIZE,
+        libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE,
+    )?;
     // SAFETY: page-aligned, SHARED_SIZE bytes, zero-filled by ftruncate (a valid SharedStats:
     // atomics only), never unmapped (so 'static), and shared only with readers that cannot
     // write (F_SEAL_FUTURE_WRITE); our writes are atomic.
-    Ok((fd, unsafe { ptr.as_ref() }))
+    Ok((fd, unsafe { ptr.cast::<SharedStats>().as_ref() }))
 }
 
 /// Runs in the child right after `fork()`: only async-signal-safe work (an atomic store and
@@ -233,15 +203,7 @@ extern "C" fn after_fork_in_child() {
 }
 
 fn register_atfork() {
-    // SAFETY: registers a handler that stays valid for the life of the process (a plain
-    // function of this library, which is never unloaded while the process runs it).
-    let rc = unsafe {
-        libc::pthread_atfork(
-            None,
-            None,
-            Some(after_fork_in_child as unsafe extern "C" fn()),
-        )
-    };
+    let rc = shm::on_fork_child(after_fork_in_child);
     if rc != 0 {
         tracing::debug!(target: "hipfile", "pthread_atfork failed ({rc}); fork() children are not detached");
     }
@@ -250,6 +212,7 @@ fn register_atfork() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
 
     #[test]
     fn the_block_is_a_sealed_memfd() {
@@ -258,17 +221,15 @@ mod tests {
             // Kernels without memfd seals keep the block private; nothing more to check.
             return;
         };
-        // SAFETY: plain fcntl on a descriptor we own.
-        let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
+        let seals = shm::seals(fd.as_raw_fd()).unwrap();
         assert_eq!(
             seals & (libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE),
             libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE
         );
-        // SAFETY: fstat into a zeroed struct.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: valid out-pointer.
-        assert_eq!(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) }, 0);
-        assert_eq!(st.st_size as usize, SHARED_SIZE);
+        assert_eq!(
+            shm::regular_size(fd.as_raw_fd()).unwrap(),
+            (true, SHARED_SIZE as i64)
+        );
         assert_eq!(s.stats().v1.version.load(Ordering::Relaxed), 1);
     }
 }

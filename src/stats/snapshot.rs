@@ -22,8 +22,8 @@ use super::layout::{
     EXT_BACKENDS, EXT_MAGIC, EXT_V1_SIZE, MAX_GPUS, REFUSAL_SLOTS, RETIRED_SIZE, V1_BACKENDS,
     V1_SIZE, V1_VERSION,
 };
-use crate::backend::BackendKind;
-use crate::runtime::Direction;
+use crate::vocab::BackendKind;
+use crate::vocab::Direction;
 
 /// A source of 8-byte little-endian words.
 pub(crate) trait Words {

@@ -4,6 +4,8 @@
 pub mod cancel;
 pub mod io;
 pub mod mounts;
+pub mod shm;
+pub mod socket;
 pub mod statx;
 
 /// The calling thread's `errno`.
@@ -41,4 +43,16 @@ pub fn monotonic_ns() -> u64 {
     // SAFETY: a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `pidfd_open(pid, 0)`: a close-on-exec descriptor that polls readable once `pid` exits.
+pub fn pidfd_open(pid: i32) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open(pid, 0) takes two integers and returns a descriptor or -1.
+    let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as std::ffi::c_int) };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor (close-on-exec, as every pidfd) that nothing else owns.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(rc as std::os::fd::RawFd) })
 }

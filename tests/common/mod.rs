@@ -61,6 +61,25 @@ pub fn scratch_file(tag: &str) -> PathBuf {
     scratch_dir().join(format!("{tag}-{}-{n}", std::process::id()))
 }
 
+/// `hipFileSuccess` as a whole `hipFileError_t`.
+pub const OK: hipFileError_t = hipFileError_t::SUCCESS;
+
+/// The repository root.
+pub fn repo_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Set the calling thread's `errno` (to see whether a call sets or leaves it).
+pub fn set_errno(v: c_int) {
+    // SAFETY: the calling thread's errno slot is always valid.
+    unsafe { *libc::__errno_location() = v };
+}
+
+/// `hipFileDriverOpen`, which must succeed.
+pub fn open_driver() {
+    assert_eq!(hipFileDriverOpen(), OK);
+}
+
 /// Whether this process is a test child.
 pub fn in_child() -> bool {
     std::env::var_os("HIPFILE_TEST_CHILD").is_some()

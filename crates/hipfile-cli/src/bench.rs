@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 use hipfile::api::{
     Batch, BatchOp, DeviceMemory, DriverGuard, PinnedMemory, RegisteredBuffer, RegisteredFile,
 };
-use hipfile::driver::config::Config;
-use hipfile::runtime::Direction;
+use hipfile::config::Config;
 use hipfile::runtime::{loader, Platform};
+use hipfile::vocab::Direction;
 
 use crate::json::Value;
 use crate::measure::{Label, Measurement, RunResult};
@@ -767,7 +767,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
         }
     }
     let _driver = DriverGuard::open();
-    let config = hipfile::driver::driver().config();
+    let config = hipfile::api::config();
 
     let _cleanup = Cleanup((is_default && !a.keep).then(|| path.clone()));
     let bars = !a.json && !a.quiet && stderr_is_terminal();

@@ -36,11 +36,12 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use hipfile::api::{DeviceMemory, DriverGuard, RegisteredFile};
-use hipfile::backend::Refusal;
-use hipfile::driver::config::{parse_bool, parse_size, parse_unsigned, Config};
+use hipfile::config::env::{parse_bool, parse_size, parse_unsigned};
+use hipfile::config::Config;
 use hipfile::runtime::loader;
 use hipfile::runtime::{Platform, Runtime};
 use hipfile::sys::mounts::{self, Ext4DataMode, FsKind, MountEntry};
+use hipfile::vocab::Refusal;
 
 use crate::json::Value;
 use crate::util::{errno_text, fmt_bytes, io_text, lib_text, AlignedBuf, CliError, CliResult, Rng};
@@ -74,7 +75,7 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
     }
     let choice = loader::choice();
     let rt = &*choice.runtime;
-    let config = hipfile::driver::driver().config();
+    let config = hipfile::api::config();
 
     let kernel = Kernel::examine(rt.platform());
     let volumes = if paths.is_empty() {

@@ -284,7 +284,7 @@ pub fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
 
 /// `--size`: a byte count with an optional K/M/G/T suffix, not zero.
 pub fn size_arg(s: &str) -> Result<u64, String> {
-    match hipfile::driver::config::parse_size(s) {
+    match hipfile::config::env::parse_size(s) {
         Some(0) => Err("must not be zero".to_string()),
         Some(n) => Ok(n),
         None => Err(format!(

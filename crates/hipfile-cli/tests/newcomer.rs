@@ -503,7 +503,9 @@ fn bench_duration_verify_and_device() {
     let m = v.get("hipfile").unwrap();
     let t = m.get("total_time_s").and_then(Value::as_f64).unwrap();
     let ops = m.get("ops").and_then(Value::as_f64).unwrap();
-    assert!((0.5..5.0).contains(&t), "ran {t} s");
+    // At least the duration; the upper bound only catches a run that never stops (a loaded
+    // machine may stretch the last operations).
+    assert!((0.5..60.0).contains(&t), "ran {t} s");
     assert!(ops > 4.0, "the operations repeat: {ops}");
     assert_eq!(
         m.get("dataset_bytes").and_then(Value::as_f64),

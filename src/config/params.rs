@@ -3,7 +3,7 @@
 //! which engine knob it drives (or that it is only stored and returned).
 #![deny(unsafe_code)]
 
-use super::config::{self, Env};
+use super::env::{self as config, Env};
 
 /// A `hipFileSizeTConfigParameter_t` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -3,168 +3,17 @@
 //!
 //! Precedence (contract §7): parameter set through the API > environment variable > default.
 //! A value that does not parse is ignored with a warning in the log.
+//!
+//! Inside the module, imports run one way: [`env`](mod@env) (variables, parsers, defaults) <- [`params`]
+//! (one table row per parameter) <- this file (the snapshot).
+#![deny(unsafe_code)]
 
-use std::sync::OnceLock;
+pub mod env;
+pub mod params;
 
-use super::params::{BoolParam, ParamValues, SizeParam, Staged};
-
-/// Parse a boolean the way upstream does: `true`/`false`, case-insensitive; anything else
-/// (including `1`, `yes` and the empty string) is "unset".
-pub fn parse_bool(v: &str) -> Option<bool> {
-    if v.eq_ignore_ascii_case("true") {
-        Some(true)
-    } else if v.eq_ignore_ascii_case("false") {
-        Some(false)
-    } else {
-        None
-    }
-}
-
-/// Parse an unsigned integer with `strtoul` semantics as upstream uses them: leading white
-/// space and a sign are accepted, digits are required, trailing junk or overflow make it
-/// "unset", and values above `u32::MAX` saturate (a negative value wraps as `strtoul` does and
-/// therefore saturates too).
-pub fn parse_unsigned(v: &str) -> Option<u32> {
-    let t = v.trim_start();
-    let (neg, digits) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: u64 = digits.parse().ok()?; // overflow of unsigned long: ERANGE → unset
-    if neg && n != 0 {
-        return Some(u32::MAX);
-    }
-    Some(u32::try_from(n).unwrap_or(u32::MAX))
-}
-
-/// Parse a byte size: digits with an optional binary suffix `K`, `M`, `G` (or `KiB`, `MiB`,
-/// `GiB`, case-insensitive). Used for our own variables and by the command-line tool.
-pub fn parse_size(v: &str) -> Option<u64> {
-    let t = v.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    if num.is_empty() {
-        return None;
-    }
-    let n: u64 = num.parse().ok()?;
-    let mul: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return None,
-    };
-    n.checked_mul(mul)
-}
-
-/// The library's environment variables, parsed once per process. `None` means unset or
-/// unparsable (a warning was logged for the latter).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Env {
-    /// `HIPFILE_ALLOW_COMPAT_MODE` (default true).
-    pub allow_compat: Option<bool>,
-    /// `HIPFILE_FORCE_COMPAT_MODE` (default false).
-    pub force_compat: Option<bool>,
-    /// `HIPFILE_UNSUPPORTED_FILE_SYSTEMS` (default false).
-    pub unsupported_fs: Option<bool>,
-    /// `HIPFILE_STATS_LEVEL` (default 1, clamped to 3).
-    pub stats_level: Option<u32>,
-    /// `HIPFILE_STATS_TSC` (default true): the statistics' stopwatch may read the TSC where
-    /// the kernel keeps time on it; false: always `CLOCK_MONOTONIC`.
-    pub stats_tsc: Option<bool>,
-    /// `HIPFILE_ASYNC_BUFFER_SIZE` in bytes (default 16 MiB; 0 means the default).
-    pub async_buffer_size: Option<u64>,
-    /// `HIPFILE_HOST` (default true).
-    pub host_io: Option<bool>,
-    /// `HIPFILE_FALLBACK_SYNC_WRITES` (default true): one `fdatasync` per write call.
-    pub sync_writes: Option<bool>,
-    /// `HIPFILE_IO_THREADS`: worker threads of the engine.
-    pub io_threads: Option<u32>,
-    /// `HIPFILE_CHUNK_SIZE`: bytes per engine chunk.
-    pub chunk_size: Option<u64>,
-    /// `HIPFILE_BOUNCE_BUDGET`: total bytes of pinned bounce buffers.
-    pub bounce_budget: Option<u64>,
-    /// `HIPFILE_INLINE_THRESHOLD`: requests up to this size run on the calling thread.
-    pub inline_threshold: Option<u64>,
-    /// `HIPFILE_DIRECT_IO` (default true): aligned writes, and aligned reads of data the page
-    /// cache does not hold, go through the `O_DIRECT` descriptor.
-    pub direct_io: Option<bool>,
-}
-
-impl Env {
-    /// Parse from any variable source (the process environment or a test map).
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Env {
-        let boolean = |k: &str| {
-            let v = get(k)?;
-            let p = parse_bool(&v);
-            if p.is_none() {
-                tracing::warn!(target: "hipfile", "{k}={v:?} is neither true nor false; ignored");
-            }
-            p
-        };
-        let unsigned = |k: &str| {
-            let v = get(k)?;
-            let p = parse_unsigned(&v);
-            if p.is_none() {
-                tracing::warn!(target: "hipfile", "{k}={v:?} is not an unsigned integer; ignored");
-            }
-            p
-        };
-        let size = |k: &str| {
-            let v = get(k)?;
-            let p = parse_size(&v);
-            if p.is_none() {
-                tracing::warn!(target: "hipfile", "{k}={v:?} is not a size (digits with an optional K/M/G suffix); ignored");
-            }
-            p
-        };
-        Env {
-            allow_compat: boolean("HIPFILE_ALLOW_COMPAT_MODE"),
-            force_compat: boolean("HIPFILE_FORCE_COMPAT_MODE"),
-            unsupported_fs: boolean("HIPFILE_UNSUPPORTED_FILE_SYSTEMS"),
-            stats_level: unsigned("HIPFILE_STATS_LEVEL"),
-            stats_tsc: boolean("HIPFILE_STATS_TSC"),
-            async_buffer_size: size("HIPFILE_ASYNC_BUFFER_SIZE"),
-            host_io: boolean("HIPFILE_HOST"),
-            sync_writes: boolean("HIPFILE_FALLBACK_SYNC_WRITES"),
-            io_threads: unsigned("HIPFILE_IO_THREADS"),
-            chunk_size: size("HIPFILE_CHUNK_SIZE"),
-            bounce_budget: size("HIPFILE_BOUNCE_BUDGET"),
-            inline_threshold: size("HIPFILE_INLINE_THRESHOLD"),
-            direct_io: boolean("HIPFILE_DIRECT_IO"),
-        }
-    }
-}
-
-static ENV: OnceLock<Env> = OnceLock::new();
-
-/// The process environment, read on first use; later `setenv` calls have no effect.
-pub fn env() -> &'static Env {
-    ENV.get_or_init(|| Env::from_lookup(|k| std::env::var(k).ok()))
-}
-
-/// Default bytes per engine chunk.
-pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
-/// Default pinned bounce budget.
-pub const DEFAULT_BOUNCE_BUDGET: usize = 256 << 20;
-/// Default inline threshold: requests of this size or less run on the calling thread.
-pub const DEFAULT_INLINE_THRESHOLD: usize = 1 << 20;
-/// Default per-stream async bounce buffer (behaviour §C.6, 0.5.0 CHANGELOG).
-pub const DEFAULT_ASYNC_BUFFER_SIZE: usize = 16 << 20;
-/// Upper bound on worker threads.
-pub const MAX_IO_THREADS: usize = 64;
-
-/// Default worker count: the machine's cores, between 1 and 16.
-pub fn default_io_threads() -> usize {
-    std::thread::available_parallelism()
-        .map_or(4, |n| n.get())
-        .clamp(1, 16)
-}
+pub use env::{env, Env};
+use env::{DEFAULT_ASYNC_BUFFER_SIZE, MAX_IO_THREADS};
+use params::{BoolParam, ParamValues, SizeParam, Staged};
 
 /// The configuration snapshot in force while the driver is open.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -252,6 +101,7 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
+    use super::env::{parse_bool, parse_size, parse_unsigned, DEFAULT_CHUNK_SIZE};
     use super::*;
     use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! `hipFileStatsLevel1/2/3_t` from a [`Snapshot`] (behaviour §F.5; the structures mirror
+//! `hipFileStatsLevel1/2/3_t` from a statistics [`Snapshot`] (behaviour §F.5; the structures mirror
 //! cuFile's `CUfileStatsLevel1/2/3_t`).
 //!
 //! Level 1 (decisions beyond the spec are marked *ours*):
@@ -28,14 +28,14 @@
 //! the same for writes; `uuid` and the other fields are 0. `num_gpus` is the number of GPUs
 //! with any record, so consumers should scan all 16 entries.
 
-use super::buckets::BUCKETS;
-use super::layout::MAX_GPUS;
-use super::snapshot::{Snapshot, Totals};
-use crate::ffi::abi::{
+use super::abi::{
     hipFileOpCounter_t, hipFilePerGpuStats_t, hipFileStatsLevel1_t, hipFileStatsLevel2_t,
     hipFileStatsLevel3_t,
 };
-use crate::runtime::Direction;
+use crate::stats::buckets::BUCKETS;
+use crate::stats::layout::MAX_GPUS;
+use crate::stats::snapshot::{Snapshot, Totals};
+use crate::vocab::Direction;
 
 /// `bytes × 10^6 / time_us`, 0 when `time_us` is 0.
 fn bytes_per_sec(bytes: u64, time_us: u64) -> u64 {

@@ -1,0 +1,124 @@
+//! The one generation-tagged slot map behind the handles C holds (files and batch contexts),
+//! in slotmap's shape: a key is `(generation << 32) | (index + 1)` as a `usize`, so it is never
+//! 0 (never NULL as a `void *`), never dereferenced, and a stale key fails its look-up even
+//! after its slot is reused (removal bumps the slot's generation).
+#![deny(unsafe_code)]
+
+/// Values by generation-tagged key.
+pub struct Slots<T> {
+    slots: Vec<(u32, Option<T>)>,
+    free: Vec<usize>,
+}
+
+impl<T> Default for Slots<T> {
+    fn default() -> Self {
+        Slots {
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T> Slots<T> {
+    #[inline(always)]
+    fn decode(key: usize) -> Option<(usize, u32)> {
+        let k = key as u64;
+        let index = (k & 0xffff_ffff).checked_sub(1)? as usize;
+        Some((index, (k >> 32) as u32))
+    }
+
+    /// Store `value`; returns its key and slot index.
+    pub fn insert(&mut self, value: T) -> (usize, usize) {
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push((1, None));
+                self.slots.len() - 1
+            }
+        };
+        let slot = &mut self.slots[index];
+        slot.1 = Some(value);
+        (
+            ((u64::from(slot.0) << 32) | (index as u64 + 1)) as usize,
+            index,
+        )
+    }
+
+    /// The value behind a current key.
+    #[inline(always)]
+    pub fn get(&self, key: usize) -> Option<&T> {
+        let (index, gen) = Self::decode(key)?;
+        match self.slots.get(index)? {
+            (g, Some(v)) if *g == gen => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The value in slot `index`, whatever its generation.
+    pub fn at(&self, index: usize) -> Option<&T> {
+        self.slots.get(index)?.1.as_ref()
+    }
+
+    /// Remove the value behind a current key when `allow` agrees; the key goes stale.
+    /// Returns the value and its slot index.
+    pub fn remove_if(&mut self, key: usize, allow: impl FnOnce(&T) -> bool) -> Option<(T, usize)> {
+        let (index, gen) = Self::decode(key)?;
+        let slot = self.slots.get_mut(index)?;
+        if slot.0 != gen || !allow(slot.1.as_ref()?) {
+            return None;
+        }
+        let v = slot.1.take()?;
+        slot.0 = slot.0.wrapping_add(1).max(1);
+        self.free.push(index);
+        Some((v, index))
+    }
+
+    /// Remove every value; every key goes stale.
+    pub fn drain(&mut self) -> Vec<T> {
+        let mut removed = Vec::new();
+        for (index, slot) in self.slots.iter_mut().enumerate() {
+            if let Some(v) = slot.1.take() {
+                slot.0 = slot.0.wrapping_add(1).max(1);
+                self.free.push(index);
+                removed.push(v);
+            }
+        }
+        removed
+    }
+
+    #[cfg(test)]
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.slots.iter().filter(|s| s.1.is_some()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_never_zero_and_go_stale() {
+        let mut s = Slots::default();
+        let (k1, i1) = s.insert("a");
+        assert_ne!(k1, 0);
+        assert_eq!(s.get(k1), Some(&"a"));
+        assert_eq!(s.at(i1), Some(&"a"));
+        assert_eq!(s.remove_if(k1, |_| false), None, "refused: stays");
+        assert_eq!(s.get(k1), Some(&"a"));
+        assert_eq!(s.remove_if(k1, |_| true), Some(("a", i1)));
+        assert_eq!(s.get(k1), None);
+        let (k2, i2) = s.insert("b");
+        assert_eq!(i2, i1, "the slot is reused");
+        assert_ne!(k2, k1, "with a new generation");
+        assert_eq!(s.get(k1), None);
+        assert_eq!(s.get(0), None);
+        assert_eq!(s.get(usize::MAX), None);
+        s.insert("c");
+        assert_eq!(s.len(), 2);
+        let mut all = s.drain();
+        all.sort();
+        assert_eq!(all, ["b", "c"]);
+        assert_eq!((s.get(k2), s.len()), (None, 0));
+    }
+}

@@ -1,0 +1,154 @@
+//! The memory of an I/O: a buffer checked for registration, or an unregistered pointer
+//! resolved for one I/O.
+#![deny(unsafe_code)]
+
+use crate::error::{Error, Result};
+use crate::runtime::{RtError, Runtime};
+use crate::vocab::MemoryType;
+
+/// A registered buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Buffer {
+    /// Base address as the application registered it.
+    pub base: usize,
+    /// Registered length in bytes.
+    pub length: usize,
+    /// Registration flags (stored, not interpreted: behaviour §J.2.11).
+    pub flags: i32,
+    /// Memory kind.
+    pub memory: MemoryType,
+    /// Owning device (`-1` for host memory).
+    pub device: i32,
+}
+
+/// Map a failure of the pointer-attribute query as registration reports it (behaviour §B.6
+/// step 4): `InvalidValue` is the caller's fault, anything else the runtime's.
+fn attribute_error(e: RtError) -> Error {
+    if e == RtError::INVALID_VALUE {
+        Error::InvalidValue("the runtime does not know this pointer")
+    } else {
+        Error::Runtime(e)
+    }
+}
+
+/// Map a failure of the address-range query (behaviour §B.6 step 6): `NotFound` and
+/// `InvalidValue` are the caller's fault, anything else the runtime's.
+fn range_error(e: RtError) -> Error {
+    if e == RtError::NOT_FOUND {
+        Error::InvalidValue("the pointer is not inside an allocation")
+    } else {
+        attribute_error(e)
+    }
+}
+
+/// Check a buffer for registration and build its record (behaviour §B.6 steps 3–6, plus host
+/// memory when the host backend is on).
+pub fn validate(
+    rt: &dyn Runtime,
+    base: usize,
+    length: usize,
+    flags: i32,
+    host_io: bool,
+) -> Result<Buffer> {
+    if base == 0 {
+        return Err(Error::InvalidValue("NULL buffer"));
+    }
+    let info = rt.pointer_info(base).map_err(attribute_error)?;
+    match info.memory_type {
+        MemoryType::Device => {
+            let (alloc_base, alloc_size) = rt.address_range(base).map_err(range_error)?;
+            check_range(base, length, alloc_base, alloc_size)?;
+        }
+        MemoryType::Host | MemoryType::Unregistered if host_io => {
+            // Pinned memory has a known range; pageable memory does not and is taken as given.
+            if let Ok((alloc_base, alloc_size)) = rt.address_range(base) {
+                check_range(base, length, alloc_base, alloc_size)?;
+            }
+        }
+        _ => return Err(Error::MemoryTypeInvalid),
+    }
+    Ok(Buffer {
+        base,
+        length,
+        flags,
+        memory: info.memory_type,
+        device: info.device,
+    })
+}
+
+/// The [D] range rule of behaviour §B.6 step 6.
+pub fn check_range(ptr: usize, length: usize, alloc_base: usize, alloc_size: usize) -> Result<()> {
+    if ptr < alloc_base {
+        return Err(Error::PointerRange);
+    }
+    let offset = ptr - alloc_base;
+    if offset >= alloc_size || length > alloc_size - offset {
+        return Err(Error::PointerRange);
+    }
+    Ok(())
+}
+
+/// Resolve an unregistered pointer for one I/O call (behaviour §B.8 step 3): the usable
+/// length runs to the end of its allocation (for pageable host memory the runtime knows
+/// nothing and the range is unbounded).
+#[inline(never)]
+pub fn resolve_unregistered(rt: &dyn Runtime, base: usize, host_io: bool) -> Result<Buffer> {
+    if base == 0 {
+        return Err(Error::InvalidValue("NULL buffer"));
+    }
+    let info = rt.pointer_info(base)?;
+    let length = match info.memory_type {
+        MemoryType::Device => {
+            let (alloc_base, alloc_size) = rt.address_range(base)?;
+            (alloc_base + alloc_size).saturating_sub(base)
+        }
+        MemoryType::Host | MemoryType::Unregistered if host_io => match rt.address_range(base) {
+            Ok((alloc_base, alloc_size)) if alloc_base <= base => {
+                (alloc_base + alloc_size).saturating_sub(base)
+            }
+            _ => usize::MAX - base,
+        },
+        _ => return Err(Error::MemoryTypeInvalid),
+    };
+    Ok(Buffer {
+        base,
+        length,
+        flags: 0,
+        memory: info.memory_type,
+        device: info.device,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_rule_matches_the_test_vectors() {
+        let k4 = 4096;
+        // 4 KiB allocation, length 8192 → range error.
+        assert_eq!(
+            check_range(0x10000, 8192, 0x10000, k4),
+            Err(Error::PointerRange)
+        );
+        // ptr+4096 into an 8 KiB allocation, length 4096 → OK; 8192 → range error.
+        assert_eq!(check_range(0x11000, 4096, 0x10000, 8192), Ok(()));
+        assert_eq!(
+            check_range(0x11000, 8192, 0x10000, 8192),
+            Err(Error::PointerRange)
+        );
+        // length UINT64_MAX → range error.
+        assert_eq!(
+            check_range(0x10000, usize::MAX, 0x10000, k4),
+            Err(Error::PointerRange)
+        );
+        // A range ending exactly at UINTPTR_MAX is fine.
+        let base = usize::MAX - k4 + 1;
+        assert_eq!(check_range(base, k4, base, k4), Ok(()));
+        // Pointer before the base, or at base+size → range error.
+        assert_eq!(check_range(0xfff, 1, 0x1000, k4), Err(Error::PointerRange));
+        assert_eq!(check_range(0x2000, 0, 0x1000, k4), Err(Error::PointerRange));
+        // length 0 is accepted.
+        assert_eq!(check_range(0x1000, 0, 0x1000, k4), Ok(()));
+    }
+}

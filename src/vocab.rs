@@ -1,0 +1,189 @@
+//! The shared vocabulary of every layer: which way data moves, what kind of memory a pointer
+//! refers to, which backend serves a request and why one refuses it. It imports nothing of the
+//! crate, so every module may use it without importing upwards.
+#![deny(unsafe_code)]
+
+/// Direction of a transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// File → device.
+    Read,
+    /// Device → file.
+    Write,
+}
+
+/// What kind of memory a pointer refers to, independent of each vendor's numbering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryType {
+    /// Host memory the GPU runtime does not know (ordinary pageable memory).
+    Unregistered,
+    /// Page-locked host memory allocated or registered through the runtime.
+    Host,
+    /// Device (GPU) memory.
+    Device,
+    /// Managed / unified-shared memory.
+    Managed,
+    /// Array (texture) memory.
+    Array,
+    /// Unified memory of older HIP numbering.
+    Unified,
+}
+
+impl MemoryType {
+    /// Whether the CPU can address this memory directly (the host path may use it).
+    pub fn is_host(self) -> bool {
+        matches!(self, MemoryType::Unregistered | MemoryType::Host)
+    }
+}
+
+/// The backends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// GPU-direct storage (AMD `hipAmdFileRead/Write`).
+    Fastpath,
+    /// POSIX I/O through pinned bounce buffers (compat mode).
+    Fallback,
+    /// POSIX I/O straight into host memory.
+    Host,
+}
+
+impl BackendKind {
+    /// Name for logs and statistics.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Fastpath => "fastpath",
+            BackendKind::Fallback => "fallback",
+            BackendKind::Host => "host",
+        }
+    }
+}
+
+/// Why a backend refused a request (recorded so nobody has to guess why I/O was slow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// The runtime has no GPU-direct entry points.
+    NoFastpathEntryPoints,
+    /// `HIPFILE_FORCE_COMPAT_MODE` turned the fastpath off.
+    CompatForced,
+    /// The file has no `O_DIRECT` descriptor (its file system refused `O_DIRECT`).
+    NoODirect,
+    /// The file is neither a block device nor a regular file on ext4 `data=ordered` or xfs.
+    FileSystem,
+    /// The file offset is not aligned.
+    UnalignedOffset,
+    /// The size is not aligned.
+    UnalignedSize,
+    /// The memory address is not aligned.
+    UnalignedMemory,
+    /// The buffer is not device memory.
+    NotDeviceMemory,
+    /// The buffer is not host memory.
+    NotHostMemory,
+    /// Compat mode is not allowed.
+    CompatDisabled,
+    /// `HIPFILE_HOST=false`.
+    HostDisabled,
+}
+
+impl Refusal {
+    /// A short description.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Refusal::NoFastpathEntryPoints => "the GPU runtime has no GPU-direct file entry points",
+            Refusal::CompatForced => "compat mode is forced",
+            Refusal::NoODirect => "the file system does not support O_DIRECT",
+            Refusal::FileSystem => "the file is not on ext4 (data=ordered), xfs or a block device",
+            Refusal::UnalignedOffset => "the file offset is not aligned for direct I/O",
+            Refusal::UnalignedSize => "the size is not aligned for direct I/O",
+            Refusal::UnalignedMemory => "the memory address is not aligned for direct I/O",
+            Refusal::NotDeviceMemory => "the buffer is not device memory",
+            Refusal::NotHostMemory => "the buffer is not host memory",
+            Refusal::CompatDisabled => "compat mode is not allowed",
+            Refusal::HostDisabled => "host I/O is disabled (HIPFILE_HOST=false)",
+        }
+    }
+}
+
+/// Why each backend refused a request, in the order the backends were asked (no allocation:
+/// selection runs on every call). Its `Display` names every backend with its reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refusals {
+    list: [Option<(BackendKind, Refusal)>; Refusals::CAPACITY],
+}
+
+impl Refusals {
+    /// The most refusals one request collects (one per backend).
+    pub const CAPACITY: usize = 3;
+
+    /// Record the refusal of the backend at `position` of the list being scored (positions
+    /// ascend as the list is scored, so the order is kept; beyond [`Self::CAPACITY`] it is
+    /// dropped). No search: selection runs on every call (target T9).
+    #[inline(always)]
+    pub fn record(&mut self, position: usize, backend: BackendKind, reason: Refusal) {
+        if let Some(slot) = self.list.get_mut(position) {
+            *slot = Some((backend, reason));
+        }
+    }
+
+    /// The refusals recorded, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (BackendKind, Refusal)> + '_ {
+        self.list.iter().flatten().copied()
+    }
+
+    /// The refusal recorded at `position` of the scored list, if that backend refused.
+    #[inline(always)]
+    pub fn at(&self, position: usize) -> Option<Refusal> {
+        self.list.get(position).copied().flatten().map(|(_, r)| r)
+    }
+
+    /// `backend`'s refusal, if it refused.
+    pub fn of(&self, backend: BackendKind) -> Option<Refusal> {
+        self.iter().find(|&(b, _)| b == backend).map(|(_, r)| r)
+    }
+}
+
+impl std::fmt::Display for Refusals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut first = true;
+        for (backend, reason) in self.iter() {
+            if !first {
+                f.write_str("; ")?;
+            }
+            first = false;
+            write!(f, "{} refuses: {}", backend.name(), reason.describe())?;
+        }
+        if first {
+            f.write_str("no backend is configured")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_keep_order_and_capacity() {
+        let mut r = Refusals::default();
+        assert_eq!(r.to_string(), "no backend is configured");
+        r.record(0, BackendKind::Fallback, Refusal::CompatDisabled);
+        r.record(1, BackendKind::Host, Refusal::HostDisabled);
+        r.record(2, BackendKind::Fastpath, Refusal::UnalignedSize);
+        r.record(3, BackendKind::Fastpath, Refusal::CompatForced);
+        assert_eq!(
+            r.iter().count(),
+            Refusals::CAPACITY,
+            "the fourth is dropped"
+        );
+        assert_eq!(r.of(BackendKind::Fastpath), Some(Refusal::UnalignedSize));
+        assert_eq!(r.of(BackendKind::Host), Some(Refusal::HostDisabled));
+        assert_eq!(r.at(1), Some(Refusal::HostDisabled));
+        assert_eq!(r.at(3), None, "beyond the capacity");
+        assert_eq!(
+            r.to_string(),
+            "fallback refuses: compat mode is not allowed; host refuses: host I/O is disabled \
+             (HIPFILE_HOST=false); fastpath refuses: the size is not aligned for direct I/O"
+        );
+    }
+}
