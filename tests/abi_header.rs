@@ -14,7 +14,10 @@
 //!
 //! Also checks that the version macros in the header equal `hipfile::ffi::abi`.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::cc::{out_dir, root, run, text};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const C_FLAGS: &[&str] = &[
@@ -38,35 +41,10 @@ const CXX_FLAGS: &[&str] = &[
 ];
 const REAL_HIP_HEADER: &str = "/usr/include/hip/hip_runtime_api.h";
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn out_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("abi_header");
-    std::fs::create_dir_all(&dir).expect("create the output directory");
-    dir
-}
-
-fn run(mut command: Command) -> Output {
-    println!("running: {command:?}");
-    command
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {command:?} (a C/C++ toolchain is required): {e}"))
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 /// Builds `tests/c/abi_asserts.c` with `compiler` and `flags` into `exe`, runs it and
 /// expects exactly "abi ok".
 fn build_and_run(compiler: &str, flags: &[&str], exe: &str) {
-    let exe = out_dir().join(exe);
+    let exe = out_dir("abi_header").join(exe);
     let mut build = Command::new(compiler);
     build
         .args(flags)
@@ -138,7 +116,8 @@ fn cxx17_with_stand_in_hip_types() {
 
 /// Compiles (syntax only) a C++ snippet that ignores a `hipFileError_t` result.
 fn compile_discarding_snippet(std: &str) -> Output {
-    let source = out_dir().join(format!("discard_{}.cpp", std.trim_start_matches("-std=")));
+    let source =
+        out_dir("abi_header").join(format!("discard_{}.cpp", std.trim_start_matches("-std=")));
     std::fs::write(
         &source,
         "#include \"hipfile.h\"\nvoid f(void);\nvoid f(void) { hipFileDriverOpen(); }\n",
@@ -171,7 +150,7 @@ fn cxx17_marks_hipfile_error_nodiscard() {
 #[test]
 fn headers_compile_in_older_language_modes() {
     // The header must not need C11 or C++11 (hipFile's own builds and users vary).
-    let source = out_dir().join("older_modes.c");
+    let source = out_dir("abi_header").join("older_modes.c");
     std::fs::write(
         &source,
         "#include \"hipfile.h\"\n#include \"hipfile-stats.h\"\n\

@@ -20,6 +20,9 @@
 //! header declares the same set; NVIDIA's library exports exactly that set plus its ten
 //! undocumented internal helpers; and no comment of NVIDIA's header appears in ours.
 
+mod common;
+
+use common::cc::{out_dir, root, run, text};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -131,31 +134,6 @@ struct Wheel {
     members: &'static [&'static str],
 }
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn out_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cufile_header");
-    std::fs::create_dir_all(&dir).expect("create the output directory");
-    dir
-}
-
-fn run(mut command: Command) -> Output {
-    println!("running: {command:?}");
-    command
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"))
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 fn ok(output: &Output, what: &str) -> String {
     assert!(
         output.status.success(),
@@ -175,7 +153,7 @@ fn sha256(path: &Path) -> String {
 
 /// A directory holding only a minimal `cuda.h`.
 fn minimal_cuda_dir() -> PathBuf {
-    let dir = out_dir().join("minimal-cuda");
+    let dir = out_dir("cufile_header").join("minimal-cuda");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("cuda.h"), MINIMAL_CUDA_H).unwrap();
     dir
@@ -186,7 +164,7 @@ fn minimal_cuda_dir() -> PathBuf {
 fn system_has_cuda_h() -> bool {
     static FOUND: OnceLock<bool> = OnceLock::new();
     *FOUND.get_or_init(|| {
-        let source = out_dir().join("probe_cuda_h.c");
+        let source = out_dir("cufile_header").join("probe_cuda_h.c");
         std::fs::write(&source, "#include <cuda.h>\n").unwrap();
         let mut command = Command::new("gcc");
         command.args(["-fsyntax-only"]).arg(&source);
@@ -209,7 +187,7 @@ fn expect_default_cuda() -> &'static str {
 /// Builds `tests/c/cufile_abi_asserts.c` with `compiler`, `flags` and the include directories
 /// (in order) into `exe`, runs it and expects exactly "cufile abi ok".
 fn build_and_run(compiler: &str, flags: &[&str], includes: &[&Path], exe: &str) {
-    let exe = out_dir().join(exe);
+    let exe = out_dir("cufile_header").join(exe);
     let mut build = Command::new(compiler);
     build.args(flags);
     for dir in includes {
@@ -317,7 +295,7 @@ fn pip() -> Command {
         if run(probe).status.success() {
             return PathBuf::from("python3");
         }
-        let venv = out_dir().join("venv");
+        let venv = out_dir("cufile_header").join("venv");
         let mut create = Command::new("python3");
         create.args(["-m", "venv"]).arg(&venv);
         ok(
@@ -422,8 +400,8 @@ fn nvidia() -> Option<&'static Nvidia> {
     static FETCHED: OnceLock<Option<Nvidia>> = OnceLock::new();
     let fetched = FETCHED.get_or_init(|| {
         let _ = std::fs::remove_file(skip_note());
-        let cufile_dir = out_dir().join("wheel-nvidia-cufile");
-        let cuda_dir = out_dir().join("wheel-nvidia-cuda-runtime");
+        let cufile_dir = out_dir("cufile_header").join("wheel-nvidia-cufile");
+        let cuda_dir = out_dir("cufile_header").join("wheel-nvidia-cuda-runtime");
         if fetch(&CUFILE_WHEEL, &cufile_dir).is_none()
             || fetch(&CUDA_RUNTIME_WHEEL, &cuda_dir).is_none()
         {
@@ -543,7 +521,7 @@ int consumer_read(const char *path, void *gpu, size_t n, CUstream stream)
 "#;
 
 fn compile_consumer(compiler: &str, language: &str, flags: &[&str], name: &str) {
-    let source = out_dir().join(format!("{name}.src"));
+    let source = out_dir("cufile_header").join(format!("{name}.src"));
     std::fs::write(&source, CONSUMER_UNIT).unwrap();
     let mut command = Command::new(compiler);
     command
@@ -552,7 +530,7 @@ fn compile_consumer(compiler: &str, language: &str, flags: &[&str], name: &str) 
         .arg("-I")
         .arg(our_include())
         .args(["-c", "-o"])
-        .arg(out_dir().join(format!("{name}.o")))
+        .arg(out_dir("cufile_header").join(format!("{name}.o")))
         .arg(&source);
     let output = run(command);
     assert!(
@@ -596,7 +574,7 @@ fn consumer_units_compile_warning_free_in_c_and_cxx() {
 fn header_alone_compiles_in_strict_c99_and_cxx11() {
     // Consumers' builds vary; C++98 is out (the status X-macro leaves a comma after the last
     // enumerator, as NVIDIA's does).
-    let source = out_dir().join("older_modes.c");
+    let source = out_dir("cufile_header").join("older_modes.c");
     std::fs::write(
         &source,
         "#include \"cufile.h\"\ntypedef CUfileError_t older_modes_unit;\n",
@@ -637,9 +615,9 @@ fn expected_exports() -> Vec<&'static str> {
 /// The functions a `cufile.h` declares, as gcc's `-aux-info` reports them: (extern
 /// declarations, static definitions), one entry per declaration.
 fn declared_functions(includes: &[&Path], name: &str) -> (Vec<String>, Vec<String>) {
-    let source = out_dir().join(format!("{name}.c"));
+    let source = out_dir("cufile_header").join(format!("{name}.c"));
     std::fs::write(&source, "#include \"cufile.h\"\n").unwrap();
-    let aux = out_dir().join(format!("{name}.aux"));
+    let aux = out_dir("cufile_header").join(format!("{name}.aux"));
     let mut command = Command::new("gcc");
     command
         .args(["-std=gnu11", "-fsyntax-only", "-aux-info"])

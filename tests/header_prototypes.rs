@@ -13,6 +13,9 @@
 //! hipFileXxx(..)`), not produced by a macro: cbindgen reads the source, it does not
 //! expand macros.
 
+mod common;
+
+use common::cc::{out_dir, root};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,16 +27,6 @@ fn expected_exports() -> Vec<&'static str> {
         .lines()
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect()
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn out_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("header_prototypes");
-    std::fs::create_dir_all(&dir).expect("create the output directory");
-    dir
 }
 
 struct Generated {
@@ -56,7 +49,7 @@ fn generated() -> &'static Generated {
             .with_crate(root())
             .generate()
             .unwrap_or_else(|e| panic!("cbindgen failed on the crate: {e}"));
-        let path = out_dir().join("generated_prototypes.h");
+        let path = out_dir("header_prototypes").join("generated_prototypes.h");
         bindings.write_to_file(&path);
         let names = bindings
             .dynamic_symbols_names()
@@ -183,7 +176,7 @@ fn generated_file_declares_each_function_once() {
 
 #[test]
 fn rust_prototypes_match_header_in_c() {
-    let object = out_dir().join("prototypes_check_c.o");
+    let object = out_dir("header_prototypes").join("prototypes_check_c.o");
     compile(
         "gcc",
         &["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"],
@@ -193,7 +186,7 @@ fn rust_prototypes_match_header_in_c() {
 
 #[test]
 fn rust_prototypes_match_header_in_cxx() {
-    let object = out_dir().join("prototypes_check_cxx.o");
+    let object = out_dir("header_prototypes").join("prototypes_check_cxx.o");
     compile(
         "g++",
         &["-x", "c++", "-std=c++17", "-Wall", "-Wextra", "-Werror"],
