@@ -53,22 +53,7 @@ fn build_and_run(compiler: &str, flags: &[&str], exe: &str) {
         .arg(root().join("tests/c/abi_asserts.c"))
         .arg("-o")
         .arg(&exe);
-    let built = run(build);
-    assert!(
-        built.status.success(),
-        "tests/c/abi_asserts.c does not compile ({}):\n{}",
-        built.status,
-        text(&built)
-    );
-    let ran = run(Command::new(&exe));
-    assert!(
-        ran.status.success(),
-        "{} failed ({}):\n{}",
-        exe.display(),
-        ran.status,
-        text(&ran)
-    );
-    assert_eq!(String::from_utf8_lossy(&ran.stdout), "abi ok\n");
+    common::cc::build_and_run(build, "tests/c/abi_asserts.c", &exe, "abi ok\n");
 }
 
 #[test]

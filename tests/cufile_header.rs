@@ -197,22 +197,12 @@ fn build_and_run(compiler: &str, flags: &[&str], includes: &[&Path], exe: &str) 
         .arg(root().join("tests/c/cufile_abi_asserts.c"))
         .arg("-o")
         .arg(&exe);
-    let built = run(build);
-    assert!(
-        built.status.success(),
-        "tests/c/cufile_abi_asserts.c does not compile ({}):\n{}",
-        built.status,
-        text(&built)
+    common::cc::build_and_run(
+        build,
+        "tests/c/cufile_abi_asserts.c",
+        exe.as_ref(),
+        "cufile abi ok\n",
     );
-    let ran = run(Command::new(&exe));
-    assert!(
-        ran.status.success(),
-        "{} failed ({}):\n{}",
-        exe.display(),
-        ran.status,
-        text(&ran)
-    );
-    assert_eq!(String::from_utf8_lossy(&ran.stdout), "cufile abi ok\n");
 }
 
 fn our_include() -> PathBuf {

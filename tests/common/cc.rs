@@ -32,3 +32,24 @@ pub fn text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     )
 }
+
+/// Build `source` (a path under the repository) with `build`, which writes `exe`; run `exe`
+/// and expect it to succeed printing exactly `expected`.
+pub fn build_and_run(build: Command, source: &str, exe: &Path, expected: &str) {
+    let built = run(build);
+    assert!(
+        built.status.success(),
+        "{source} does not compile ({}):\n{}",
+        built.status,
+        text(&built)
+    );
+    let ran = run(Command::new(exe));
+    assert!(
+        ran.status.success(),
+        "{} failed ({}):\n{}",
+        exe.display(),
+        ran.status,
+        text(&ran)
+    );
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), expected);
+}
