@@ -1,4 +1,4 @@
-//! Logging through `tracing` (contract §8): to standard error, filtered by `HIPFILE_LOG`
+//! Logging through `tracing`: to standard error, filtered by `HIPFILE_LOG`
 //! (default `warn`), or to the file named by `HIPFILE_LOG_FILE`. Installed once, on the first
 //! API call that needs it; if the application already installed a global subscriber, ours is
 //! not installed and our events go to theirs. The library never writes into the working

@@ -1,7 +1,7 @@
 //! `include/hipfile.h` declares exactly the hipFile 0.5 ABI, in C and in C++.
 //!
 //! Compiles `tests/c/abi_asserts.c` (static assertions on every macro, enum value, struct
-//! size, offset and member type, and every function type; behaviour §A and §F.5) with the
+//! size, offset and member type, and every function type) with the
 //! system compilers and runs it:
 //! - C11, `-Wall -Wextra -Werror -pedantic`, with the header's own stand-in HIP types;
 //! - C11 and C++17 with `-D__HIP_PLATFORM_AMD__`, so that the real `<hip/hip_runtime_api.h>`
@@ -205,7 +205,7 @@ fn version_macros_match_abi_rs() {
         header_define(&header, "HIPFILE_VERSION_PATCH"),
         abi::HIPFILE_VERSION_PATCH
     );
-    // Contract §1: API level 0.5.0.
+    // API level 0.5.0.
     assert_eq!(
         (
             abi::HIPFILE_VERSION_MAJOR,

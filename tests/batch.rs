@@ -1,5 +1,5 @@
-//! Batch I/O through the C ABI on the simulated runtime (behaviour §E at the [N] level,
-//! contract §6): set-up and submission checks in upstream's order, all-or-nothing submission,
+//! Batch I/O through the C ABI on the simulated runtime (as AMD's next
+//! release defines it): set-up and submission checks in upstream's order, all-or-nothing submission,
 //! data moved exactly as `hipFileRead`/`hipFileWrite` would, `GetStatus` waiting and reaping
 //! rules, cancel, destroy and driver close draining the work.
 //!
@@ -172,7 +172,7 @@ child_test!(set_up_rules, {
     hipFileBatchIODestroy(b);
     hipFileBatchIODestroy(b); // stale: ignored
     hipFileBatchIODestroy(null_mut());
-    // hipFileParamPropertiesIOBatchsize bounds the capacity (contract §7: a real knob).
+    // hipFileParamPropertiesIOBatchsize bounds the capacity (a real knob).
     assert_eq!(
         hipFileSetParameterSizeT(hipFileParamPropertiesIOBatchsize, 8),
         OK

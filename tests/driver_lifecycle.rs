@@ -1,8 +1,8 @@
 //! The driver's lifetime through the C API: use counting, implicit opening, what a close to zero
 //! clears, and the functions that work (or fail in a defined way) with the driver closed.
 //!
-//! Behaviour §B.0–B.3 and §B.10, the upstream system tests of §I.1 (`driver.cpp`, `version.cpp`)
-//! and the unit tests of §I.2 (`driver.cpp`); contract §2 (platform choice) and §3. Every test
+//! Upstream's rules and the cases of its system tests (`driver.cpp`, `version.cpp`) and unit
+//! tests (`driver.cpp`); our platform choice. Every test
 //! that touches the driver runs in its own process (`child_test!`), so it starts at use count 0.
 
 mod common;
@@ -90,7 +90,7 @@ fn log_file_path() -> &'static str {
     leak(scratch_file("platform-log").to_string_lossy().into_owned())
 }
 
-// ---- use counting (behaviour §B.0) ----------------------------------------------------------
+// ---- use counting ----------------------------------------------------------
 
 child_test!(driver_open_increments_use_count, {
     assert_eq!(count(), 0);
@@ -345,7 +345,7 @@ child_test!(driver_close_deregisters_buffers, {
     close_to_zero();
 });
 
-// ---- async calls on a closed driver (behaviour §B.0 "ReadAsyncInitsDriver") ------------------
+// ---- async calls on a closed driver (upstream's "ReadAsyncInitsDriver") ------------------
 
 type AsyncFn = unsafe extern "C" fn(
     hipFileHandle_t,
@@ -529,8 +529,8 @@ child_test!(read_write_with_the_driver_closed_fail_with_einval, {
 });
 
 child_test!(property_parameter_and_batch_calls_never_open_the_driver, {
-    // Behaviour §B.0 "APIs that never touch the count" (upstream DriverNotReallyNoInit and
-    // DriverNoInit.hipFileBatchIOSetUp). Their result codes are contract §7 / §6 matters, tested
+    // Upstream's "APIs that never touch the count" (upstream DriverNotReallyNoInit and
+    // DriverNoInit.hipFileBatchIOSetUp). Their result codes are tested
     // elsewhere; here only the use count is checked.
     // SAFETY: all-zero is a valid value of this plain C struct.
     let mut props: hipFileDriverProps_t = unsafe { std::mem::zeroed() };
@@ -577,7 +577,7 @@ child_test!(property_parameter_and_batch_calls_never_open_the_driver, {
     assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
 });
 
-// ---- streams (behaviour §B.10) --------------------------------------------------------------
+// ---- streams --------------------------------------------------------------
 
 fn new_stream() -> hipStream_t {
     let mut s: *mut c_void = null_mut();
@@ -672,7 +672,7 @@ child_test!(stream_registration_survives_driver_close, {
     destroy_stream(s);
 });
 
-// ---- error strings (behaviour §A.3, §B.3) ---------------------------------------------------
+// ---- error strings ---------------------------------------------------
 
 const ERROR_STRINGS: &[(hipFileOpError_t, &str)] = &[
     (hipFileSuccess, "hipFile success"),
@@ -796,7 +796,7 @@ const ERROR_STRINGS: &[(hipFileOpError_t, &str)] = &[
 fn error_string(status: hipFileOpError_t) -> &'static CStr {
     let p = hipFileGetOpErrorString(status);
     assert!(!p.is_null(), "GetOpErrorString({status}) returned NULL");
-    // SAFETY: a static NUL-terminated string (behaviour §A.3).
+    // SAFETY: a static NUL-terminated string.
     unsafe { CStr::from_ptr(p) }
 }
 
@@ -849,7 +849,7 @@ fn op_error_string_of_unknown_values() {
     }
 }
 
-// ---- platform choice: no device, forced host, unknown value (contract §2) ------------------
+// ---- platform choice: no device, forced host, unknown value ------------------
 
 /// The library runs host-only: the driver opens, a registered file reads and writes pageable
 /// host memory byte-exact, and host buffers register.

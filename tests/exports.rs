@@ -1,4 +1,4 @@
-//! The dynamic symbol table of the built `libhipfile.so` (contract §1–2): exactly the 39 C
+//! The dynamic symbol table of the built `libhipfile.so`: exactly the 39 C
 //! entry points are exported (no Rust-mangled or helper symbol leaks), the SONAME is
 //! `libhipfile.so.0`, nothing of a GPU vendor's runtime is linked in, and AMD's HIP runtime is named
 //! only as an auxiliary filter (`DT_AUXILIARY libamdhip64.so.7`) that shares no name with us.
@@ -81,7 +81,7 @@ fn soname_is_libhipfile_so_0() {
 
 #[test]
 fn no_gpu_runtime_is_linked() {
-    // Contract §2: runtimes are loaded at run time, never linked.
+    // Runtimes are loaded at run time, never linked.
     let dynamic = tool("readelf", &["-d"]);
     let needed: Vec<&str> = dynamic
         .lines()

@@ -4,7 +4,7 @@
 //! `src/ffi`) generates the prototypes of every `#[no_mangle] extern "C"` function of the
 //! crate into `$CARGO_TARGET_TMPDIR/header_prototypes/generated_prototypes.h`. Then:
 //! - the set of generated function names must be exactly the 39 entry points of the ABI
-//!   (behaviour §A.8 and §F.5, contract §1), so a missing or extra export fails;
+//!  , so a missing or extra export fails;
 //! - `tests/c/prototypes_check.c`, which includes `hipfile.h`, `hipfile-stats.h` and the
 //!   generated file, must compile as C11 and as C++17: both reject a redeclaration whose
 //!   type differs from the header's.

@@ -1,4 +1,4 @@
-//! Installation (contract §1): `scripts/install.sh --lib <the library built for the tests>
+//! Installation: `scripts/install.sh --lib <the library built for the tests>
 //! PREFIX` lays out what `cargo cinstall` lays out (library with its SONAME link and dev link,
 //! both headers at the top of `include/`, `hipfile.pc`); a C program built with the flags
 //! pkg-config gives for `hipfile` runs against it; and the installed `libhipfile.so.0` takes

@@ -1,4 +1,4 @@
-//! Logs (contract §8): one line when the platform is chosen, one line per distinct reason the
+//! Logs: one line when the platform is chosen, one line per distinct reason the
 //! fastpath lost requests to the fallback, a file only when `HIPFILE_LOG_FILE` names one, and
 //! nothing written into the working directory.
 

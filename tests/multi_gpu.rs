@@ -3,10 +3,10 @@
 //! current context (CUDA) is not the buffer's, through the fastpath (aligned requests) and the
 //! fallback (unaligned ones, below and above the engine chunk, so multi-chunk requests run on
 //! worker threads with lanes). Every result is byte-exact, the caller's current device or
-//! context is exactly the same after every call (behaviour §C.5 [N]: the fallback makes the
+//! context is exactly the same after every call (the fallback makes the
 //! buffer's device current for its copies and restores the caller's), worker threads do not
 //! keep a device they switched to, and the per-GPU statistics attribute I/O to the *buffer's*
-//! device (§F.2; our documented deliberate difference from upstream's calling-thread device).
+//! device (our documented deliberate difference from upstream's calling-thread device).
 //!
 //! The async API (streams of each device) does not exist yet and is not tested here.
 //!

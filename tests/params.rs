@@ -1,4 +1,4 @@
-//! Parameters and properties through the C API (contract §7): get/set/stage/apply/reset
+//! Parameters and properties through the C API: get/set/stage/apply/reset
 //! cycles, error cases, what each knob drives, and the driver properties.
 
 mod common;

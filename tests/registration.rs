@@ -1,8 +1,8 @@
 //! File-handle and buffer registration through the C API.
 //!
-//! Behaviour §B.4–B.7 (with the [D] range rule), the upstream tests of §I.1 (`buffer.cpp`) and
-//! §I.2 (`handle.cpp`, `buffer.cpp`), and contract §3 (opaque handles that are never
-//! dereferenced, `O_APPEND` refused) and §4 (host memory). Every test runs in its own process
+//! Upstream's rules (with the development branch's range rule), the cases of upstream's system
+//! and unit tests (`buffer.cpp`, `handle.cpp`), and our own (opaque handles that are never
+//! dereferenced, `O_APPEND` refused, host memory). Every test runs in its own process
 //! (`child_test!`) so that it starts with the driver closed.
 
 mod common;
@@ -121,7 +121,7 @@ fn wait_for_counter(name: &str, n: u64) {
     }
 }
 
-// ---- file registration (behaviour §B.4) -----------------------------------------------------
+// ---- file registration -----------------------------------------------------
 
 child_test!(fd_zero_can_be_registered, {
     let data = pattern(8192, 1);
@@ -223,8 +223,7 @@ fn open_fd_count() -> usize {
 }
 
 child_test!(secondary_descriptors_are_closed_with_their_registration, {
-    // Behaviour §B.4 step 4 (a refused duplicate closes the descriptor it opened), §B.5 and
-    // §B.0 (descriptors opened by the library close with the last reference; client
+    // A refused duplicate closes the descriptor it opened, and (descriptors opened by the library close with the last reference; client
     // descriptors never do).
     let files: Vec<TempFile> = (0..8)
         .map(|i| TempFile::new("fds", &[i as u8; 64], libc::O_RDWR))
@@ -332,7 +331,7 @@ fn cloexec(fd: c_int) -> bool {
 }
 
 child_test!(secondary_descriptor_flags, {
-    // §I.2 handle.cpp: a buffered client fd gets an O_DIRECT twin, an O_DIRECT client fd gets a
+    // Upstream's handle.cpp: a buffered client fd gets an O_DIRECT twin, an O_DIRECT client fd gets a
     // buffered twin; both inherit the access mode, are O_CLOEXEC, and refer to the same file.
     if !odirect_works() {
         eprintln!(
@@ -547,7 +546,7 @@ child_test!(directory_descriptor_registers_and_io_fails_with_eisdir, {
 
 child_test!(socket_descriptor_is_an_internal_error, {
     // statx and F_GETFL work on a socket; re-opening it through /proc/self/fd fails with ENXIO,
-    // which is not the tolerated EINVAL (behaviour §B.4 step 3e).
+    // which is not the tolerated EINVAL (upstream's registration check).
     // SAFETY: plain socket creation.
     let sock = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
     assert!(sock >= 0);
@@ -585,7 +584,7 @@ child_test!(pipe_descriptor_registers_and_io_fails_with_espipe, {
     }
 });
 
-// ---- handles: stale, forged, reused (behaviour §B.5, contract §3) ---------------------------
+// ---- handles: stale, forged, reused ---------------------------
 
 child_test!(deregistered_handle_is_not_registered, {
     let f = TempFile::new("stale", &pattern(4096, 8), libc::O_RDWR);
@@ -717,7 +716,7 @@ child_test!(
     }
 );
 
-// ---- buffer registration (behaviour §B.6, contract §4) --------------------------------------
+// ---- buffer registration --------------------------------------
 
 child_test!(device_buffer_registration_vectors, {
     let s = sim();
@@ -796,7 +795,7 @@ child_test!(device_buffer_registration_vectors, {
 });
 
 child_test!(registered_length_bounds_io_on_that_base, {
-    // Behaviour §B.6–B.8: I/O on a registered base is bounded by the registered length, not by
+    // I/O on a registered base is bounded by the registered length, not by
     // the allocation; length 0 makes every I/O on that exact pointer fail; pointers inside the
     // range are not registered and are resolved from their allocation.
     let data = pattern(8192, 14);
@@ -962,7 +961,7 @@ child_test!(
     }
 );
 
-// ---- buffer deregistration (behaviour §B.7) -------------------------------------------------
+// ---- buffer deregistration -------------------------------------------------
 
 child_test!(buffer_deregistration_rules, {
     assert_eq!(hipFileDriverOpen(), OK);
@@ -1001,7 +1000,7 @@ child_test!(buffer_deregistration_rules, {
     assert_eq!(count(), 1);
 });
 
-// ---- ROCm 5 memory-type numbering (contract §2) ---------------------------------------------
+// ---- ROCm 5 memory-type numbering ---------------------------------------------
 
 child_test!(
     rocm5_numbering_is_read_from_the_runtime_version,
@@ -1083,7 +1082,7 @@ child_test!(
 );
 
 // A file system that refuses O_DIRECT (procfs, as tmpfs did before Linux 6.6): the file
-// registers without an O_DIRECT descriptor (behaviour §B.4 step 3e, EINVAL tolerated) and
+// registers without an O_DIRECT descriptor (EINVAL tolerated) and
 // even aligned requests are served by the fallback, with HIPFILE_UNSUPPORTED_FILE_SYSTEMS
 // lifting the file-system rule so that only the missing O_DIRECT descriptor refuses the fastpath.
 child_test!(

@@ -1,5 +1,5 @@
 //! Attaching to a live process that did known I/O, and checking every statistic exactly
-//! (behaviour §F.1–F.4, contract §8).
+//!.
 //!
 //! The target is this test binary re-executed in a "target mode" ([`stats_attach_target`]):
 //! on hipsim it opens the driver, registers two files and one device buffer, runs the
@@ -10,10 +10,10 @@
 //! The parent derives the exact expected block from [`PLAN`] (and checks it against the
 //! hand-written table of [`literal_table`]), then reads the live target three ways:
 //! (a) `hipFileStatsCreateContext` / `ConnectToTargetProcess` / `GenerateReport`, whose text
-//! must equal a report built independently from the expected values (§F.3; bandwidths and
+//! must equal a report built independently from the expected values (bandwidths and
 //! latencies use the elapsed times read from the block and C's `%g`);
 //! (b) the memfd itself, received over the abstract socket and mapped read-only, compared
-//! byte for byte with an image of the expected block built at the §F.2 offsets, and through
+//! byte for byte with an image of the expected block built at AMD's offsets, and through
 //! `hipfile::stats::client::Target::connect`;
 //! (c) `hipfile stats -p PID --json` (and the text form, which must equal (a)).
 //! Then it tells the target to exit, checks that `hipFileStatsPollTargetProcess` sees the
@@ -66,7 +66,7 @@ const FILE_B_SIZE: usize = 1 << 20;
 const DEVICE_BUF: usize = 4 << 20;
 const HOST_BUF: usize = 8192;
 
-/// Bucket of a byte count (behaviour §F.2), written out independently of the library.
+/// Bucket of a byte count, written out independently of the library.
 fn bucket(b: u64) -> usize {
     let x = b >> 12;
     let idx = if x == 0 {
@@ -656,7 +656,7 @@ fn literal_table() -> Expected {
     e
 }
 
-// ---- the raw block (behaviour §F.2 offsets, written out) --------------------------------------
+// ---- the raw block (AMD's offsets, written out) ----------------------------------------------
 
 const V1_SIZE: usize = 33_576;
 const PER_GPU: usize = 1048;
@@ -866,7 +866,7 @@ fn check_times(e: &Expected, t: &Times) {
     }
 }
 
-// ---- receiving the memfd the way AMD's client does (behaviour §F.1) ------------------------
+// ---- receiving the memfd the way AMD's client does ------------------------
 
 /// Connect to `"\0AISSTATS%08x"` (full `sizeof(sockaddr_un)`) and receive the memfd.
 fn receive_memfd(pid: c_int) -> OwnedFd {
@@ -961,7 +961,7 @@ fn c_g(x: f64) -> String {
     String::from_utf8(buf[..n as usize].to_vec()).unwrap()
 }
 
-/// GiB/s: `bytes / 2^30` over `time_us / 10^6` seconds, 0 without time (§F.3).
+/// GiB/s: `bytes / 2^30` over `time_us / 10^6` seconds, 0 without time.
 fn gib_s(bytes: u64, time_us: u64) -> f64 {
     if time_us == 0 {
         0.0
@@ -970,7 +970,7 @@ fn gib_s(bytes: u64, time_us: u64) -> f64 {
     }
 }
 
-/// Average latency in µs: `time_us / count`, 0 without I/O (§F.3).
+/// Average latency in µs: `time_us / count`, 0 without I/O.
 fn lat_us(time_us: u64, count: u64) -> f64 {
     if count == 0 {
         0.0
@@ -1016,7 +1016,7 @@ fn five_lines(
     out.push(String::new());
 }
 
-/// The report the block must produce (§F.3, then our extension section), line by line.
+/// The report the block must produce (AMD's, then our extension section), line by line.
 fn expected_report(e: &Expected, t: &Times) -> Vec<String> {
     let mut out = vec![
         "AIS-STATS Version: 1".to_string(),

@@ -1,5 +1,5 @@
 //! Reading another process's statistics through the `hipFileStats*` C functions (behaviour
-//! §F.1, §F.3, §F.4): argument checks and result codes, the socket protocol, and reports of
+//!  argument checks and result codes, the socket protocol, and reports of
 //! live, exited, late-starting and level-0 processes.
 //!
 //! The target processes are this test binary re-executed in a "target mode"
@@ -161,7 +161,7 @@ impl Drop for Target {
 /// A pid that names no process.
 const NO_SUCH_PID: c_int = c_int::MAX;
 
-// ---- argument checks (behaviour §F.4) ---------------------------------------------------------
+// ---- argument checks ---------------------------------------------------------
 
 #[test]
 fn create_context_arguments() {
@@ -402,7 +402,7 @@ fn after_shutdown_the_socket_is_gone() {
     closer.join().unwrap();
 }
 
-// ---- the wire protocol, spelled out independently of the library (behaviour §F.1) ----------
+// ---- the wire protocol, spelled out independently of the library ----------
 
 /// Connect to `"\0AISSTATS%08x"` with the full `sizeof(sockaddr_un)` as AMD's client does.
 fn raw_connect(pid: c_int) -> std::io::Result<OwnedFd> {

@@ -1,5 +1,5 @@
 //! In-process statistics: the recorder's effect on the shared block and on
-//! `hipFileGetStatsL1/L2/L3` (behaviour §F.2, §F.5; contract §8).
+//! `hipFileGetStatsL1/L2/L3`.
 //!
 //! Most tests record through `hipfile::stats::recorder` directly and read the results back
 //! through the C functions; `io_through_the_c_api_is_counted` and
@@ -556,7 +556,7 @@ child_test!(fork_child_is_detached, {
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
 });
 
-/// Fastpath, refusal and retry accounting through the C API (behaviour §C.4: a fastpath
+/// Fastpath, refusal and retry accounting through the C API (a fastpath
 /// failure with `ENODEV` counts as a fastpath error, then the fallback I/O is counted).
 #[test]
 fn fastpath_refusals_and_retries_are_counted() {

@@ -1,6 +1,6 @@
-//! The statistics block's fixed facts: the size buckets of behaviour §F.2, the [D] `StatsV1`
+//! The statistics block's fixed facts: the size buckets, AMD's `StatsV1`
 //! layout AMD's `ais-stats` reads (sizes and offsets), our extension after it, and the
-//! decoding and report of blocks written by AMD's library ([R] and [D] layouts, §F.3).
+//! decoding and report of blocks written by AMD's library (release and development layouts).
 
 use std::mem::{offset_of, size_of};
 

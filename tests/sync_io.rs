@@ -1,4 +1,4 @@
-//! Synchronous `hipFileRead` / `hipFileWrite` (behaviour §B.1, §B.8, §C; contract §3–4)
+//! Synchronous `hipFileRead` / `hipFileWrite`
 //! against the simulated GPU runtime (`libhipsim.so`).
 //!
 //! Every test runs in its own child process (see `child_test!`), so each one gets a fresh
@@ -267,7 +267,7 @@ fn aligned(addr: usize, foff: usize, size: usize) -> bool {
     addr % K4 == 0 && foff % K4 == 0 && size % K4 == 0
 }
 
-// ---- §B.1 / §B.8 errors, in the order they are checked ----------------------------------------
+// ---- errors, in the order they are checked ----------------------------------------
 
 child_test!(closed_driver_is_minus_one_einval, {
     // Never opened: every argument may be garbage, the closed driver is reported first.
@@ -446,7 +446,7 @@ child_test!(
     { negative_offsets() }
 );
 
-/// Bounds of behaviour §B.8 step 5 on unregistered, registered and interior pointers.
+/// Upstream's bounds on unregistered, registered and interior pointers.
 fn buffer_bounds() {
     open_driver();
     let len = 16 * K4;
@@ -690,7 +690,7 @@ child_test!(
     }
 );
 
-// ---- backend choice and environment (§C.1, §C.2, §C.6) -----------------------------------------
+// ---- backend choice and environment -----------------------------------------
 
 child_test!(
     compat_disallowed_refuses_unaligned_io,
@@ -765,7 +765,7 @@ child_test!(
         ("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true"),
     ],
     {
-        // Behaviour §C.6 [D]: forcing compat mode while disallowing it keeps the fallback on.
+        // As AMD's development branch: forcing compat mode while disallowing it keeps the fallback on.
         open_driver();
         let data = pattern(64 * 1024, 13);
         let f = TestFile::rw("conflict", &data);
@@ -982,7 +982,7 @@ child_test!(
         // Offset and size are 4 KiB aligned, the device address only to 512 bytes. The
         // GPU-direct path (AMD's KFD, modelled by hipsim) needs a 4 KiB-aligned address and
         // fails such a request with EINVAL, which is not retried: the library must send it to
-        // the fallback instead (as it does for offsets and sizes, behaviour §J.2.8).
+        // the fallback instead (as it does for offsets and sizes).
         open_driver();
         if !fastpath_possible("fastpath_refuses_memory_not_aligned_to_4k") {
             return;
@@ -1350,7 +1350,7 @@ child_test!(
         // The fastpath reads up to end of file and returns the short count. O_DIRECT moves whole
         // 4 KiB blocks, so the tail of the block holding end of file may be overwritten (the kernel
         // zero-fills it); nothing past that block is touched. (Upstream notes that the KFD path may
-        // report EIO for such reads on some versions, behaviour §J.2.9; hipsim models the kernel's
+        // report EIO for such reads on some versions; hipsim models the kernel's
         // O_DIRECT semantics.)
         open_driver();
         if !fastpath_possible("eof_mid_request_fastpath") {
@@ -1585,7 +1585,7 @@ child_test!(
     { round_trip_matrix() }
 );
 
-// ---- fastpath failures and the retry on the fallback (§C.4) ----------------------------------
+// ---- fastpath failures and the retry on the fallback ----------------------------------
 
 child_test!(
     fastpath_errors_and_retries,
@@ -1731,7 +1731,7 @@ child_test!(
     }
 );
 
-// ---- durability (contract §3) ------------------------------------------------------------------
+// ---- durability ------------------------------------------------------------------
 
 /// Body of [`durable_writes_one_fdatasync_per_call`], run in a child under `strace`.
 #[test]

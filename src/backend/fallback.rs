@@ -1,4 +1,4 @@
-//! The compat-mode backend (behaviour §C.5, contract §3–4): POSIX I/O on the buffered
+//! The compat-mode backend: POSIX I/O on the buffered
 //! descriptor through the engine's pinned bounce buffers, durable writes with one
 //! `fdatasync` per call.
 #![deny(unsafe_code)]

@@ -1,4 +1,4 @@
-//! The GPU-direct backend (behaviour §C.2, §C.4): the runtime's file entry points move data
+//! The GPU-direct backend: the runtime's file entry points move data
 //! between the `O_DIRECT` descriptor and device memory without a host copy. It holds its
 //! registered fallback, as AMD's `BackendWithFallback` does: a request that fails with
 //! `ENODEV` or `EREMOTEIO` is resubmitted there when the fallback accepts it.

@@ -1,4 +1,4 @@
-//! The host-memory backend (contract §4): POSIX I/O straight between the buffered descriptor
+//! The host-memory backend: POSIX I/O straight between the buffered descriptor
 //! and the application's host memory (pageable or pinned), in parallel chunks for large
 //! requests, durable writes with one `fdatasync` per call.
 #![deny(unsafe_code)]

@@ -275,7 +275,7 @@ fn log_fallback_reason_once(r: Refusal) {
     tracing::info!(target: "hipfile", "fastpath not used: {}; the fallback serves such requests (logged once)", r.describe());
 }
 
-/// Whether offset, size and address meet the fastpath's alignment (behaviour §C.2 rules 6–7),
+/// Whether offset, size and address meet the fastpath's alignment,
 /// for the statistics' unaligned counters.
 #[inline(always)]
 fn dio_aligned(req: &Request<'_>) -> bool {

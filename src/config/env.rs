@@ -150,7 +150,7 @@ pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
 pub const DEFAULT_BOUNCE_BUDGET: usize = 256 << 20;
 /// Default inline threshold: requests of this size or less run on the calling thread.
 pub const DEFAULT_INLINE_THRESHOLD: usize = 1 << 20;
-/// Default per-stream async bounce buffer (behaviour §C.6, 0.5.0 CHANGELOG).
+/// Default per-stream async bounce buffer (0.5.0 CHANGELOG).
 pub const DEFAULT_ASYNC_BUFFER_SIZE: usize = 16 << 20;
 /// Upper bound on worker threads.
 pub const MAX_IO_THREADS: usize = 64;

@@ -1,7 +1,7 @@
-//! Configuration: environment variables (read once per process, behaviour §C.6), values set
+//! Configuration: environment variables (read once per process), values set
 //! through the parameter API, and the immutable snapshot taken at driver open.
 //!
-//! Precedence (contract §7): parameter set through the API > environment variable > default.
+//! Precedence: parameter set through the API > environment variable > default.
 //! A value that does not parse is ignored with a warning in the log.
 //!
 //! Inside the module, imports run one way: [`env`](mod@env) (variables, parsers, defaults) <- [`params`]
@@ -55,7 +55,7 @@ impl Config {
         let allow = params.flag(BoolParam::AllowCompatMode);
         let force = params.flag(BoolParam::ForceCompatMode);
         let allow_compat = if force && !allow {
-            // Behaviour §C.6 [D]: forcing compat mode while disallowing it keeps the fallback on.
+            // As AMD's development branch: forcing compat mode while disallowing it keeps the fallback on.
             tracing::warn!(
                 target: "hipfile",
                 "compat mode forced while disallowed (HIPFILE_FORCE_COMPAT_MODE=true, HIPFILE_ALLOW_COMPAT_MODE=false): compat mode stays allowed"

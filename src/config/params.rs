@@ -1,5 +1,5 @@
-//! The configuration parameters of the parameter API (behaviour §A.7) with cuFile's semantics
-//! (contract §7): what each one is called, its unit, its default, how it is validated, and
+//! The configuration parameters of the parameter API with cuFile's semantics:
+//! what each one is called, its unit, its default, how it is validated, and
 //! which engine knob it drives (or that it is only stored and returned).
 #![deny(unsafe_code)]
 
@@ -145,7 +145,7 @@ impl TryFrom<i32> for StringParam {
 
 /// Largest engine thread count accepted.
 pub const MAX_IO_THREADS: u64 = config::MAX_IO_THREADS as u64;
-/// Largest batch size (behaviour §E.1).
+/// Largest batch size.
 pub const MAX_BATCH: u64 = 128;
 
 impl SizeParam {

@@ -1,4 +1,4 @@
-//! Batch I/O contexts (behaviour §E at the [N] level, contract §6).
+//! Batch I/O contexts, as AMD's next release defines them.
 //!
 //! A context is a capacity (1–128) and the operations submitted to it and not yet reaped by
 //! `GetStatus`. Submission validates every entry first (all or nothing), then queues one job
@@ -29,7 +29,7 @@ use crate::request::memory::Buffer;
 use crate::request::{fits, Request};
 use crate::vocab::{Direction, MemoryType};
 
-/// Most operations a context holds (behaviour §E.1 `MAX_SIZE`).
+/// Most operations a context holds (upstream's `MAX_SIZE`).
 pub const MAX_OPS: usize = 128;
 
 /// An opaque batch handle: `(generation << 32) | (slot + 1)`; never 0.
@@ -142,7 +142,7 @@ impl BatchContext {
         }
     }
 
-    /// Whether `n` more operations fit (behaviour §E.3 step 3; a concurrent submission may
+    /// Whether `n` more operations fit (a concurrent submission may
     /// still take the room before this one queues, which [`enqueue`] checks again).
     pub fn has_room(&self, n: usize) -> bool {
         n <= self.capacity - self.ops.lock().ops.len()
@@ -173,7 +173,7 @@ impl BatchContext {
         }
     }
 
-    /// Behaviour §E.4 steps 3–5: wait until `min_nr` operations (capped at the number
+    /// Wait until `min_nr` operations (capped at the number
     /// outstanding) are terminal, all are, or `timeout` passes (`None`: no limit; zero: do
     /// not wait); then reap up to `capacity` terminal operations.
     pub fn reap(
@@ -266,7 +266,7 @@ pub(super) struct Resolved {
     cookie: usize,
 }
 
-/// Behaviour §E.3 step 4 for one entry: resolve the handle and buffer as `hipFileRead` does
+/// One entry of a submission: resolve the handle and buffer as `hipFileRead` does
 /// (with batch's error codes), then check the fields.
 pub(super) fn resolve(
     p: &OpParams,

@@ -45,7 +45,7 @@ impl BufferRegistry {
         self.find(base).ok().map(|i| &self.sorted[i].1)
     }
 
-    /// Remove a registration (behaviour §B.7): not registered → 5024; in use → internal error.
+    /// Remove a registration: not registered → 5024; in use → internal error.
     pub fn remove(&mut self, base: usize) -> Result<()> {
         match self.find(base) {
             Err(_) => Err(Error::MemoryNotRegistered),

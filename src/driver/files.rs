@@ -46,7 +46,7 @@ impl FileRegistry {
         self.slots.get(token.0)
     }
 
-    /// Remove a file unless I/O still holds it (behaviour §B.5: refused silently then).
+    /// Remove a file unless I/O still holds it (refused silently then).
     /// Returns whether it was removed.
     pub fn remove(&mut self, token: FileToken) -> bool {
         let Some((file, index)) = self.slots.remove_if(token.0, |f| Arc::strong_count(f) == 1)

@@ -1,4 +1,4 @@
-//! The driver: the process singleton behind every API call (behaviour §B.0, contract §3).
+//! The driver: the process singleton behind every API call.
 //!
 //! "Open" means a use count above zero. The first open (explicit, or implicit through
 //! registration) snapshots the configuration and creates the engine; the close that brings the
@@ -172,7 +172,7 @@ impl Driver {
         }
     }
 
-    /// Stage a parameter value for the next open (contract §7): only while the driver is
+    /// Stage a parameter value for the next open: only while the driver is
     /// closed (`DriverAlreadyOpen` otherwise); reset to its default when the driver closes.
     pub fn stage(&self, apply: impl FnOnce(&mut Staged) -> Result<()>) -> Result<()> {
         // Holding the state lock keeps an open from racing with the staging.
@@ -211,7 +211,7 @@ impl Driver {
         &self.streams
     }
 
-    /// Implicit open without anything else (behaviour §B.0: the async calls on a closed
+    /// Implicit open without anything else (the async calls on a closed
     /// driver). Returns whether the driver was closed.
     pub fn open_if_closed(&self) -> bool {
         self.rt();
@@ -221,7 +221,7 @@ impl Driver {
         was_closed
     }
 
-    /// `hipFileHandleRegister` for a descriptor (behaviour §B.4 steps 3–5).
+    /// `hipFileHandleRegister` for a descriptor.
     pub fn register_file(&self, fd: RawFd) -> Result<FileToken> {
         let file = File::inspect(fd)?;
         self.rt();
@@ -233,7 +233,7 @@ impl Driver {
         Ok(token)
     }
 
-    /// `hipFileHandleDeregister` (behaviour §B.5): silently nothing when closed, unknown or busy.
+    /// `hipFileHandleDeregister`: silently nothing when closed, unknown or busy.
     pub fn deregister_file(&self, token: FileToken) {
         let mut st = self.state.write();
         if st.use_count == 0 {
@@ -247,7 +247,7 @@ impl Driver {
         }
     }
 
-    /// `hipFileBufRegister` (behaviour §B.6): opens the driver first, even when the buffer is
+    /// `hipFileBufRegister`: opens the driver first, even when the buffer is
     /// then refused.
     pub fn register_buffer(&self, base: usize, length: usize, flags: i32) -> Result<()> {
         let rt = self.rt();
@@ -274,7 +274,7 @@ impl Driver {
         Ok(())
     }
 
-    /// `hipFileBufDeregister` (behaviour §B.7).
+    /// `hipFileBufDeregister`.
     pub fn deregister_buffer(&self, base: usize) -> Result<()> {
         let mut st = self.state.write();
         if st.use_count == 0 {
@@ -286,7 +286,7 @@ impl Driver {
         Ok(())
     }
 
-    /// `hipFileRead` / `hipFileWrite` (behaviour §B.8, contract §3). An offset is `None` when
+    /// `hipFileRead` / `hipFileWrite`. An offset is `None` when
     /// the application passed a negative one (refused after the handle and buffer checks).
     #[inline(always)]
     pub fn io(
@@ -329,7 +329,7 @@ impl Driver {
         session.backends.run(&req)
     }
 
-    /// `hipFileBatchIOSetUp` (behaviour §E.2): works while closed, does not open. `max_nr` is
+    /// `hipFileBatchIOSetUp`: works while closed, does not open. `max_nr` is
     /// 1 to `hipFileParamPropertiesIOBatchsize` (at most 128).
     pub fn batch_setup(&self, max_nr: u32) -> Result<batch::BatchToken> {
         let limit = (self
@@ -343,7 +343,7 @@ impl Driver {
     }
 
     /// The live batch context behind `token` (`InvalidValue` for an unknown or destroyed one).
-    /// `hipFileBatchIOGetStatus` is its `reap` (behaviour §E.4 steps 2–5), after the caller's
+    /// `hipFileBatchIOGetStatus` is its `reap`, after the caller's
     /// argument checks of step 1.
     pub fn batch_context(&self, token: batch::BatchToken) -> Result<Arc<batch::BatchContext>> {
         self.batches
@@ -369,7 +369,7 @@ impl Driver {
         Ok(ctx)
     }
 
-    /// `hipFileBatchIOSubmit` (behaviour §E.3) on a context admitted by [`Driver::batch_admit`]:
+    /// `hipFileBatchIOSubmit` on a context admitted by [`Driver::batch_admit`]:
     /// all entries are resolved and checked before any is queued. Runtime queries for
     /// unregistered buffers run without the state lock.
     pub fn batch_submit(
@@ -415,13 +415,13 @@ impl Driver {
         }
     }
 
-    /// `hipFileBatchIOCancel` (behaviour §E.5).
+    /// `hipFileBatchIOCancel`.
     pub fn batch_cancel(&self, token: batch::BatchToken) -> Result<()> {
         self.batch_context(token)?.cancel();
         Ok(())
     }
 
-    /// `hipFileBatchIODestroy` (behaviour §E.5): unknown handles are ignored; otherwise the
+    /// `hipFileBatchIODestroy`: unknown handles are ignored; otherwise the
     /// handle goes stale at once, pending operations are cancelled and running ones waited for.
     pub fn batch_destroy(&self, token: batch::BatchToken) {
         let ctx = self.batches.lock().remove(token);

@@ -1,4 +1,4 @@
-//! Registered streams (behaviour §B.10). Registrations survive driver close, as upstream.
+//! Registered streams. Registrations survive driver close, as upstream.
 #![deny(unsafe_code)]
 
 use std::collections::HashMap;

@@ -1,4 +1,4 @@
-//! The engine that moves bytes for the fallback and host backends (contract §4).
+//! The engine that moves bytes for the fallback and host backends.
 //!
 //! A request is cut into chunks. Small requests run on the calling thread with one bounce
 //! buffer; larger ones are shared between the calling thread and up to `io_threads` workers,

@@ -1,4 +1,4 @@
-//! `#[repr(C)]` mirrors of `include/hipfile.h` (behaviour §A at API level 0.5.0).
+//! `#[repr(C)]` mirrors of `include/hipfile.h` (API level 0.5.0).
 //!
 //! C enums are plain `int`s here: values arriving from C go through `TryFrom` into Rust enums,
 //! so an out-of-range value is an error, never undefined behaviour. Every size and offset the
@@ -39,7 +39,7 @@ pub const HIPFILE_STREAM_FLAGS_MASK: c_uint = 0xf;
 pub const HIPFILE_MAX_GPUS: usize = 16;
 pub const HIPFILE_GPU_UUID_LEN: usize = 16;
 
-// ---- §A.3 hipFileOpError_t ----------------------------------------------------------------
+// ---- hipFileOpError_t ----------------------------------------------------------------
 pub type hipFileOpError_t = c_int;
 pub const hipFileSuccess: hipFileOpError_t = 0;
 pub const hipFileDriverNotInitialized: hipFileOpError_t = 5001;
@@ -100,7 +100,7 @@ impl hipFileError_t {
     pub const SUCCESS: Self = Self::op(hipFileSuccess);
 }
 
-// ---- §A.4 driver properties --------------------------------------------------------------
+// ---- driver properties --------------------------------------------------------------
 pub type hipFileDriverStatusFlags_t = c_int;
 pub const hipFileLustreSupported: hipFileDriverStatusFlags_t = 0;
 pub const hipFileWekaFSSupported: hipFileDriverStatusFlags_t = 1;
@@ -150,7 +150,7 @@ pub struct hipFileDriverProps_t {
     pub max_batch_io_timeout_msecs: c_uint,
 }
 
-// ---- §A.5 file handles ------------------------------------------------------------------
+// ---- file handles ------------------------------------------------------------------
 /// `hipFileRDMAInfo_t` (16 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -212,7 +212,7 @@ pub struct hipFileDescr_t {
     pub fs_ops: *const hipFileFSOps_t,
 }
 
-// ---- §A.6 batch -------------------------------------------------------------------------
+// ---- batch -------------------------------------------------------------------------
 pub type hipFileOpcode_t = c_int;
 pub const hipFileBatchRead: hipFileOpcode_t = 0;
 pub const hipFileBatchWrite: hipFileOpcode_t = 1;
@@ -266,7 +266,7 @@ pub struct hipFileIOEvents_t {
     pub ret: usize,
 }
 
-// ---- §A.7 parameters --------------------------------------------------------------------
+// ---- parameters --------------------------------------------------------------------
 pub type hipFileSizeTConfigParameter_t = c_int;
 pub const hipFileParamProfileStats: hipFileSizeTConfigParameter_t = 0;
 pub const hipFileParamExecutionMaxIOQueueDepth: hipFileSizeTConfigParameter_t = 1;
@@ -300,7 +300,7 @@ pub const hipFileParamLoggingLevel: hipFileStringConfigParameter_t = 0;
 pub const hipFileParamEnvLogfilePath: hipFileStringConfigParameter_t = 1;
 pub const hipFileParamLogDir: hipFileStringConfigParameter_t = 2;
 
-// ---- §F.5 in-process statistics -----------------------------------------------------------
+// ---- in-process statistics -----------------------------------------------------------
 /// `hipFileOpCounter_t`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -412,7 +412,7 @@ pub struct hipFileStatsLevel3_t {
     pub per_gpu_stats: [hipFilePerGpuStats_t; HIPFILE_MAX_GPUS],
 }
 
-// ---- process-stats client API (behaviour §A.8, §F.4) ------------------------------------------
+// ---- process-stats client API ------------------------------------------
 pub type hipFileStatsError_t = c_int;
 pub const hipFileStatsSuccess: hipFileStatsError_t = 0;
 pub const hipFileStatsInvalidArgument: hipFileStatsError_t = 1;
@@ -426,7 +426,7 @@ pub struct hipFileStatsContext_t {
     _private: [u8; 0],
 }
 
-// ---- layout assertions (behaviour §A) -----------------------------------------------------
+// ---- layout assertions -----------------------------------------------------------------
 const _: () = {
     assert!(size_of::<hipFileError_t>() == 8);
     assert!(offset_of!(hipFileError_t, err) == 0);

@@ -1,4 +1,4 @@
-//! Batch I/O (behaviour §E at the [N] level, contract §6): argument checks of the C calls and
+//! Batch I/O, as AMD's next release defines it: argument checks of the C calls and
 //! the conversion of completions into `hipFileIOEvents_t`; the contexts live in
 //! [`crate::driver::batch`].
 #![allow(non_snake_case)]
@@ -105,7 +105,7 @@ pub unsafe extern "C" fn hipFileBatchIOGetStatus(
     timeout: *mut libc::timespec,
 ) -> hipFileError_t {
     boundary_op(|| {
-        // Behaviour §E.4 step 1, in order: the handle first.
+        // Upstream's order: the handle first.
         let ctx = driver().batch_context(BatchToken(batch_idp as usize))?;
         if nr.is_null() {
             return Err(Error::InvalidValue("NULL nr"));

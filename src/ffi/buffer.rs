@@ -1,4 +1,4 @@
-//! Buffer registration (behaviour §B.6–B.7).
+//! Buffer registration.
 #![allow(non_snake_case)]
 
 use std::ffi::{c_int, c_void};

@@ -9,7 +9,7 @@ use crate::config::params::{BoolParam, SizeParam};
 use crate::driver::driver;
 use crate::error::Error;
 
-/// `hipFileDriverOpen`: increments the use count (behaviour §B.0). Always `hipFileSuccess`.
+/// `hipFileDriverOpen`: increments the use count. Always `hipFileSuccess`.
 #[no_mangle]
 pub extern "C" fn hipFileDriverOpen() -> hipFileError_t {
     boundary_op(|| {

@@ -1,5 +1,5 @@
 //! The one mapping of core errors to C results: `hipFileError_t` for most functions, and
-//! `ssize_t` + `errno` for `hipFileRead/Write` (behaviour §B.1, contract §3). Both matches are
+//! `ssize_t` + `errno` for `hipFileRead/Write`. Both matches are
 //! exhaustive without a catch-all arm, so a new error variant cannot compile unmapped.
 
 use super::abi::*;
@@ -42,7 +42,7 @@ pub fn op_error(e: Error) -> hipFileError_t {
     }
 }
 
-/// The `ret` of a failed batch operation (behaviour §E.4 step 6), before its cast to `size_t`:
+/// The `ret` of a failed batch operation, before its cast to `size_t`:
 /// `-errno` for an operating-system error, `-hipFileHipDriverError` for a runtime failure,
 /// `-code` for every other error.
 pub fn batch_ret(e: &Error) -> i64 {
@@ -60,7 +60,7 @@ pub fn ssize_error(e: Error) -> isize {
         Error::DriverNotInitialized => (-1, Some(libc::EINVAL)),
         Error::Os(code) => (-1, Some(code)),
         // -hipErrorInvalidValue would be -1: report it as -1 / EINVAL so that -1 always means
-        // "look at errno" (contract §3).
+        // "look at errno".
         Error::Runtime(RtError::INVALID_VALUE) => (-1, Some(libc::EINVAL)),
         Error::Runtime(RtError(code)) => (-(code as isize), None),
         Error::DriverClosing
@@ -84,7 +84,7 @@ pub fn ssize_error(e: Error) -> isize {
     ret
 }
 
-/// The static description of a `hipFileOpError_t` value (behaviour §A.3).
+/// The static description of a `hipFileOpError_t` value.
 pub fn op_error_string(code: i32) -> &'static std::ffi::CStr {
     match code {
         0 => c"hipFile success",

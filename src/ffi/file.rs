@@ -1,4 +1,4 @@
-//! File handle registration (behaviour §B.4–B.5).
+//! File handle registration.
 #![allow(non_snake_case)]
 
 use std::ffi::c_void;
@@ -43,7 +43,7 @@ pub unsafe extern "C" fn hipFileHandleRegister(
 }
 
 /// `hipFileHandleDeregister`: forgets a registration. NULL, unknown or stale handles, a closed
-/// driver and a handle with I/O in flight are silently ignored (behaviour §B.5).
+/// driver and a handle with I/O in flight are silently ignored.
 #[no_mangle]
 pub extern "C" fn hipFileHandleDeregister(fh: hipFileHandle_t) {
     boundary((), || {

@@ -1,4 +1,4 @@
-//! Synchronous reads and writes (behaviour §B.8, contract §3).
+//! Synchronous reads and writes.
 #![allow(non_snake_case)]
 
 use std::ffi::c_void;
@@ -42,7 +42,7 @@ fn read_write<const WRITE: bool>(
 /// `hipFileRead`: reads up to `size` bytes (clamped to `0x7ffff000`) at `file_offset` into
 /// `buffer_base + buffer_offset`. Returns the byte count (short at end of file), `-1` with
 /// `errno` for an operating-system failure, a closed driver or a negative offset, or a negative
-/// `hipFileOpError_t` / `hipError_t` value (behaviour §B.1).
+/// `hipFileOpError_t` / `hipError_t` value.
 ///
 /// # Safety
 /// For host memory, `buffer_base + buffer_offset` must be valid for writes of `size` bytes.

@@ -1,4 +1,4 @@
-//! Configuration parameters (behaviour §A.7) with cuFile's semantics (contract §7): setters
+//! Configuration parameters with cuFile's semantics: setters
 //! work only while the driver is closed (`hipFileDriverAlreadyOpen` otherwise) and stage the
 //! value for the next open; getters report the staged value while closed and the live one
 //! while open; closing to zero resets every staged value.

@@ -1,4 +1,4 @@
-//! In-process statistics: `hipFileGetStatsL1/L2/L3` (behaviour §F.5).
+//! In-process statistics: `hipFileGetStatsL1/L2/L3`.
 //!
 //! Each call takes a fresh snapshot of this process's statistics block and fills the
 //! caller's structure; what goes where is documented in `stats_levels.rs` (all
@@ -29,7 +29,7 @@ unsafe fn fill<T>(out: *mut T, value: impl FnOnce() -> T) -> hipFileError_t {
 }
 
 /// `hipFileGetStatsL1`: fills `*stats` with the level-1 counters of this process. NULL →
-/// `hipFileInvalidValue`; otherwise `hipFileSuccess` (behaviour §F.5).
+/// `hipFileInvalidValue`; otherwise `hipFileSuccess`.
 ///
 /// # Safety
 /// `stats` is NULL or valid for writes of a `hipFileStatsLevel1_t`.
@@ -42,7 +42,7 @@ pub unsafe extern "C" fn hipFileGetStatsL1(stats: *mut hipFileStatsLevel1_t) -> 
 }
 
 /// `hipFileGetStatsL2`: level 1 plus the read and write size histograms. NULL →
-/// `hipFileInvalidValue`; otherwise `hipFileSuccess` (behaviour §F.5).
+/// `hipFileInvalidValue`; otherwise `hipFileSuccess`.
 ///
 /// # Safety
 /// `stats` is NULL or valid for writes of a `hipFileStatsLevel2_t`.
@@ -55,7 +55,7 @@ pub unsafe extern "C" fn hipFileGetStatsL2(stats: *mut hipFileStatsLevel2_t) -> 
 }
 
 /// `hipFileGetStatsL3`: level 2 plus per-GPU counters. NULL → `hipFileInvalidValue`;
-/// otherwise `hipFileSuccess` (behaviour §F.5).
+/// otherwise `hipFileSuccess`.
 ///
 /// # Safety
 /// `stats` is NULL or valid for writes of a `hipFileStatsLevel3_t`.

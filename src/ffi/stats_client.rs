@@ -1,5 +1,5 @@
-//! The process-statistics client API used by `ais-stats` and `hipfile stats` (behaviour §F.4,
-//! `include/hipfile-stats.h`).
+//! The process-statistics client API used by `ais-stats` and `hipfile stats`
+//! (`include/hipfile-stats.h`).
 //!
 //! A `hipFileStatsContext_t *` is a `Box<StatsContext>` turned into a raw pointer: created by
 //! `hipFileStatsCreateContext`, freed by `hipFileStatsCloseContext`. Like upstream, the
@@ -32,7 +32,7 @@ unsafe fn context_ref<'a>(context: *const hipFileStatsContext_t) -> Option<&'a S
 /// = NULL and `hipFileStatsInvalidArgument`; `pidfd_open` fails → `*context` = NULL and
 /// `hipFileStatsTargetProcessNotFound`, or `hipFileStatsTargetProcessNotAccessible` when the
 /// kernel lacks it (`ENOSYS`, as [D]) or the caller is out of descriptors or memory (`errno`
-/// then says which: `EMFILE`, `ENFILE`, `ENOMEM`). Behaviour §F.4.
+/// then says which: `EMFILE`, `ENFILE`, `ENOMEM`).
 ///
 /// # Safety
 /// `context` is NULL or valid for writes.
@@ -45,7 +45,7 @@ pub unsafe extern "C" fn hipFileStatsCreateContext(
         if context.is_null() {
             return hipFileStatsInvalidArgument;
         }
-        // Behaviour §F.4: every failure after the NULL check clears `*context`.
+        // As upstream: every failure after the NULL check clears `*context`.
         let mut errno = None;
         let (out, code) = match Target::open(target_pid) {
             Ok(target) => {
@@ -99,7 +99,7 @@ pub unsafe extern "C" fn hipFileStatsCloseContext(context: *mut hipFileStatsCont
 /// `hipFileStatsConnectToTargetProcess`: connects to the target's statistics socket,
 /// retrying (0, 1, 2, ... ms apart) until it answers or exits, and receives its block.
 /// NULL → `hipFileStatsInvalidArgument`; no block → `hipFileStatsTargetProcessNotAccessible`.
-/// Behaviour §F.4.
+///
 ///
 /// # Safety
 /// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].
@@ -127,7 +127,7 @@ pub unsafe extern "C" fn hipFileStatsConnectToTargetProcess(
 
 /// `hipFileStatsPollTargetProcess`: `hipFileStatsSuccess` once the target has exited (with
 /// `block`, waits for that), else `hipFileStatsTargetProcessNotAccessible`. NULL →
-/// `hipFileStatsInvalidArgument`. Behaviour §F.4.
+/// `hipFileStatsInvalidArgument`.
 ///
 /// # Safety
 /// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].
@@ -148,11 +148,11 @@ pub unsafe extern "C" fn hipFileStatsPollTargetProcess(
     })
 }
 
-/// `hipFileStatsGenerateReport`: writes the text report of the target's block (behaviour
-/// §F.3) to `fd`, all of it (`EINTR` retried). NULL context or `fd < 0` →
+/// `hipFileStatsGenerateReport`: writes the text report of the target's block
+/// to `fd`, all of it (`EINTR` retried). NULL context or `fd < 0` →
 /// `hipFileStatsInvalidArgument`; not connected, an unreadable block or a failed write →
 /// `hipFileStatsReportGenerationFailed` (a pipe without a reader: that, with `errno` `EPIPE`,
-/// never `SIGPIPE`). Behaviour §F.4.
+/// never `SIGPIPE`).
 ///
 /// # Safety
 /// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].

@@ -1,4 +1,4 @@
-//! `hipFileStatsLevel1/2/3_t` from a statistics [`Snapshot`] (behaviour §F.5; the structures mirror
+//! `hipFileStatsLevel1/2/3_t` from a statistics [`Snapshot`] (the structures mirror
 //! cuFile's `CUfileStatsLevel1/2/3_t`).
 //!
 //! Level 1 (decisions beyond the spec are marked *ours*):

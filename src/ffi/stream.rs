@@ -1,4 +1,4 @@
-//! Streams and stream-ordered (async) I/O (behaviour §B.10, §D).
+//! Streams and stream-ordered (async) I/O.
 #![allow(non_snake_case)]
 
 use std::ffi::c_uint;
@@ -34,7 +34,7 @@ fn async_io(
     buffer_offset_p: *mut hoff_t,
     bytes_p: *mut libc::ssize_t,
 ) -> crate::error::Result<()> {
-    // Behaviour §B.0: on a closed driver the call opens it and fails, whatever the arguments.
+    // As upstream: on a closed driver the call opens it and fails, whatever the arguments.
     if driver().open_if_closed() {
         return Err(Error::InvalidValue("the driver was not open"));
     }
@@ -49,8 +49,8 @@ fn async_io(
     Err(Error::Internal("stream-ordered I/O is not implemented yet"))
 }
 
-/// `hipFileReadAsync`: stream-ordered read. Not implemented yet: after the argument checks of
-/// behaviour §D.3 steps 1–2 it answers `hipFileInternalError`.
+/// `hipFileReadAsync`: stream-ordered read. Not implemented yet: after upstream's argument
+/// checks it answers `hipFileInternalError`.
 ///
 /// # Safety
 /// Pointers are NULL or valid until the operation completes on `stream`.

@@ -49,7 +49,7 @@ pub struct File {
 }
 
 /// The mask of the fastpath alignment for a direct-I/O alignment: `max(align, 4 KiB) - 1`
-/// (behaviour §J.2.8: the kernel path rejects anything finer than 4 KiB with `EINVAL`, which
+/// (the kernel path rejects anything finer than 4 KiB with `EINVAL`, which
 /// would not be retried on the fallback), all ones without direct I/O. Linux reports powers of two; anything
 /// else would make masks wrong, so such a file is treated as having no direct-I/O alignment.
 fn fastpath_mask(align: u32) -> u64 {
@@ -65,7 +65,7 @@ fn fastpath_mask(align: u32) -> u64 {
 const NO_MASK: u64 = u64::MAX;
 
 impl File {
-    /// Inspect and prepare a client descriptor (behaviour §B.4 step 3; contract §3 adds the
+    /// Inspect and prepare a client descriptor (upstream's checks, plus our
     /// `O_APPEND` refusal). Does not touch any registry.
     pub fn inspect(fd: RawFd) -> Result<File> {
         let facts =

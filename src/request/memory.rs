@@ -13,7 +13,7 @@ pub struct Buffer {
     pub base: usize,
     /// Registered length in bytes.
     pub length: usize,
-    /// Registration flags (stored, not interpreted: behaviour §J.2.11).
+    /// Registration flags (stored, not interpreted, as upstream).
     pub flags: i32,
     /// Memory kind.
     pub memory: MemoryType,
@@ -21,8 +21,7 @@ pub struct Buffer {
     pub device: i32,
 }
 
-/// Map a failure of the pointer-attribute query as registration reports it (behaviour §B.6
-/// step 4): `InvalidValue` is the caller's fault, anything else the runtime's.
+/// Map a failure of the pointer-attribute query as registration reports it: `InvalidValue` is the caller's fault, anything else the runtime's.
 fn attribute_error(e: RtError) -> Error {
     if e == RtError::INVALID_VALUE {
         Error::InvalidValue("the runtime does not know this pointer")
@@ -31,7 +30,7 @@ fn attribute_error(e: RtError) -> Error {
     }
 }
 
-/// Map a failure of the address-range query (behaviour §B.6 step 6): `NotFound` and
+/// Map a failure of the address-range query: `NotFound` and
 /// `InvalidValue` are the caller's fault, anything else the runtime's.
 fn range_error(e: RtError) -> Error {
     if e == RtError::NOT_FOUND {
@@ -41,7 +40,7 @@ fn range_error(e: RtError) -> Error {
     }
 }
 
-/// Check a buffer for registration and build its record (behaviour §B.6 steps 3–6, plus host
+/// Check a buffer for registration and build its record (plus host
 /// memory when the host backend is on).
 pub fn validate(
     rt: &dyn Runtime,
@@ -76,7 +75,7 @@ pub fn validate(
     })
 }
 
-/// The [D] range rule of behaviour §B.6 step 6.
+/// The range rule of AMD's development branch: the buffer must lie inside one allocation.
 pub fn check_range(ptr: usize, length: usize, alloc_base: usize, alloc_size: usize) -> Result<()> {
     if ptr < alloc_base {
         return Err(Error::PointerRange);
@@ -88,7 +87,7 @@ pub fn check_range(ptr: usize, length: usize, alloc_base: usize, alloc_size: usi
     Ok(())
 }
 
-/// Resolve an unregistered pointer for one I/O call (behaviour §B.8 step 3): the usable
+/// Resolve an unregistered pointer for one I/O call: the usable
 /// length runs to the end of its allocation (for pageable host memory the runtime knows
 /// nothing and the range is unbounded).
 #[inline(never)]

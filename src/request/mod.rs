@@ -67,7 +67,7 @@ impl<'a> Request<'a> {
         self.buf.base.wrapping_add(self.buffer_offset)
     }
 
-    /// Bounds of behaviour §B.8 step 5: `buffer_offset < length` (strictly) and
+    /// Upstream's bounds: `buffer_offset < length` (strictly) and
     /// `size <= length - buffer_offset`.
     pub fn check_bounds(&self) -> Result<()> {
         if !fits(self.buf.length, self.buffer_offset, self.size) {

@@ -1,7 +1,7 @@
 //! The NVIDIA CUDA driver API (`libcuda.so.1`), loaded at run time.
 //!
 //! The driver API is used rather than `libcudart` because there is exactly one copy per system
-//! and a CUDA application's `CUstream` values are valid here as they are (contract §2).
+//! and a CUDA application's `CUstream` values are valid here as they are.
 //!
 //! Contexts: a call that needs a context uses the calling thread's current one when there is
 //! one, and otherwise pushes the device's primary context for the duration of the call and pops

@@ -1,4 +1,4 @@
-//! NVIDIA's cuFile (`libcufile.so.0`) as the GPU-direct fastpath on NVIDIA (contract §2, §4).
+//! NVIDIA's cuFile (`libcufile.so.0`) as the GPU-direct fastpath on NVIDIA.
 //!
 //! cuFile is used only when it reports a real GPUDirect Storage path (the nvidia-fs driver or
 //! PCIe P2PDMA), never when it would run in its own compat mode: our engine is the better

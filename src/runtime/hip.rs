@@ -2,7 +2,7 @@
 //!
 //! Required entry points are resolved eagerly when the library is loaded (a missing one makes
 //! the load fail with a message, never a panic); optional ones are `Option`s. The fastpath entry
-//! points `hipAmdFileRead/Write` are looked up through `hipGetProcAddress` (behaviour §C.2 rule 1)
+//! points `hipAmdFileRead/Write` are looked up through `hipGetProcAddress`
 //! and simply disable the fastpath when absent.
 
 use std::cell::Cell;
@@ -117,7 +117,7 @@ fn check(e: HipError) -> RtResult<()> {
 }
 
 thread_local! {
-    /// Whether `hipInit(0)` already ran on this thread (behaviour §C.4: a HIP runtime crash
+    /// Whether `hipInit(0)` already ran on this thread (a HIP runtime crash
     /// work-around for threads that never touched HIP before the fastpath).
     static THREAD_INIT: Cell<bool> = const { Cell::new(false) };
 }
@@ -187,7 +187,7 @@ impl HipRuntime {
                     None
                 } else {
                     // SAFETY: hipGetProcAddress returned the entry point of this documented
-                    // signature (behaviour §C.4).
+                    // signature.
                     Some(unsafe { std::mem::transmute::<*mut c_void, FileRwFn>(p) })
                 }
             };

@@ -1,5 +1,5 @@
 //! Host-only mode: no GPU runtime in the process. Every pointer is host memory; the driver
-//! opens and host buffers work through the host backend (contract §2 step 4).
+//! opens and host buffers work through the host backend.
 
 use std::ffi::c_void;
 use std::os::fd::RawFd;

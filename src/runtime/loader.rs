@@ -1,4 +1,4 @@
-//! Choosing and loading the GPU runtime once per process (contract §2).
+//! Choosing and loading the GPU runtime once per process.
 //!
 //! Order: `HIPFILE_PLATFORM` forces one; otherwise a runtime already loaded in the process wins
 //! (`dlopen` with `RTLD_NOLOAD`: HIP, then CUDA); otherwise HIP, then CUDA, are loaded and kept

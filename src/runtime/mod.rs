@@ -287,7 +287,7 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     /// Base and size of the allocation containing `ptr`.
     fn address_range(&self, ptr: usize) -> RtResult<(usize, usize)>;
 
-    /// Make `device` current on the calling thread for a while (behaviour §C.5 [N]: the
+    /// Make `device` current on the calling thread for a while (the
     /// fallback works with the buffer's device current); returns what to restore.
     fn enter_device(&self, device: i32) -> RtResult<DeviceRestore>;
     /// Undo [`Runtime::enter_device`]; failures are only logged.

@@ -1,4 +1,4 @@
-//! The I/O-size histogram buckets of the shared statistics block (behaviour §F.2).
+//! The I/O-size histogram buckets of the shared statistics block.
 //!
 //! Sixteen buckets: bucket 0 holds sizes below 4 KiB, bucket `i` (1..=14) holds
 //! `[2^(i+11), 2^(i+12))` bytes and bucket 15 holds 64 MiB and above. The same function

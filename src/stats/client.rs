@@ -1,7 +1,7 @@
-//! Reading another process's statistics (behaviour §F.4): watch it with a pidfd, connect to
+//! Reading another process's statistics: watch it with a pidfd, connect to
 //! its abstract socket, receive its memfd, map it read-only and decode a [`Snapshot`].
 //!
-//! Works against this library and against AMD's (both layouts of §F.2, told apart by the
+//! Works against this library and against AMD's (both block layouts, told apart by the
 //! memfd's size). The peer is not trusted: the received descriptor must be a regular file
 //! sealed against shrinking (so our mapping cannot fault) and every word is bounds-checked.
 //! Requires Linux 5.3 (`pidfd_open`).
@@ -217,7 +217,7 @@ impl Connection {
         Snapshot::decode(&words).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
     }
 
-    /// Write the text report of the block to `fd` (behaviour §F.3).
+    /// Write the text report of the block to `fd`.
     pub fn write_report(&self, fd: RawFd) -> io::Result<()> {
         let text = report::text(&self.snapshot()?);
         // A pipe whose reader is gone gives EPIPE, never SIGPIPE in the caller's process.

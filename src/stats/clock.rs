@@ -1,5 +1,5 @@
 //! The statistics' stopwatch: how long one I/O spent in its backend, read twice on every call
-//! (behaviour §F.2: elapsed microseconds from a steady clock; target T9 counts its cost).
+//! (elapsed microseconds from a steady clock; target T9 counts its cost).
 //!
 //! Where the kernel itself keeps `CLOCK_MONOTONIC` on the TSC (x86_64 with the current
 //! clocksource `tsc`, which the kernel only selects when the TSC is invariant and synchronised

@@ -1,5 +1,9 @@
-//! The shared statistics block: a `#[repr(C)]` mirror of AMD's [D] `StatsV1` (behaviour §F.2),
-//! followed by this library's versioned extension (contract §8).
+//! The shared statistics block: a `#[repr(C)]` mirror of AMD's `StatsV1`,
+//! followed by this library's versioned extension.
+//!
+//! Shorthand used in the statistics code: [D] is the block of AMD's development branch
+//! (`StatsV1`, what its `ais-stats` reads today), [R] the retired block of its 0.1 release
+//! (`level`, `version`, `counters[64]`).
 //!
 //! Every field is an `AtomicU64`, so the block is 8-byte words with no padding: AMD's
 //! `ais-stats` reads the first [`V1_SIZE`] bytes of our memfd as its own `Stats`, our client
@@ -229,7 +233,7 @@ pub const fn refusal_slot(r: Refusal) -> usize {
     }
 }
 
-// ---- layout assertions (behaviour §F.2) ----------------------------------------------------
+// ---- layout assertions ----------------------------------------------------
 const _: () = {
     assert!(size_of::<Histogram>() == 128);
     assert!(size_of::<PerGpuStatsV1>() == 1048);

@@ -1,4 +1,4 @@
-//! Statistics (behaviour §F, contract §8): what this process records about its I/O, the
+//! Statistics: what this process records about its I/O, the
 //! shared-memory block other processes read, and the reader for other processes' blocks.
 //!
 //! What it owns:

@@ -1,4 +1,4 @@
-//! The recording API the I/O path calls (behaviour §F.2, contract §8).
+//! The recording API the I/O path calls.
 //!
 //! Every function first checks the level (nothing is recorded at level 0 or in a detached
 //! `fork()` child), then makes relaxed atomic adds straight into the shared block: no lock,
@@ -15,7 +15,7 @@
 //!
 //! **GPU index.** The GPU an I/O is attributed to is the `device` argument: the device that
 //! owns the *buffer*. Upstream uses the calling thread's current HIP device instead
-//! (behaviour §F.2, §J.2.10), which attributes a transfer to the wrong GPU whenever a thread
+//!, which attributes a transfer to the wrong GPU whenever a thread
 //! moves data for a GPU that is not its current one (common in multi-GPU loaders); the
 //! buffer's device is where the bytes actually went, and it costs no runtime call on the
 //! I/O path. A `device` of -1 (host memory) or ≥ 16 has no per-GPU slot: the I/O is dropped

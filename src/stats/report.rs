@@ -1,4 +1,4 @@
-//! The text report of a statistics block (behaviour §F.3, what `ais-stats` prints) and a JSON
+//! The text report of a statistics block (what `ais-stats` prints) and a JSON
 //! rendering of the same snapshot for the `hipfile stats` command.
 //!
 //! Text, [R] layout: the two header lines and four byte totals. [D] layout: the header lines,
@@ -106,7 +106,7 @@ fn five_lines(out: &mut String, backend: &str, op: &str, t: &Totals) {
     out.push('\n');
 }
 
-/// The text report of `s` (behaviour §F.3, then our extension).
+/// The text report of `s` (then our extension).
 pub fn text(s: &Snapshot) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "AIS-STATS Version: {}", s.version);

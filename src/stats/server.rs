@@ -1,4 +1,4 @@
-//! The thread that hands the statistics memfd to readers (behaviour §F.1).
+//! The thread that hands the statistics memfd to readers.
 //!
 //! [`start`] binds the abstract UNIX stream socket `"\0AISSTATS%08x"` (this pid in eight
 //! lowercase hex digits, address length the full `sizeof(sockaddr_un)`, so the name is

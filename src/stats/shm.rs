@@ -1,4 +1,4 @@
-//! The process's statistics block (behaviour §F.1): a sealed memfd named `"AISSTATS"`,
+//! The process's statistics block: a sealed memfd named `"AISSTATS"`,
 //! mapped shared, holding a [`SharedStats`].
 //!
 //! Created once, lazily, by the first caller that needs it (the first recorded event, the

@@ -1,6 +1,6 @@
 //! Positional file I/O, descriptor flags and re-opening through `/proc/self/fd`.
 //!
-//! Every call retries `EINTR` itself (behaviour §C.5), so callers only see real failures.
+//! Every call retries `EINTR` itself, so callers only see real failures.
 
 use std::ffi::CString;
 use std::mem::MaybeUninit;

@@ -1,5 +1,5 @@
 //! The mount table (`/proc/self/mountinfo`): which file system holds a device, and for ext4 its
-//! data mode (behaviour §C.3). Options are compared as whole values (`data=ordered`), never by
+//! data mode. Options are compared as whole values (`data=ordered`), never by
 //! prefix, fixing the upstream `strcmp`-on-a-slice bug.
 
 /// The ext4 `data=` journaling mode.
@@ -128,7 +128,7 @@ pub fn read_table() -> Result<Vec<MountEntry>, i32> {
         .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
 }
 
-/// The first entry for device `major:minor`, scanning forward (behaviour §C.3).
+/// The first entry for device `major:minor`, scanning forward.
 pub fn find(table: &[MountEntry], major: u32, minor: u32) -> Option<&MountEntry> {
     table.iter().find(|m| m.major == major && m.minor == minor)
 }

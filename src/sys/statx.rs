@@ -2,7 +2,7 @@
 
 use std::os::fd::RawFd;
 
-/// What registration needs to know about a descriptor (behaviour §B.4 step 3).
+/// What registration needs to know about a descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FdFacts {
     /// `S_ISREG` and the kernel reported the type.

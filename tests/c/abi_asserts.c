@@ -1,6 +1,6 @@
 /*
  * abi_asserts.c - compile-time proof that include/hipfile.h and include/hipfile-stats.h
- * declare exactly the hipFile 0.5 ABI (behaviour spec §A and §F.5): every macro value,
+ * declare exactly the hipFile 0.5 ABI: every macro value,
  * every enum constant, every struct size, offset and member type, and the type of every
  * exported function.  src/ffi/abi.rs asserts the same numbers on the Rust side.
  *
@@ -50,7 +50,7 @@ SIZE_IS(hipError_t, 4);
 VALUE_IS(hipSuccess, 0);
 SIZE_IS(hipStream_t, sizeof(void *));
 
-/* ---- §A.1 macros ------------------------------------------------------------------------ */
+/* ---- macros ------------------------------------------------------------------------ */
 #if !defined(HIPFILE_API) || !defined(HIPFILE_VERSION_MAJOR) || !defined(HIPFILE_VERSION_MINOR) ||               \
     !defined(HIPFILE_VERSION_PATCH) || !defined(HIPFILE_BASE_ERR) || !defined(IS_HIPFILE_ERR) ||                  \
     !defined(HIPFILE_ERRSTR) || !defined(IS_HIP_DRV_ERR) || !defined(HIP_DRV_ERR) ||                              \
@@ -58,7 +58,7 @@ SIZE_IS(hipStream_t, sizeof(void *));
     !defined(HIPFILE_STREAM_FIXED_BUF_OFFSET) || !defined(HIPFILE_STREAM_FIXED_FILE_OFFSET) ||                    \
     !defined(HIPFILE_STREAM_FIXED_FILE_SIZE) || !defined(HIPFILE_STREAM_PAGE_ALIGNED_INPUTS) ||                   \
     !defined(HIPFILE_STREAM_FLAGS_MASK) || !defined(HIPFILE_MAX_GPUS) || !defined(HIPFILE_GPU_UUID_LEN)
-#error "a macro of behaviour spec §A.1 is missing"
+#error "a macro of the hipFile 0.5 header is missing"
 #endif
 #ifdef __HIPFILE_NODISCARD
 #error "__HIPFILE_NODISCARD must be #undef'd at the end of hipfile.h"
@@ -87,7 +87,7 @@ VALUE_IS(HIPFILE_STREAM_FIXED_BUF_OFFSET | HIPFILE_STREAM_FIXED_FILE_OFFSET | HI
 VALUE_IS(HIPFILE_MAX_GPUS, 16);
 VALUE_IS(HIPFILE_GPU_UUID_LEN, 16);
 
-/* ---- §A.2 scalar types ------------------------------------------------------------------ */
+/* ---- scalar types ------------------------------------------------------------------ */
 SIZE_IS(hoff_t, 8);
 ABI_ASSERT((hoff_t)-1 < 0, "hoff_t must be signed");
 ABI_ASSERT(ABI_SAME_TYPE((hoff_t)0, off_t), "hoff_t must be off_t");
@@ -97,7 +97,7 @@ ABI_ASSERT(ABI_SAME_TYPE((hipFileHandle_t)0, void *), "hipFileHandle_t must be v
 ABI_ASSERT(ABI_SAME_TYPE((hipFileBatchHandle_t)0, void *), "hipFileBatchHandle_t must be void *");
 SIZE_IS(ssize_t, 8);
 
-/* ---- §A.3 errors ------------------------------------------------------------------------ */
+/* ---- errors ------------------------------------------------------------------------ */
 SIZE_IS(hipFileOpError_t, 4);
 VALUE_IS(hipFileSuccess, 0);
 VALUE_IS(hipFileDriverNotInitialized, 5001);
@@ -144,7 +144,7 @@ OFFSET_IS(hipFileError_t, hip_drv_err, 4);
 MEMBER_TYPE_IS(hipFileError_t, err, hipFileOpError_t);
 MEMBER_TYPE_IS(hipFileError_t, hip_drv_err, hipError_t);
 
-/* ---- §A.4 driver properties ------------------------------------------------------------- */
+/* ---- driver properties ------------------------------------------------------------- */
 SIZE_IS(hipFileDriverStatusFlags_t, 4);
 VALUE_IS(hipFileLustreSupported, 0);
 VALUE_IS(hipFileWekaFSSupported, 1);
@@ -197,7 +197,7 @@ MEMBER_TYPE_IS(hipFileDriverProps_t, max_device_pinned_mem_size, uint64_t);
 MEMBER_TYPE_IS(hipFileDriverProps_t, max_batch_io_count, unsigned);
 MEMBER_TYPE_IS(hipFileDriverProps_t, max_batch_io_timeout_msecs, unsigned);
 
-/* ---- §A.5 file handles ------------------------------------------------------------------ */
+/* ---- file handles ------------------------------------------------------------------ */
 SIZE_IS(hipFileRDMAInfo_t, 16);
 OFFSET_IS(hipFileRDMAInfo_t, version, 0);
 OFFSET_IS(hipFileRDMAInfo_t, desc_len, 4);
@@ -235,7 +235,7 @@ MEMBER_TYPE_IS(hipFileDescr_t, handle.fd, int);
 MEMBER_TYPE_IS(hipFileDescr_t, handle.hFile, void *);
 MEMBER_TYPE_IS(hipFileDescr_t, fs_ops, const hipFileFSOps_t *);
 
-/* ---- §A.6 batch ------------------------------------------------------------------------- */
+/* ---- batch ------------------------------------------------------------------------- */
 SIZE_IS(hipFileOpcode_t, 4);
 VALUE_IS(hipFileBatchRead, 0);
 VALUE_IS(hipFileBatchWrite, 1);
@@ -281,7 +281,7 @@ MEMBER_TYPE_IS(hipFileIOEvents_t, cookie, void *);
 MEMBER_TYPE_IS(hipFileIOEvents_t, status, hipFileStatus_t);
 MEMBER_TYPE_IS(hipFileIOEvents_t, ret, size_t);
 
-/* ---- §A.7 configuration parameters ------------------------------------------------------ */
+/* ---- configuration parameters ------------------------------------------------------ */
 SIZE_IS(hipFileSizeTConfigParameter_t, 4);
 VALUE_IS(hipFileParamProfileStats, 0);
 VALUE_IS(hipFileParamExecutionMaxIOQueueDepth, 1);
@@ -315,7 +315,7 @@ VALUE_IS(hipFileParamLoggingLevel, 0);
 VALUE_IS(hipFileParamEnvLogfilePath, 1);
 VALUE_IS(hipFileParamLogDir, 2);
 
-/* ---- §F.5 in-process statistics --------------------------------------------------------- */
+/* ---- in-process statistics --------------------------------------------------------- */
 SIZE_IS(hipFileOpCounter_t, 16);
 OFFSET_IS(hipFileOpCounter_t, ok, 0);
 OFFSET_IS(hipFileOpCounter_t, err, 8);
@@ -432,7 +432,7 @@ MEMBER_TYPE_IS(hipFileStatsLevel3_t, num_gpus, uint32_t);
 MEMBER_TYPE_IS(hipFileStatsLevel3_t, per_gpu_stats[0], hipFilePerGpuStats_t);
 SIZE_IS(((hipFileStatsLevel3_t *)0)->per_gpu_stats, 16 * 248);
 
-/* ---- process-stats client (§A.8, §F.4) -------------------------------------------------- */
+/* ---- process-stats client -------------------------------------------------- */
 SIZE_IS(hipFileStatsError_t, 4);
 VALUE_IS(hipFileStatsSuccess, 0);
 VALUE_IS(hipFileStatsInvalidArgument, 1);
@@ -440,7 +440,7 @@ VALUE_IS(hipFileStatsTargetProcessNotFound, 2);
 VALUE_IS(hipFileStatsTargetProcessNotAccessible, 3);
 VALUE_IS(hipFileStatsReportGenerationFailed, 4);
 
-/* ---- §A.8 / §F.5 function types (written independently of the header) ------------------- */
+/* ---- function types (written independently of the header) ------------------- */
 FUNCTION_TYPE_IS(hipFileGetOpErrorString, const char *(*)(hipFileOpError_t));
 FUNCTION_TYPE_IS(hipFileHandleRegister, hipFileError_t (*)(hipFileHandle_t *, hipFileDescr_t *));
 FUNCTION_TYPE_IS(hipFileHandleDeregister, void (*)(hipFileHandle_t));

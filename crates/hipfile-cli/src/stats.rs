@@ -1,5 +1,5 @@
 //! `hipfile stats`: the statistics of a process using hipfile (ours or AMD's libhipfile: the
-//! transport and the [D] block are the same, behaviour §F), like AMD's `ais-stats`.
+//! transport and the block are the same), like AMD's `ais-stats`.
 //!
 //! - `hipfile stats -p PID [--json] [--watch S] [--timeout S]`: attach to a live process and
 //!   print its report now; with `--watch`, every S seconds until it exits or Ctrl-C, then once
@@ -9,7 +9,7 @@
 //!   of its final state; exit with its status. The block stays readable after the target exits
 //!   because we hold the descriptor the server sent.
 //!
-//! The text is exactly the library's report (AMD's §F.3 report, then our extension section);
+//! The text is exactly the library's report (AMD's report, then our extension section);
 //! `--json` prints the library's JSON object (one line per report).
 
 use std::ffi::{c_int, OsString};
