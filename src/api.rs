@@ -8,7 +8,7 @@ use crate::driver::driver;
 use crate::driver::files::FileToken;
 use crate::error::{Error, Result};
 use crate::runtime::{self, Runtime};
-use crate::vocab::{Direction, Refusal};
+use crate::vocab::{Address, Direction, Refusal};
 
 /// Keeps the driver open (one use-count reference) for its lifetime.
 pub struct DriverGuard(());
@@ -123,7 +123,7 @@ impl RegisteredFile {
         driver().io(
             dir,
             self.token,
-            base,
+            Address::new(base),
             size,
             Some(file_offset),
             Some(mem_offset),
@@ -183,7 +183,7 @@ impl Batch {
             .map(|op| {
                 Ok(crate::driver::batch::OpParams {
                     mode: Some(crate::driver::batch::Mode::Batch),
-                    base: op.mem.addr,
+                    base: Address::new(op.mem.addr),
                     file_offset: Some(to_i64(op.file_offset, "file offset too large")? as u64),
                     buffer_offset: Some(
                         to_i64(op.mem_offset as u64, "memory offset too large")? as usize
@@ -237,14 +237,15 @@ impl Drop for Batch {
 /// A buffer registration (`hipFileBufRegister`), deregistered on drop. Registering a buffer
 /// used for many small requests saves the pointer queries of each call.
 pub struct RegisteredBuffer {
-    base: usize,
+    base: Address,
 }
 
 impl RegisteredBuffer {
     /// Register a device allocation whole. Drop the registration before the memory.
     pub fn device(mem: &DeviceMemory) -> Result<RegisteredBuffer> {
-        driver().register_buffer(mem.addr, mem.len, 0)?;
-        Ok(RegisteredBuffer { base: mem.addr })
+        let base = Address::new(mem.addr);
+        driver().register_buffer(base, mem.len)?;
+        Ok(RegisteredBuffer { base })
     }
 }
 

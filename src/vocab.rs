@@ -36,6 +36,72 @@ impl MemoryType {
     }
 }
 
+/// An address in the application's address space, exactly as a C caller passed it. What it
+/// points at (device or host memory) is known only once the runtime has been asked; until then
+/// it is never dereferenced. [`Address::get`] is for the GPU runtime's C calls, alignment
+/// arithmetic and ordering, never for making a pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Address(usize);
+
+impl Address {
+    /// NULL.
+    pub const NULL: Address = Address(0);
+
+    /// The address of a C pointer (conversion at the door).
+    #[inline(always)]
+    pub fn of<T>(ptr: *const T) -> Address {
+        Address(ptr as usize)
+    }
+
+    /// An address from its numeric value (tests and the runtime's answers).
+    #[inline(always)]
+    pub const fn new(raw: usize) -> Address {
+        Address(raw)
+    }
+
+    /// The numeric value.
+    #[inline(always)]
+    pub const fn get(self) -> usize {
+        self.0
+    }
+
+    /// Whether this is NULL.
+    #[inline(always)]
+    pub const fn is_null(self) -> bool {
+        self.0 == 0
+    }
+
+    /// `bytes` further on (wrapping, as C pointer arithmetic on an address does).
+    #[inline(always)]
+    pub const fn add(self, bytes: usize) -> Address {
+        Address(self.0.wrapping_add(bytes))
+    }
+
+    /// Bytes from `base` to here, when this lies at or after it.
+    #[inline(always)]
+    pub fn offset_from(self, base: Address) -> Option<usize> {
+        self.0.checked_sub(base.0)
+    }
+}
+
+/// The memory side of one transfer: device memory (handed only to the GPU runtime) or host
+/// memory the application lent for the call (made into slices in one place, `engine/lend.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemRef {
+    /// Device memory at `addr` on `device`.
+    Device {
+        /// Device address of the first byte.
+        addr: Address,
+        /// Owning device.
+        device: i32,
+    },
+    /// Host memory at `addr`.
+    Host {
+        /// Address of the first byte.
+        addr: Address,
+    },
+}
+
 /// The backends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BackendKind {

@@ -1,5 +1,4 @@
-//! Attaching to a live process that did known I/O, and checking every statistic exactly
-//!.
+//! Attaching to a live process that did known I/O, and checking every statistic exactly.
 //!
 //! The target is this test binary re-executed in a "target mode" ([`stats_attach_target`]):
 //! on hipsim it opens the driver, registers two files and one device buffer, runs the

@@ -5,10 +5,10 @@
 
 use super::{Backend, Posix, Score};
 use crate::config::Config;
-use crate::engine::{Engine, Target};
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::request::Request;
-use crate::vocab::{BackendKind, MemoryType, Refusal};
+use crate::vocab::{BackendKind, MemRef, MemoryType, Refusal};
 
 /// The fallback of one driver open.
 #[derive(Clone)]
@@ -51,7 +51,7 @@ impl Backend for Fallback {
     fn submit(&self, req: &Request<'_>) -> Result<usize> {
         self.posix.run(
             req,
-            Target::Device {
+            MemRef::Device {
                 addr: req.mem_addr(),
                 device: req.buf.device,
             },

@@ -104,7 +104,7 @@ impl Backend for Fastpath {
         }
         // As for offsets: never finer than 4 KiB, the granularity the kernel path accepts.
         match req.file.fastpath_mem_mask() {
-            Some(m) if req.mem_addr() as u64 & m == 0 => Score::FASTPATH,
+            Some(m) if req.mem_addr().get() as u64 & m == 0 => Score::FASTPATH,
             _ => Score::Refuse(Refusal::UnalignedMemory),
         }
     }
@@ -119,7 +119,7 @@ impl Backend for Fastpath {
             .map_err(|_| Error::InvalidValue("file offset too large"))?;
         match self
             .rt
-            .fastpath_io(req.dir, fd, req.mem_addr(), req.size as u64, offset)
+            .fastpath_io(req.dir, fd, req.mem_addr().get(), req.size as u64, offset)
         {
             Ok(n) => Ok(n as usize),
             Err(FastpathFault::Os(e)) => Err(Error::Os(e)),

@@ -5,10 +5,10 @@
 
 use super::{Backend, Posix, Score};
 use crate::config::Config;
-use crate::engine::{Engine, Target};
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::request::Request;
-use crate::vocab::{BackendKind, Refusal};
+use crate::vocab::{BackendKind, MemRef, Refusal};
 
 /// The host backend of one driver open.
 pub struct Host {
@@ -50,7 +50,7 @@ impl Backend for Host {
     fn submit(&self, req: &Request<'_>) -> Result<usize> {
         self.posix.run(
             req,
-            Target::Host {
+            MemRef::Host {
                 addr: req.mem_addr(),
             },
         )

@@ -24,12 +24,12 @@ pub use fastpath::Fastpath;
 pub use host::Host;
 
 use crate::config::Config;
-use crate::engine::{DirectFd, Engine, Target, Transfer, DIRECT_MIN};
+use crate::engine::{DirectFd, Engine, Transfer, DIRECT_MIN};
 use crate::error::{Error, Result};
 use crate::request::Request;
 use crate::runtime::Runtime;
 use crate::stats::recorder::{self, IoCall};
-use crate::vocab::{BackendKind, Refusal, Refusals};
+use crate::vocab::{BackendKind, MemRef, Refusal, Refusals};
 
 /// A backend's answer to a request: accepted with an eagerness (higher wins), or refused
 /// with the reason (where AMD's backends answer −1).
@@ -167,7 +167,7 @@ impl Posix {
     }
 
     #[inline(always)]
-    fn run(&self, req: &Request<'_>, target: Target) -> Result<usize> {
+    fn run(&self, req: &Request<'_>, target: MemRef) -> Result<usize> {
         self.engine.run(Transfer {
             dir: req.dir,
             fd: req.file.buffered_fd(),
@@ -279,8 +279,11 @@ fn log_fallback_reason_once(r: Refusal) {
 /// for the statistics' unaligned counters.
 #[inline(always)]
 fn dio_aligned(req: &Request<'_>) -> bool {
-    req.file
-        .fastpath_aligned(req.file_offset, req.size as u64, req.mem_addr() as u64)
+    req.file.fastpath_aligned(
+        req.file_offset,
+        req.size as u64,
+        req.mem_addr().get() as u64,
+    )
 }
 
 /// The statistics record of one call of `kind` on `req`, started now.
@@ -356,9 +359,8 @@ mod tests {
 
     fn device_buffer() -> Buffer {
         Buffer {
-            base: 0x10_0000,
+            base: crate::vocab::Address::new(0x10_0000),
             length: 1 << 20,
-            flags: 0,
             memory: MemoryType::Device,
             device: 0,
         }

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::request::file::File;
 use crate::request::memory::Buffer;
 use crate::request::{fits, Request};
-use crate::vocab::{Direction, MemoryType};
+use crate::vocab::{Address, Direction, MemoryType};
 
 /// Most operations a context holds (upstream's `MAX_SIZE`).
 pub const MAX_OPS: usize = 128;
@@ -51,7 +51,7 @@ pub struct OpParams {
     /// `mode`; `None` for anything but `hipFileBatch`.
     pub mode: Option<Mode>,
     /// `u.batch.devPtr_base`.
-    pub base: usize,
+    pub base: Address,
     /// `u.batch.file_offset`; `None` when negative.
     pub file_offset: Option<u64>,
     /// `u.batch.devPtr_offset`; `None` when negative.
@@ -272,10 +272,10 @@ pub(super) fn resolve(
     p: &OpParams,
     file: Option<&Arc<File>>,
     registration: Option<&Arc<Buffer>>,
-    resolve_unregistered: impl FnOnce(usize) -> Result<Buffer>,
+    resolve_unregistered: impl FnOnce(Address) -> Result<Buffer>,
 ) -> Result<Resolved> {
     let file = file.ok_or(Error::Internal("batch entry: file handle not registered"))?;
-    if p.base == 0 {
+    if p.base.is_null() {
         return Err(Error::InvalidValue("batch entry: NULL buffer"));
     }
     let buf = match registration {

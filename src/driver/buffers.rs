@@ -8,23 +8,24 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::request::memory::Buffer;
+use crate::vocab::Address;
 
 /// Registered buffers by exact base address: a vector sorted by base. A look-up is a binary
 /// search (a handful of instructions for the few buffers applications register: target T9);
 /// registration and deregistration, rare next to I/O, shift the tail.
 #[derive(Default)]
 pub struct BufferRegistry {
-    sorted: Vec<(usize, Arc<Buffer>)>,
+    sorted: Vec<(Address, Arc<Buffer>)>,
 }
 
 impl BufferRegistry {
     #[inline(always)]
-    fn find(&self, base: usize) -> Result<usize, usize> {
+    fn find(&self, base: Address) -> Result<usize, usize> {
         self.sorted.binary_search_by_key(&base, |(b, _)| *b)
     }
 
     /// Whether `base` is registered.
-    pub fn contains(&self, base: usize) -> bool {
+    pub fn contains(&self, base: Address) -> bool {
         self.find(base).is_ok()
     }
 
@@ -41,12 +42,12 @@ impl BufferRegistry {
 
     /// The registration whose base is exactly `base`.
     #[inline(always)]
-    pub fn get(&self, base: usize) -> Option<&Arc<Buffer>> {
+    pub fn get(&self, base: Address) -> Option<&Arc<Buffer>> {
         self.find(base).ok().map(|i| &self.sorted[i].1)
     }
 
     /// Remove a registration: not registered → 5024; in use → internal error.
-    pub fn remove(&mut self, base: usize) -> Result<()> {
+    pub fn remove(&mut self, base: Address) -> Result<()> {
         match self.find(base) {
             Err(_) => Err(Error::MemoryNotRegistered),
             Ok(i) if Arc::strong_count(&self.sorted[i].1) > 1 => {
@@ -80,35 +81,37 @@ impl BufferRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::MemoryType;
+    use crate::vocab::{Address, MemoryType};
+
+    fn a(raw: usize) -> Address {
+        Address::new(raw)
+    }
 
     #[test]
     fn registry_rules() {
         let mut r = BufferRegistry::default();
         let b = Buffer {
-            base: 0x1000,
+            base: a(0x1000),
             length: 10,
-            flags: 0,
             memory: MemoryType::Device,
             device: 0,
         };
         r.insert(b.clone()).unwrap();
         assert_eq!(r.insert(b), Err(Error::MemoryAlreadyRegistered));
-        assert!(r.get(0x1001).is_none(), "interior pointers are not keys");
-        let held = r.get(0x1000).cloned().unwrap();
-        assert!(matches!(r.remove(0x1000), Err(Error::Internal(_))));
+        assert!(r.get(a(0x1001)).is_none(), "interior pointers are not keys");
+        let held = r.get(a(0x1000)).cloned().unwrap();
+        assert!(matches!(r.remove(a(0x1000)), Err(Error::Internal(_))));
         drop(held);
-        assert_eq!(r.remove(0x1000), Ok(()));
-        assert_eq!(r.remove(0x1000), Err(Error::MemoryNotRegistered));
+        assert_eq!(r.remove(a(0x1000)), Ok(()));
+        assert_eq!(r.remove(a(0x1000)), Err(Error::MemoryNotRegistered));
     }
 
     #[test]
     fn registry_finds_exact_bases_among_many() {
         let mut r = BufferRegistry::default();
         let buffer = |base| Buffer {
-            base,
+            base: a(base),
             length: 0x100,
-            flags: 0,
             memory: MemoryType::Device,
             device: 1,
         };
@@ -118,18 +121,18 @@ mod tests {
         }
         assert_eq!(r.len(), 5);
         for base in [0x1000, 0x3000, 0x5000, 0x7000, 0x9000] {
-            assert_eq!(r.get(base).map(|b| b.base), Some(base));
-            assert!(r.get(base + 1).is_none());
-            assert!(r.contains(base));
+            assert_eq!(r.get(a(base)).map(|b| b.base), Some(a(base)));
+            assert!(r.get(a(base + 1)).is_none());
+            assert!(r.contains(a(base)));
         }
-        assert!(r.get(0).is_none() && r.get(usize::MAX).is_none());
+        assert!(r.get(a(0)).is_none() && r.get(a(usize::MAX)).is_none());
         assert_eq!(
             r.insert(buffer(0x5000)),
             Err(Error::MemoryAlreadyRegistered)
         );
-        assert_eq!(r.remove(0x5000), Ok(()));
-        assert!(r.get(0x5000).is_none());
-        assert_eq!(r.get(0x7000).map(|b| b.base), Some(0x7000));
+        assert_eq!(r.remove(a(0x5000)), Ok(()));
+        assert!(r.get(a(0x5000)).is_none());
+        assert_eq!(r.get(a(0x7000)).map(|b| b.base), Some(a(0x7000)));
         r.clear();
         assert!(r.is_empty());
     }

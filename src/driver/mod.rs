@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::request::file::File;
 use crate::request::{memory, Request};
 use crate::runtime::{self, Runtime};
-use crate::vocab::Direction;
+use crate::vocab::{Address, Direction};
 use buffers::BufferRegistry;
 use files::{FileRegistry, FileToken};
 use params::Staged;
@@ -249,7 +249,7 @@ impl Driver {
 
     /// `hipFileBufRegister`: opens the driver first, even when the buffer is
     /// then refused.
-    pub fn register_buffer(&self, base: usize, length: usize, flags: i32) -> Result<()> {
+    pub fn register_buffer(&self, base: Address, length: usize) -> Result<()> {
         let rt = self.rt();
         if rt.platform() == runtime::Platform::Host {
             warn_host_only_once();
@@ -262,7 +262,7 @@ impl Driver {
             }
             st.session.as_ref().expect("open").config.host_io
         };
-        let buffer = memory::validate(rt, base, length, flags, host_io)?;
+        let buffer = memory::validate(rt, base, length, host_io)?;
         let mut st = self.state.write();
         if st.use_count == 0 {
             // Closed while we validated: the registration would be dropped by that close.
@@ -275,7 +275,7 @@ impl Driver {
     }
 
     /// `hipFileBufDeregister`.
-    pub fn deregister_buffer(&self, base: usize) -> Result<()> {
+    pub fn deregister_buffer(&self, base: Address) -> Result<()> {
         let mut st = self.state.write();
         if st.use_count == 0 {
             return Err(Error::DriverClosing);
@@ -293,7 +293,7 @@ impl Driver {
         &self,
         dir: Direction,
         token: FileToken,
-        base: usize,
+        base: Address,
         size: usize,
         file_offset: Option<u64>,
         buffer_offset: Option<usize>,

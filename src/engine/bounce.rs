@@ -266,9 +266,10 @@ impl Bounce<'_> {
         this.pool.give_back(this.ptr);
     }
 
-    /// Raw pointer to the buffer (for stream-ordered copies).
-    pub fn as_ptr(&mut self) -> *mut u8 {
-        self.ptr.as_ptr()
+    /// The whole buffer, read-only.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: the buffer is `chunk` bytes of host memory owned exclusively by this Bounce.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.pool.chunk) }
     }
 }
 

@@ -11,6 +11,7 @@
 
 pub mod bounce;
 pub mod lanes;
+mod lend;
 pub mod pipeline;
 pub mod pool;
 
@@ -20,27 +21,10 @@ use std::sync::{Arc, OnceLock};
 use crate::config::Config;
 use crate::error::Result;
 use crate::runtime::{DirectCopy, Runtime};
-use crate::vocab::Direction;
+use crate::vocab::{Address, Direction, MemRef};
 
 use bounce::BouncePool;
 use pool::WorkerPool;
-
-/// Where the memory side of a transfer lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// Device memory at `addr` on `device` (never dereferenced by the CPU).
-    Device {
-        /// Device address of the first byte.
-        addr: usize,
-        /// Owning device.
-        device: i32,
-    },
-    /// Host memory at `addr` that the application lent us for the call.
-    Host {
-        /// Address of the first byte.
-        addr: usize,
-    },
-}
 
 /// Smallest chunk worth sending around the page cache: shorter ones always go through the
 /// buffered descriptor.
@@ -67,7 +51,7 @@ pub struct Transfer {
     /// Its `O_DIRECT` twin, when cold reads may bypass the page cache.
     pub direct: Option<DirectFd>,
     /// Memory side.
-    pub target: Target,
+    pub target: MemRef,
     /// Bytes to move.
     pub size: usize,
     /// File offset of the first byte.
@@ -167,10 +151,10 @@ impl Inner {
     /// Synchronous copy into device memory, straight through the runtime's entry point when
     /// it offers one.
     #[inline(always)]
-    pub(crate) fn copy_to_device(&self, dst: usize, src: &[u8]) -> crate::runtime::RtResult<()> {
+    pub(crate) fn copy_to_device(&self, dst: Address, src: &[u8]) -> crate::runtime::RtResult<()> {
         match &self.direct_copy {
-            Some(c) => c.copy_to_device(dst, src),
-            None => self.rt.copy_to_device(dst, src),
+            Some(c) => c.copy_to_device(dst.get(), src),
+            None => self.rt.copy_to_device(dst.get(), src),
         }
     }
 
@@ -179,11 +163,11 @@ impl Inner {
     pub(crate) fn copy_from_device(
         &self,
         dst: &mut [u8],
-        src: usize,
+        src: Address,
     ) -> crate::runtime::RtResult<()> {
         match &self.direct_copy {
-            Some(c) => c.copy_from_device(dst, src),
-            None => self.rt.copy_from_device(dst, src),
+            Some(c) => c.copy_from_device(dst, src.get()),
+            None => self.rt.copy_from_device(dst, src.get()),
         }
     }
 

@@ -15,12 +15,14 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
+use super::bounce::Bounce;
 use super::lanes::LaneGuard as Lane;
-use super::{DirectFd, Inner, Target, Transfer};
+use super::lend::{Chunk, Claims, FromDevice, Lent, ToDevice};
+use super::{DirectFd, Inner, Transfer};
 use crate::error::{Error, Result};
 use crate::sys;
 use crate::sys::io::PartialWrite;
-use crate::vocab::Direction;
+use crate::vocab::{Address, Direction, MemRef};
 
 /// How one chunk failed: the error, after `done` bytes of it had reached the file (writes; 0
 /// for reads).
@@ -52,7 +54,7 @@ struct Request {
     t: Transfer,
     chunk: usize,
     chunks: usize,
-    next: AtomicUsize,
+    claims: Claims,
     /// Smallest end of a short chunk (`usize::MAX` while none came back short).
     short_end: AtomicUsize,
     /// Writes: one bit per chunk written in full (empty for reads).
@@ -75,11 +77,6 @@ impl Request {
         if slot.is_none() {
             *slot = Some(e);
         }
-    }
-
-    fn chunk_range(&self, i: usize) -> (usize, usize) {
-        let off = i * self.chunk;
-        (off, self.chunk.min(self.t.size - off))
     }
 
     /// A write chunk at `off` wrote everything.
@@ -169,7 +166,7 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
         t,
         chunk,
         chunks,
-        next: AtomicUsize::new(0),
+        claims: Claims::new(t.size, chunk),
         short_end: AtomicUsize::new(usize::MAX),
         written: if writing {
             (0..chunks.div_ceil(64))
@@ -230,8 +227,8 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
 fn single_chunk(inner: &Inner, t: &Transfer) -> Result<usize> {
     let r = match t.target {
         _ if t.size == 0 => Ok(0),
-        Target::Host { addr } => host_chunk(t, addr, t.size, 0),
-        Target::Device { addr, .. } => {
+        MemRef::Host { addr } => host_chunk(t, Lent::new(addr, t.size), Chunk::whole(t.size)),
+        MemRef::Device { addr, .. } => {
             let mut bounce = inner.bounce.get()?;
             let r = device_chunk(inner, t, addr, &mut bounce.as_mut_slice()[..t.size], 0);
             bounce.release();
@@ -311,21 +308,16 @@ fn cut_back(t: &Transfer, size_before: u64, prefix: usize) {
     }
 }
 
-/// Claim the next chunk still worth doing: `(offset, len)`, or `None` when the request is
-/// finished or failed.
-fn claim(req: &Request) -> Option<(usize, usize)> {
+/// Claim the next chunk still worth doing, or `None` when the request is finished or failed.
+fn claim(req: &Request) -> Option<Chunk> {
     loop {
         if req.failed.load(Ordering::Acquire) {
             return None;
         }
-        let i = req.next.fetch_add(1, Ordering::AcqRel);
-        if i >= req.chunks {
-            return None;
-        }
-        let (off, len) = req.chunk_range(i);
+        let c = req.claims.next()?;
         // Chunks wholly beyond a short chunk (end of file) have nothing to do.
-        if off < req.short_end.load(Ordering::Acquire) {
-            return Some((off, len));
+        if c.off < req.short_end.load(Ordering::Acquire) {
+            return Some(c);
         }
     }
 }
@@ -354,14 +346,16 @@ fn record(req: &Request, off: usize, len: usize, result: ChunkResult) -> bool {
 fn participate(inner: &Inner, req: &Request) {
     // Requests of one chunk never get here (see `single_chunk`).
     match req.t.target {
-        Target::Host { addr } => {
-            while let Some((off, len)) = claim(req) {
-                if !record(req, off, len, host_chunk(&req.t, addr + off, len, off)) {
+        MemRef::Host { addr } => {
+            let lent = Lent::new(addr, req.t.size);
+            while let Some(c) = claim(req) {
+                let (off, len) = (c.off, c.len);
+                if !record(req, off, len, host_chunk(&req.t, lent, c)) {
                     break;
                 }
             }
         }
-        Target::Device { addr, device } => {
+        MemRef::Device { addr, device } => {
             // Several chunks pipeline file I/O with stream-ordered copies on a lane, whose
             // stream belongs to the buffer's device: make it current for the participation.
             let restore = match inner.rt.enter_device(device) {
@@ -397,25 +391,10 @@ impl Drop for RestoreDevice<'_> {
     }
 }
 
-/// Declared after a participant's bounce buffers, so it runs before they go back to the pool:
-/// when unwinding, it waits for the lane's copies still using them.
-struct DrainOnUnwind<'a> {
-    inner: &'a Inner,
-    lane: &'a Lane<'a>,
-}
-
-impl Drop for DrainOnUnwind<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            let _ = self.inner.rt.stream_synchronize(self.lane.stream);
-        }
-    }
-}
-
 /// Device chunks one at a time with synchronous copies through one bounce buffer.
-fn synchronous_device(inner: &Inner, req: &Request, addr: usize) {
+fn synchronous_device(inner: &Inner, req: &Request, addr: Address) {
     let mut bounce = None;
-    while let Some((off, len)) = claim(req) {
+    while let Some(Chunk { off, len }) = claim(req) {
         if bounce.is_none() {
             match inner.bounce.get() {
                 Ok(b) => bounce = Some(b),
@@ -427,139 +406,154 @@ fn synchronous_device(inner: &Inner, req: &Request, addr: usize) {
             req,
             off,
             len,
-            device_chunk(inner, &req.t, addr + off, buf, off),
+            device_chunk(inner, &req.t, addr.add(off), buf, off),
         ) {
             break;
         }
     }
 }
 
+/// A bounce buffer of a pipelined read: free, or lent to the copy of an earlier chunk.
+enum Slot<'p> {
+    Free(Bounce<'p>),
+    Copying(ToDevice<'p>),
+}
+
 /// Reads: `pread` of chunk k+1 into one bounce buffer overlaps the stream-ordered copy of
 /// chunk k from the other; a buffer is reused only after its copy's event completed. Copy
 /// errors surface at the final stream synchronisation and fail the request.
-fn pipelined_read(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
+fn pipelined_read(inner: &Inner, req: &Request, addr: Address, lane: &Lane) {
     let rt = inner.rt;
-    let mut bufs = match (inner.bounce.get(), inner.bounce.try_get()) {
-        (Ok(a), b) => [Some(a), b],
+    let mut slots: [Option<Slot<'_>>; 2] = match (inner.bounce.get(), inner.bounce.try_get()) {
+        (Ok(a), b) => [Some(Slot::Free(a)), b.map(Slot::Free)],
         (Err(e), _) => return req.fail(e),
     };
-    let _drain = DrainOnUnwind { inner, lane };
-    let slots = if bufs[1].is_some() { 2 } else { 1 };
-    let mut in_flight = [false; 2];
+    let count = if slots[1].is_some() { 2 } else { 1 };
     let mut k = 0usize;
-    while let Some((off, len)) = claim(req) {
-        let s = k % slots;
+    while let Some(Chunk { off, len }) = claim(req) {
+        let s = k % count;
         k += 1;
-        if in_flight[s] {
-            let waited = if slots == 2 {
-                rt.event_synchronize(lane.events[s])
-            } else {
-                rt.stream_synchronize(lane.stream)
-            };
-            if let Err(e) = waited {
-                req.fail(Error::Runtime(e));
-                break;
+        let mut buf = match slots[s].take().expect("a slot holds its buffer") {
+            Slot::Free(b) => b,
+            Slot::Copying(copy) => {
+                let (waited, b) = copy.wait();
+                if let Err(e) = waited {
+                    slots[s] = Some(Slot::Free(b));
+                    req.fail(Error::Runtime(e));
+                    break;
+                }
+                b
             }
-            in_flight[s] = false;
-        }
-        let buf = bufs[s].as_mut().expect("slot in use");
+        };
         let file_off = req.t.offset + off as u64;
-        // SAFETY: the buffer holds at least `len` bytes and is exclusively ours (its previous
-        // copy completed above).
-        let n = match unsafe { read_chunk(&req.t, buf.as_ptr(), len, file_off) } {
+        let n = match read_chunk(&req.t, &mut buf.as_mut_slice()[..len], file_off) {
             Ok(n) => n,
             Err(e) => {
+                slots[s] = Some(Slot::Free(buf));
                 req.fail(Error::Os(e));
                 break;
             }
         };
         if n > 0 {
-            // SAFETY: the buffer stays checked out, and is not written, until the copy's event
-            // (or the stream) has completed: below, or at the synchronisation after the loop.
-            let issued =
-                unsafe { rt.copy_to_device_async(addr + off, buf.as_ptr(), n, lane.stream) }
-                    .and_then(|()| rt.event_record(lane.events[s], lane.stream));
-            if let Err(e) = issued {
-                req.fail(Error::Runtime(e));
-                break;
+            match ToDevice::start(rt, lane, s, addr.add(off), buf, n) {
+                Ok(copy) => slots[s] = Some(Slot::Copying(copy)),
+                Err((e, b)) => {
+                    slots[s] = Some(Slot::Free(b));
+                    req.fail(Error::Runtime(e));
+                    break;
+                }
             }
-            in_flight[s] = true;
+        } else {
+            slots[s] = Some(Slot::Free(buf));
         }
         if !record(req, off, len, Ok(n)) {
             break;
         }
     }
+    // The stream reports a failed copy; the copies' buffers come back after it.
     if let Err(e) = rt.stream_synchronize(lane.stream) {
         req.fail(Error::Runtime(e));
     }
-    drop(bufs);
+    for slot in slots.iter_mut() {
+        if let Some(Slot::Copying(copy)) = slot.take() {
+            drop(copy.wait());
+        }
+    }
 }
 
 /// Writes: the stream-ordered copy of chunk k+1 out of device memory overlaps the `pwrite`
 /// of chunk k. The stream is synchronised before each `pwrite`, so a failed copy is known
 /// before its bytes could reach the file.
-fn pipelined_write(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
+fn pipelined_write<'a>(inner: &'a Inner, req: &Request, addr: Address, lane: &Lane) {
     let rt = inner.rt;
-    let (mut a, mut b) = match (inner.bounce.get(), inner.bounce.try_get()) {
+    let (first, mut spare) = match (inner.bounce.get(), inner.bounce.try_get()) {
         (Ok(a), b) => (a, b),
         (Err(e), _) => return req.fail(e),
     };
-    let _drain = DrainOnUnwind { inner, lane };
-    let issue = |buf: &mut super::bounce::Bounce<'_>, off: usize, len: usize| -> Result<()> {
-        // SAFETY: the buffer stays checked out and untouched until the stream is synchronised
-        // before its pwrite (or after the loop).
-        unsafe { rt.copy_from_device_async(buf.as_ptr(), addr + off, len, lane.stream) }
-            .map_err(Error::Runtime)
+    let issue = |buf: Bounce<'a>, off: usize, len: usize| {
+        FromDevice::start(rt, lane.stream, addr.add(off), buf, len)
     };
     // A chunk claimed but not written (its copy failed, or the loop stopped) is simply never
     // marked written in full: the request's prefix ends before it.
-    let mut current = claim(req);
-    if let Some((off, len)) = current {
-        if let Err(e) = issue(&mut a, off, len) {
-            req.fail(e);
-            current = None;
-        }
-    }
-    while let Some((off, len)) = current {
-        if let Err(e) = rt.stream_synchronize(lane.stream) {
+    let Some(Chunk { off, len }) = claim(req) else {
+        return;
+    };
+    let mut current = match issue(first, off, len) {
+        Ok(copy) => (copy, off, len),
+        Err((e, _)) => return req.fail(Error::Runtime(e)),
+    };
+    loop {
+        let (copy, off, len) = current;
+        let (synced, buf) = copy.wait();
+        if let Err(e) = synced {
             req.fail(Error::Runtime(e));
             break;
         }
         // Start the next chunk's copy into the other buffer before writing this one.
         let next = claim(req);
-        let mut next_issued = false;
-        if let (Some((noff, nlen)), Some(other)) = (next, b.as_mut()) {
-            if let Err(e) = issue(other, noff, nlen) {
-                req.fail(e);
-                break;
+        let mut next_copy = None;
+        if let (
+            Some(Chunk {
+                off: noff,
+                len: nlen,
+            }),
+            Some(other),
+        ) = (&next, spare.take())
+        {
+            match issue(other, *noff, *nlen) {
+                Ok(copy) => next_copy = Some(copy),
+                Err((e, _)) => {
+                    req.fail(Error::Runtime(e));
+                    break;
+                }
             }
-            next_issued = true;
         }
         let file_off = req.t.offset + off as u64;
-        // SAFETY: the bounce buffer holds `len` bytes whose copy completed (stream synchronised
-        // above) and nothing writes it until it is reused.
-        let n = unsafe { write_chunk(&req.t, a.as_ptr(), len, file_off) }.map_err(ChunkFault::from);
+        let n = write_chunk(&req.t, &buf.as_slice()[..len], file_off).map_err(ChunkFault::from);
         if !record(req, off, len, n) {
             break;
         }
-        match next {
-            Some((noff, nlen)) if next_issued => {
-                std::mem::swap(&mut a, b.as_mut().expect("issued into it"));
-                current = Some((noff, nlen));
+        let Some(Chunk {
+            off: noff,
+            len: nlen,
+        }) = next
+        else {
+            break;
+        };
+        current = match next_copy {
+            Some(copy) => {
+                spare = Some(buf);
+                (copy, noff, nlen)
             }
-            Some((noff, nlen)) => {
-                // Single-buffered: copy the next chunk now that this one is written.
-                if let Err(e) = issue(&mut a, noff, nlen) {
-                    req.fail(e);
+            // Single-buffered: copy the next chunk now that this one is written.
+            None => match issue(buf, noff, nlen) {
+                Ok(copy) => (copy, noff, nlen),
+                Err((e, _)) => {
+                    req.fail(Error::Runtime(e));
                     break;
                 }
-                current = Some((noff, nlen));
-            }
-            None => current = None,
-        }
-    }
-    if let Err(e) = rt.stream_synchronize(lane.stream) {
-        req.fail(Error::Runtime(e));
+            },
+        };
     }
 }
 
@@ -568,16 +562,15 @@ fn pipelined_write(inner: &Inner, req: &Request, addr: usize, lane: &Lane) {
 fn device_chunk(
     inner: &Inner,
     t: &Transfer,
-    dev: usize,
+    dev: Address,
     buf: &mut [u8],
     off: usize,
 ) -> ChunkResult {
     let file_off = t.offset + off as u64;
     match t.dir {
         Direction::Read => {
-            // SAFETY: `buf` is an exclusively borrowed slice.
-            let n = unsafe { read_chunk(t, buf.as_mut_ptr(), buf.len(), file_off) }
-                .map_err(|e| ChunkFault::none_done(Error::Os(e)))?;
+            let n =
+                read_chunk(t, buf, file_off).map_err(|e| ChunkFault::none_done(Error::Os(e)))?;
             if n > 0 {
                 inner
                     .copy_to_device(dev, &buf[..n])
@@ -589,24 +582,20 @@ fn device_chunk(
             inner
                 .copy_from_device(buf, dev)
                 .map_err(|e| ChunkFault::none_done(e.into()))?;
-            // SAFETY: `buf` is an exclusively borrowed slice.
-            Ok(unsafe { write_chunk(t, buf.as_ptr(), buf.len(), file_off) }?)
+            Ok(write_chunk(t, buf, file_off)?)
         }
     }
 }
 
 /// One chunk between the file and the application's host memory, without a bounce.
 #[inline(always)]
-fn host_chunk(t: &Transfer, addr: usize, len: usize, off: usize) -> ChunkResult {
-    let file_off = t.offset + off as u64;
+fn host_chunk(t: &Transfer, lent: Lent, c: Chunk) -> ChunkResult {
+    let file_off = t.offset + c.off as u64;
     match t.dir {
-        // SAFETY: the application lent `size` bytes at the buffer for this call (the C
-        // contract of hipFileRead); the chunk lies inside them and no other participant
-        // touches the same chunk.
-        Direction::Read => unsafe { read_chunk(t, addr as *mut u8, len, file_off) }
+        Direction::Read => lent
+            .read_into(c, |buf| read_chunk(t, buf, file_off))
             .map_err(|e| ChunkFault::none_done(Error::Os(e))),
-        // SAFETY: as above, for reading the application's memory.
-        Direction::Write => Ok(unsafe { write_chunk(t, addr as *const u8, len, file_off) }?),
+        Direction::Write => Ok(lent.write_from(c, |buf| write_chunk(t, buf, file_off))?),
     }
 }
 
@@ -615,11 +604,11 @@ use super::DIRECT_MIN;
 /// Whether the chunk at `off` may go through the `O_DIRECT` twin: large enough, aligned in
 /// file offset, length and memory.
 #[inline(always)]
-fn direct_ok(d: &DirectFd, ptr: usize, len: usize, off: u64) -> bool {
+fn direct_ok(d: &DirectFd, mem: *const u8, len: usize, off: u64) -> bool {
     len >= DIRECT_MIN
         && off % d.offset_align == 0
         && len as u64 % d.offset_align == 0
-        && ptr as u64 % d.mem_align == 0
+        && mem as usize as u64 % d.mem_align == 0
 }
 
 /// Read one chunk: through the page cache when it holds any of the chunk, otherwise (for
@@ -627,99 +616,60 @@ fn direct_ok(d: &DirectFd, ptr: usize, len: usize, off: u64) -> bool {
 /// cold data is neither copied through the cache nor pushed out of it (target T2). Residency
 /// comes from `cachestat`, which, unlike a `RWF_NOWAIT` probe, starts no readahead (a probe
 /// would read cold data twice).
-///
-/// # Safety
-/// `ptr..ptr+len` must be writable host memory used by nobody else meanwhile.
 #[inline(always)]
-unsafe fn read_chunk(t: &Transfer, ptr: *mut u8, len: usize, off: u64) -> Result<usize, i32> {
+fn read_chunk(t: &Transfer, buf: &mut [u8], off: u64) -> Result<usize, i32> {
     // By value: a reference into `t` would keep the whole transfer in memory (target T9).
     if let Some(d) = t.direct {
-        if direct_ok(&d, ptr as usize, len, off) {
-            // SAFETY: the caller guarantees the buffer.
-            return unsafe { read_chunk_cold(t.fd, d.fd, ptr, len, off) };
+        if direct_ok(&d, buf.as_ptr(), buf.len(), off) {
+            return read_chunk_cold(t.fd, d.fd, buf, off);
         }
     }
-    // SAFETY: the caller guarantees the buffer.
-    unsafe { sys::io::pread_full_raw(t.fd, ptr, len, off) }
+    sys::io::pread_full(t.fd, buf, off)
 }
 
 /// [`read_chunk`] of an aligned chunk with an `O_DIRECT` twin: direct when nothing of it is
 /// cached.
-///
-/// # Safety
-/// As [`read_chunk`]; `ptr`, `len` and `off` aligned for the `direct` descriptor.
 #[inline(never)]
-unsafe fn read_chunk_cold(
-    buffered: RawFd,
-    direct: RawFd,
-    ptr: *mut u8,
-    len: usize,
-    off: u64,
-) -> Result<usize, i32> {
-    if let Ok(cs) = sys::io::cachestat(buffered, off, len as u64) {
+fn read_chunk_cold(buffered: RawFd, direct: RawFd, buf: &mut [u8], off: u64) -> Result<usize, i32> {
+    if let Ok(cs) = sys::io::cachestat(buffered, off, buf.len() as u64) {
         if cs.cached == 0 {
-            // SAFETY: the caller guarantees the buffer; direct_ok checked the alignment.
-            return unsafe { direct_read(buffered, direct, ptr, len, off) };
+            return direct_read(buffered, direct, buf, off);
         }
     }
-    // SAFETY: the caller guarantees the buffer.
-    unsafe { sys::io::pread_full_raw(buffered, ptr, len, off) }
+    sys::io::pread_full(buffered, buf, off)
 }
 
 /// Write one chunk: aligned chunks with an `O_DIRECT` twin go straight to the device (the
 /// request's one `fdatasync` then only flushes metadata and the drive's cache); the rest
 /// through the page cache.
-///
-/// # Safety
-/// `ptr..ptr+len` must be readable host memory not changed meanwhile.
 #[inline(always)]
-unsafe fn write_chunk(
-    t: &Transfer,
-    ptr: *const u8,
-    len: usize,
-    off: u64,
-) -> Result<usize, PartialWrite> {
+fn write_chunk(t: &Transfer, buf: &[u8], off: u64) -> Result<usize, PartialWrite> {
     let direct = match t.direct {
-        Some(d) if direct_ok(&d, ptr as usize, len, off) => Some(d),
+        Some(d) if direct_ok(&d, buf.as_ptr(), buf.len(), off) => Some(d),
         _ => None,
     };
     if let Some(d) = direct {
-        // SAFETY: the caller guarantees the buffer.
-        let n = unsafe { sys::io::pwrite_raw(d.fd, ptr, len, off) }
-            .map_err(|errno| PartialWrite { done: 0, errno })?;
-        if n == len || n == 0 {
+        let n = sys::io::pwrite(d.fd, buf, off).map_err(|errno| PartialWrite { done: 0, errno })?;
+        if n == buf.len() || n == 0 {
             return Ok(n);
         }
         // A short direct write leaves an unaligned remainder: finish it through the cache.
-        // SAFETY: the remainder lies inside the caller's buffer.
-        return unsafe { sys::io::pwrite_full_raw(t.fd, ptr.add(n), len - n, off + n as u64) }
+        return sys::io::pwrite_full(t.fd, &buf[n..], off + n as u64)
             .map(|m| n + m)
             .map_err(|p| PartialWrite {
                 done: n + p.done,
                 ..p
             });
     }
-    // SAFETY: the caller guarantees the buffer.
-    unsafe { sys::io::pwrite_full_raw(t.fd, ptr, len, off) }
+    sys::io::pwrite_full(t.fd, buf, off)
 }
 
 /// Read through the `O_DIRECT` descriptor until done; a short (end-of-file) direct read leaves
 /// an unaligned remainder, which the buffered descriptor finishes (it returns 0 at the end).
-///
-/// # Safety
-/// `ptr..ptr+len` must be writable host memory; `off`, `len` and `ptr` aligned for `direct`.
-unsafe fn direct_read(
-    buffered: RawFd,
-    direct: RawFd,
-    ptr: *mut u8,
-    len: usize,
-    off: u64,
-) -> Result<usize, i32> {
-    // SAFETY: the caller guarantees the buffer.
-    let n = unsafe { sys::io::pread_raw(direct, ptr, len, off)? };
-    if n == len || n == 0 {
+fn direct_read(buffered: RawFd, direct: RawFd, buf: &mut [u8], off: u64) -> Result<usize, i32> {
+    let n = sys::io::pread(direct, buf, off)?;
+    if n == buf.len() || n == 0 {
         return Ok(n);
     }
-    // SAFETY: the remainder lies inside the caller's buffer.
-    Ok(n + unsafe { sys::io::pread_full_raw(buffered, ptr.add(n), len - n, off + n as u64)? })
+    Ok(n + sys::io::pread_full(buffered, &mut buf[n..], off + n as u64)?)
 }

@@ -12,7 +12,7 @@ use crate::driver::batch::{BatchToken, Mode, OpParams, OpStatus};
 use crate::driver::driver;
 use crate::driver::files::FileToken;
 use crate::error::Error;
-use crate::vocab::Direction;
+use crate::vocab::{Address, Direction};
 
 /// `hipFileBatchIOSetUp`: a context for up to `max_nr` outstanding operations (1 to
 /// `hipFileParamPropertiesIOBatchsize`, at most 128); works while the driver is closed and does
@@ -73,7 +73,7 @@ fn op_params(p: &hipFileIOParams_t) -> OpParams {
     let b = unsafe { p.u.batch };
     OpParams {
         mode: (p.mode == hipFileBatch).then_some(Mode::Batch),
-        base: b.devPtr_base as usize,
+        base: Address::of(b.devPtr_base),
         file_offset: u64::try_from(b.file_offset).ok(),
         buffer_offset: usize::try_from(b.devPtr_offset).ok(),
         size: b.size,

@@ -6,6 +6,7 @@ use std::ffi::{c_int, c_void};
 use super::abi::*;
 use super::boundary_op;
 use crate::driver::driver;
+use crate::vocab::Address;
 
 /// `hipFileBufRegister`: registers `length` bytes at `buffer_base` (device memory, or host
 /// memory while the host backend is on). Opens the driver implicitly, even when the buffer is
@@ -18,7 +19,10 @@ pub extern "C" fn hipFileBufRegister(
     length: usize,
     flags: c_int,
 ) -> hipFileError_t {
-    boundary_op(|| driver().register_buffer(buffer_base as usize, length, flags))
+    // The flags are not interpreted, as upstream (no flag is defined).
+    let _ = flags;
+    let base = Address::of(buffer_base);
+    boundary_op(|| driver().register_buffer(base, length))
 }
 
 /// `hipFileBufDeregister`: `hipFileDriverClosing` when the driver is closed,
@@ -26,5 +30,6 @@ pub extern "C" fn hipFileBufRegister(
 /// `hipFileInternalError` while I/O uses the buffer.
 #[no_mangle]
 pub extern "C" fn hipFileBufDeregister(buffer_base: *const c_void) -> hipFileError_t {
-    boundary_op(|| driver().deregister_buffer(buffer_base as usize))
+    let base = Address::of(buffer_base);
+    boundary_op(|| driver().deregister_buffer(base))
 }

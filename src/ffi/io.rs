@@ -7,14 +7,14 @@ use super::abi::*;
 use super::{boundary, error};
 use crate::driver::driver;
 use crate::driver::files::FileToken;
-use crate::vocab::Direction;
+use crate::vocab::{Address, Direction};
 
 /// The body of both calls. The direction is a constant parameter, not a captured value, so
 /// each export's copy of the I/O path is specialised for it (target T9).
 #[inline(always)]
 fn read_write<const WRITE: bool>(
     fh: hipFileHandle_t,
-    base: usize,
+    base: Address,
     size: usize,
     file_offset: hoff_t,
     buffer_offset: hoff_t,
@@ -54,7 +54,13 @@ pub unsafe extern "C" fn hipFileRead(
     file_offset: hoff_t,
     buffer_offset: hoff_t,
 ) -> libc::ssize_t {
-    read_write::<false>(fh, buffer_base as usize, size, file_offset, buffer_offset)
+    read_write::<false>(
+        fh,
+        Address::of(buffer_base),
+        size,
+        file_offset,
+        buffer_offset,
+    )
 }
 
 /// `hipFileWrite`: writes up to `size` bytes (clamped to `0x7ffff000`) from
@@ -71,5 +77,11 @@ pub unsafe extern "C" fn hipFileWrite(
     file_offset: hoff_t,
     buffer_offset: hoff_t,
 ) -> libc::ssize_t {
-    read_write::<true>(fh, buffer_base as usize, size, file_offset, buffer_offset)
+    read_write::<true>(
+        fh,
+        Address::of(buffer_base),
+        size,
+        file_offset,
+        buffer_offset,
+    )
 }

@@ -4,17 +4,15 @@
 
 use crate::error::{Error, Result};
 use crate::runtime::{RtError, Runtime};
-use crate::vocab::MemoryType;
+use crate::vocab::{Address, MemoryType};
 
 /// A registered buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Buffer {
     /// Base address as the application registered it.
-    pub base: usize,
+    pub base: Address,
     /// Registered length in bytes.
     pub length: usize,
-    /// Registration flags (stored, not interpreted, as upstream).
-    pub flags: i32,
     /// Memory kind.
     pub memory: MemoryType,
     /// Owning device (`-1` for host memory).
@@ -42,26 +40,20 @@ fn range_error(e: RtError) -> Error {
 
 /// Check a buffer for registration and build its record (plus host
 /// memory when the host backend is on).
-pub fn validate(
-    rt: &dyn Runtime,
-    base: usize,
-    length: usize,
-    flags: i32,
-    host_io: bool,
-) -> Result<Buffer> {
-    if base == 0 {
+pub fn validate(rt: &dyn Runtime, base: Address, length: usize, host_io: bool) -> Result<Buffer> {
+    if base.is_null() {
         return Err(Error::InvalidValue("NULL buffer"));
     }
-    let info = rt.pointer_info(base).map_err(attribute_error)?;
+    let info = rt.pointer_info(base.get()).map_err(attribute_error)?;
     match info.memory_type {
         MemoryType::Device => {
-            let (alloc_base, alloc_size) = rt.address_range(base).map_err(range_error)?;
-            check_range(base, length, alloc_base, alloc_size)?;
+            let (alloc_base, alloc_size) = rt.address_range(base.get()).map_err(range_error)?;
+            check_range(base.get(), length, alloc_base, alloc_size)?;
         }
         MemoryType::Host | MemoryType::Unregistered if host_io => {
             // Pinned memory has a known range; pageable memory does not and is taken as given.
-            if let Ok((alloc_base, alloc_size)) = rt.address_range(base) {
-                check_range(base, length, alloc_base, alloc_size)?;
+            if let Ok((alloc_base, alloc_size)) = rt.address_range(base.get()) {
+                check_range(base.get(), length, alloc_base, alloc_size)?;
             }
         }
         _ => return Err(Error::MemoryTypeInvalid),
@@ -69,7 +61,6 @@ pub fn validate(
     Ok(Buffer {
         base,
         length,
-        flags,
         memory: info.memory_type,
         device: info.device,
     })
@@ -91,28 +82,28 @@ pub fn check_range(ptr: usize, length: usize, alloc_base: usize, alloc_size: usi
 /// length runs to the end of its allocation (for pageable host memory the runtime knows
 /// nothing and the range is unbounded).
 #[inline(never)]
-pub fn resolve_unregistered(rt: &dyn Runtime, base: usize, host_io: bool) -> Result<Buffer> {
-    if base == 0 {
+pub fn resolve_unregistered(rt: &dyn Runtime, base: Address, host_io: bool) -> Result<Buffer> {
+    if base.is_null() {
         return Err(Error::InvalidValue("NULL buffer"));
     }
-    let info = rt.pointer_info(base)?;
+    let info = rt.pointer_info(base.get())?;
+    let at = base.get();
     let length = match info.memory_type {
         MemoryType::Device => {
-            let (alloc_base, alloc_size) = rt.address_range(base)?;
-            (alloc_base + alloc_size).saturating_sub(base)
+            let (alloc_base, alloc_size) = rt.address_range(at)?;
+            (alloc_base + alloc_size).saturating_sub(at)
         }
-        MemoryType::Host | MemoryType::Unregistered if host_io => match rt.address_range(base) {
-            Ok((alloc_base, alloc_size)) if alloc_base <= base => {
-                (alloc_base + alloc_size).saturating_sub(base)
+        MemoryType::Host | MemoryType::Unregistered if host_io => match rt.address_range(at) {
+            Ok((alloc_base, alloc_size)) if alloc_base <= at => {
+                (alloc_base + alloc_size).saturating_sub(at)
             }
-            _ => usize::MAX - base,
+            _ => usize::MAX - at,
         },
         _ => return Err(Error::MemoryTypeInvalid),
     };
     Ok(Buffer {
         base,
         length,
-        flags: 0,
         memory: info.memory_type,
         device: info.device,
     })

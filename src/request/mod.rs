@@ -8,7 +8,7 @@ pub mod file;
 pub mod memory;
 
 use crate::error::{Error, Result};
-use crate::vocab::Direction;
+use crate::vocab::{Address, Direction};
 use file::File;
 use memory::Buffer;
 
@@ -63,8 +63,9 @@ impl<'a> Request<'a> {
     }
 
     /// Address of the first byte of memory.
-    pub fn mem_addr(&self) -> usize {
-        self.buf.base.wrapping_add(self.buffer_offset)
+    #[inline(always)]
+    pub fn mem_addr(&self) -> Address {
+        self.buf.base.add(self.buffer_offset)
     }
 
     /// Upstream's bounds: `buffer_offset < length` (strictly) and
@@ -103,15 +104,14 @@ mod tests {
         let f = std::fs::File::open("/dev/null").unwrap();
         let file = File::inspect(std::os::fd::AsRawFd::as_raw_fd(&f)).unwrap();
         let buf = Buffer {
-            base: 0x1000,
+            base: Address::new(0x1000),
             length: usize::MAX - 0x1000,
-            flags: 0,
             memory: crate::vocab::MemoryType::Unregistered,
             device: -1,
         };
         let r = Request::new(Direction::Read, &file, &buf, usize::MAX, 7, 16);
         assert_eq!((r.size, r.file_offset, r.buffer_offset), (MAX_RW, 7, 16));
-        assert_eq!(r.mem_addr(), 0x1010);
+        assert_eq!(r.mem_addr(), Address::new(0x1010));
         assert_eq!(r.check_bounds(), Ok(()));
         let r = Request::new(Direction::Write, &file, &buf, 100, 0, usize::MAX - 0x1000);
         assert!(matches!(r.check_bounds(), Err(Error::InvalidValue(_))));

@@ -14,8 +14,8 @@
 //!   which feeds the `hipFileGetStatsL2` histograms.
 //!
 //! **GPU index.** The GPU an I/O is attributed to is the `device` argument: the device that
-//! owns the *buffer*. Upstream uses the calling thread's current HIP device instead
-//!, which attributes a transfer to the wrong GPU whenever a thread
+//! owns the *buffer*. Upstream uses the calling thread's current HIP device
+//! instead, which attributes a transfer to the wrong GPU whenever a thread
 //! moves data for a GPU that is not its current one (common in multi-GPU loaders); the
 //! buffer's device is where the bytes actually went, and it costs no runtime call on the
 //! I/O path. A `device` of -1 (host memory) or ≥ 16 has no per-GPU slot: the I/O is dropped

@@ -3,7 +3,6 @@
 //! Every call retries `EINTR` itself, so callers only see real failures.
 
 use std::ffi::CString;
-use std::mem::MaybeUninit;
 use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 /// Test-only (cargo feature `io-fault-seam`): makes the engine's `pread`/`pwrite` system calls
@@ -101,46 +100,30 @@ pub fn same_open_file(a: RawFd, b: RawFd) -> Option<bool> {
     }
 }
 
-/// One `pread`, retried on `EINTR`. A raw system call (rustix), not libc's wrapper: no
-/// cancellation point inside the library and no `errno` round trip.
-///
-/// # Safety
-/// `buf..buf+len` must be writable host memory; `fd` must stay open during the call.
+/// One `pread` into `buf`, retried on `EINTR`. A raw system call (rustix), not libc's
+/// wrapper: no cancellation point inside the library and no `errno` round trip.
 #[inline(always)]
-pub unsafe fn pread_raw(fd: RawFd, buf: *mut u8, len: usize, offset: u64) -> Result<usize, i32> {
-    // SAFETY: the caller keeps `fd` open; `MaybeUninit<u8>` accepts any memory content.
-    let (fd, buf) = unsafe {
-        (
-            BorrowedFd::borrow_raw(fd),
-            std::slice::from_raw_parts_mut(buf.cast::<MaybeUninit<u8>>(), len),
-        )
-    };
+pub fn pread(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> {
+    // SAFETY: the caller's descriptor is only borrowed for the call (a closed one is EBADF).
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
     #[cfg(feature = "io-fault-seam")]
     if let Some(e) = fault_seam::hit(false) {
         return Err(e);
     }
     loop {
         match rustix::io::pread(fd, &mut *buf, offset) {
-            Ok((init, _)) => return Ok(init.len()),
+            Ok(n) => return Ok(n),
             Err(rustix::io::Errno::INTR) => continue,
             Err(e) => return Err(e.raw_os_error()),
         }
     }
 }
 
-/// One `pwrite`, retried on `EINTR` (a raw system call, as [`pread_raw`]).
-///
-/// # Safety
-/// `buf..buf+len` must be readable host memory; `fd` must stay open during the call.
+/// One `pwrite` of `buf`, retried on `EINTR` (a raw system call, as [`pread`]).
 #[inline(always)]
-pub unsafe fn pwrite_raw(fd: RawFd, buf: *const u8, len: usize, offset: u64) -> Result<usize, i32> {
-    // SAFETY: the caller keeps `fd` open and guarantees the buffer.
-    let (fd, buf) = unsafe {
-        (
-            BorrowedFd::borrow_raw(fd),
-            std::slice::from_raw_parts(buf, len),
-        )
-    };
+pub fn pwrite(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, i32> {
+    // SAFETY: the caller's descriptor is only borrowed for the call (a closed one is EBADF).
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
     #[cfg(feature = "io-fault-seam")]
     if let Some(e) = fault_seam::hit(true) {
         return Err(e);
@@ -155,40 +138,17 @@ pub unsafe fn pwrite_raw(fd: RawFd, buf: *const u8, len: usize, offset: u64) -> 
 }
 
 /// Read into `buf` from `offset` until it is full or end of file; returns the count read.
-pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> {
-    // SAFETY: a mutable slice is writable memory.
-    unsafe { pread_full_raw(fd, buf.as_mut_ptr(), buf.len(), offset) }
-}
-
-/// [`pread_full`] on raw memory.
-///
-/// # Safety
-/// `buf..buf+len` must be writable host memory not accessed by others meanwhile.
 #[inline(always)]
-pub unsafe fn pread_full_raw(
-    fd: RawFd,
-    buf: *mut u8,
-    len: usize,
-    offset: u64,
-) -> Result<usize, i32> {
+pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> {
     let mut done = 0;
-    while done < len {
-        // SAFETY: done < len keeps the pointer inside the caller's buffer.
-        let n = unsafe { pread_raw(fd, buf.add(done), len - done, offset + done as u64)? };
+    while done < buf.len() {
+        let n = pread(fd, &mut buf[done..], offset + done as u64)?;
         if n == 0 {
             break;
         }
         done += n;
     }
     Ok(done)
-}
-
-/// Write all of `buf` at `offset` (a zero-byte `pwrite` result stops early); returns the count.
-/// A failure after part of the buffer was written is reported as the failure (see
-/// [`pwrite_full_raw`] for the count that reached the file).
-pub fn pwrite_full(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, i32> {
-    // SAFETY: a slice is readable memory.
-    unsafe { pwrite_full_raw(fd, buf.as_ptr(), buf.len(), offset) }.map_err(|p| p.errno)
 }
 
 /// A write that failed: `errno`, after `done` bytes from the start of the buffer had reached
@@ -201,20 +161,13 @@ pub struct PartialWrite {
     pub errno: i32,
 }
 
-/// [`pwrite_full`] on raw memory, keeping the count written before a failure.
-///
-/// # Safety
-/// `buf..buf+len` must be readable host memory.
-pub unsafe fn pwrite_full_raw(
-    fd: RawFd,
-    buf: *const u8,
-    len: usize,
-    offset: u64,
-) -> Result<usize, PartialWrite> {
+/// Write all of `buf` at `offset` (a zero-byte `pwrite` result stops early); returns the
+/// count, or the failure with the count that reached the file before it.
+#[inline(always)]
+pub fn pwrite_full(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, PartialWrite> {
     let mut done = 0;
-    while done < len {
-        // SAFETY: done < len keeps the pointer inside the caller's buffer.
-        let n = unsafe { pwrite_raw(fd, buf.add(done), len - done, offset + done as u64) }
+    while done < buf.len() {
+        let n = pwrite(fd, &buf[done..], offset + done as u64)
             .map_err(|errno| PartialWrite { done, errno })?;
         if n == 0 {
             break;

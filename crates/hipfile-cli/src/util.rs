@@ -183,7 +183,7 @@ pub fn pwrite_all(fd: RawFd, buf: &[u8], offset: u64) -> io::Result<()> {
     match hipfile::sys::io::pwrite_full(fd, buf, offset) {
         Ok(n) if n == buf.len() => Ok(()),
         Ok(_) => Err(io::Error::from_raw_os_error(libc::EIO)),
-        Err(e) => Err(io::Error::from_raw_os_error(e)),
+        Err(e) => Err(io::Error::from_raw_os_error(e.errno)),
     }
 }
 

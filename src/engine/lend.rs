@@ -1,0 +1,229 @@
+//! The one place where the engine lends memory out: the application's host memory of one
+//! request, made into slices chunk by chunk for the file system calls, and pinned bounce
+//! buffers handed to the runtime's asynchronous copies, which own them until they completed.
+//! Everything else in the engine is safe code over what this module hands out.
+//!
+//! - [`Lent`] is the application's host memory of a request. It becomes a slice only through
+//!   a [`Chunk`], and a chunk is handed out once ([`Claims`]), so no two slices of one request
+//!   overlap, whichever participant holds them.
+//! - [`ToDevice`] and [`FromDevice`] own the bounce buffer of a copy in flight; the buffer comes
+//!   back only after the copy is known to be complete, and dropping one (also when unwinding)
+//!   first waits for its stream. Forgetting one leaks the buffer, it can never be reused early.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::bounce::Bounce;
+use super::lanes::Lane;
+use crate::runtime::{EventHandle, RtError, RtResult, Runtime, StreamHandle};
+use crate::vocab::Address;
+
+/// One chunk of a request: `len` bytes at request offset `off`. Not `Clone`: each chunk is
+/// handed out once, which is what lets [`Lent`] make it a slice.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Chunk {
+    /// Offset from the start of the request.
+    pub(crate) off: usize,
+    /// Bytes.
+    pub(crate) len: usize,
+}
+
+impl Chunk {
+    /// The one chunk of a request that a single thread runs whole, without [`Claims`].
+    #[inline(always)]
+    pub(crate) fn whole(size: usize) -> Chunk {
+        Chunk { off: 0, len: size }
+    }
+}
+
+/// The chunks of a request shared between participants: each index is handed out once.
+pub(crate) struct Claims {
+    next: AtomicUsize,
+    chunk: usize,
+    chunks: usize,
+    size: usize,
+}
+
+impl Claims {
+    /// `size` bytes in chunks of `chunk` bytes.
+    pub(crate) fn new(size: usize, chunk: usize) -> Claims {
+        Claims {
+            next: AtomicUsize::new(0),
+            chunk,
+            chunks: size.div_ceil(chunk),
+            size,
+        }
+    }
+
+    /// The next chunk nobody has had yet, or `None` when all are out.
+    #[inline]
+    pub(crate) fn next(&self) -> Option<Chunk> {
+        let i = self.next.fetch_add(1, Ordering::AcqRel);
+        if i >= self.chunks {
+            return None;
+        }
+        let off = i * self.chunk;
+        Some(Chunk {
+            off,
+            len: self.chunk.min(self.size - off),
+        })
+    }
+}
+
+/// The application's host memory of one request: `len` bytes at `addr`, lent for the call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lent {
+    addr: Address,
+    len: usize,
+}
+
+impl Lent {
+    /// The memory of a request of `len` bytes at `addr`. The lender's promise (the C contract
+    /// of `hipFileRead`/`hipFileWrite` and of a batch entry; a borrowed slice for the safe Rust
+    /// API) is that these bytes are valid, and not used by anything else, until the call
+    /// returns — and the engine returns only after every participant is done with them.
+    #[inline(always)]
+    pub(crate) fn new(addr: Address, len: usize) -> Lent {
+        Lent { addr, len }
+    }
+
+    /// The memory of chunk `c` to read the file into.
+    #[inline(always)]
+    pub(crate) fn read_into<R>(&self, c: Chunk, f: impl FnOnce(&mut [u8]) -> R) -> R {
+        assert!(
+            c.off <= self.len && c.len <= self.len - c.off,
+            "chunk outside the request"
+        );
+        let ptr = self.addr.add(c.off).get() as *mut u8;
+        // SAFETY: the lender's promise (see `new`) covers `len` bytes from `addr`, and the chunk
+        // lies inside them (asserted). Chunks are handed out once, so no other slice of this
+        // request overlaps this one while `f` runs.
+        f(unsafe { std::slice::from_raw_parts_mut(ptr, c.len) })
+    }
+
+    /// The memory of chunk `c` to write to the file.
+    #[inline(always)]
+    pub(crate) fn write_from<R>(&self, c: Chunk, f: impl FnOnce(&[u8]) -> R) -> R {
+        assert!(
+            c.off <= self.len && c.len <= self.len - c.off,
+            "chunk outside the request"
+        );
+        let ptr = self.addr.add(c.off).get() as *const u8;
+        // SAFETY: as in `read_into`, for reading.
+        f(unsafe { std::slice::from_raw_parts(ptr, c.len) })
+    }
+}
+
+/// A copy of a bounce buffer's first bytes into device memory, in flight on a stream; it owns
+/// the buffer until the copy has completed.
+pub(crate) struct ToDevice<'p> {
+    bounce: Option<Bounce<'p>>,
+    rt: &'p dyn Runtime,
+    stream: StreamHandle,
+    event: EventHandle,
+}
+
+impl<'p> ToDevice<'p> {
+    /// Start copying the first `n` bytes of `bounce` to `dst` on `lane`'s stream, followed by
+    /// a record of `lane.events[slot]`. On failure the buffer comes back with the error.
+    pub(crate) fn start(
+        rt: &'p dyn Runtime,
+        lane: &Lane,
+        slot: usize,
+        dst: Address,
+        mut bounce: Bounce<'p>,
+        n: usize,
+    ) -> Result<ToDevice<'p>, (RtError, Bounce<'p>)> {
+        let src = bounce.as_mut_slice();
+        assert!(n <= src.len(), "copy larger than its bounce buffer");
+        let src = src.as_ptr();
+        // SAFETY: the buffer is moved into the returned value, which gives it back only after
+        // the copy's event (or the whole stream) completed, so nothing writes or frees it while
+        // the runtime reads it.
+        let issued = unsafe { rt.copy_to_device_async(dst.get(), src, n, lane.stream) }
+            .and_then(|()| rt.event_record(lane.events[slot], lane.stream));
+        match issued {
+            Ok(()) => Ok(ToDevice {
+                bounce: Some(bounce),
+                rt,
+                stream: lane.stream,
+                event: lane.events[slot],
+            }),
+            Err(e) => {
+                // Whatever was queued before the failure must finish before the buffer is reused.
+                let _ = rt.stream_synchronize(lane.stream);
+                Err((e, bounce))
+            }
+        }
+    }
+
+    /// Wait for the copy's event; the buffer comes back either way.
+    pub(crate) fn wait(mut self) -> (RtResult<()>, Bounce<'p>) {
+        let r = self.rt.event_synchronize(self.event);
+        if r.is_err() {
+            // The event failed: only the stream can say that nothing uses the buffer now.
+            let _ = self.rt.stream_synchronize(self.stream);
+        }
+        (r, self.bounce.take().expect("present until taken"))
+    }
+}
+
+impl Drop for ToDevice<'_> {
+    fn drop(&mut self) {
+        if self.bounce.is_some() {
+            let _ = self.rt.stream_synchronize(self.stream);
+        }
+    }
+}
+
+/// A copy from device memory into a bounce buffer, in flight on a stream; it owns the buffer
+/// until the stream has been synchronised.
+pub(crate) struct FromDevice<'p> {
+    bounce: Option<Bounce<'p>>,
+    rt: &'p dyn Runtime,
+    stream: StreamHandle,
+}
+
+impl<'p> FromDevice<'p> {
+    /// Start copying `n` bytes at `src` into the start of `bounce` on `stream`. On failure the
+    /// buffer comes back with the error.
+    pub(crate) fn start(
+        rt: &'p dyn Runtime,
+        stream: StreamHandle,
+        src: Address,
+        mut bounce: Bounce<'p>,
+        n: usize,
+    ) -> Result<FromDevice<'p>, (RtError, Bounce<'p>)> {
+        let dst = bounce.as_mut_slice();
+        assert!(n <= dst.len(), "copy larger than its bounce buffer");
+        let dst = dst.as_mut_ptr();
+        // SAFETY: the buffer is moved into the returned value, which gives it back only after
+        // the stream was synchronised, so nothing reads, writes or frees it while the runtime
+        // writes it.
+        match unsafe { rt.copy_from_device_async(dst, src.get(), n, stream) } {
+            Ok(()) => Ok(FromDevice {
+                bounce: Some(bounce),
+                rt,
+                stream,
+            }),
+            Err(e) => {
+                let _ = rt.stream_synchronize(stream);
+                Err((e, bounce))
+            }
+        }
+    }
+
+    /// Synchronise the stream (this copy and everything before it); the buffer comes back
+    /// either way, holding the copied bytes on success.
+    pub(crate) fn wait(mut self) -> (RtResult<()>, Bounce<'p>) {
+        let r = self.rt.stream_synchronize(self.stream);
+        (r, self.bounce.take().expect("present until taken"))
+    }
+}
+
+impl Drop for FromDevice<'_> {
+    fn drop(&mut self) {
+        if self.bounce.is_some() {
+            let _ = self.rt.stream_synchronize(self.stream);
+        }
+    }
+}
