@@ -34,6 +34,12 @@ impl Backend for Fallback {
         BackendKind::Fallback
     }
 
+    /// It never scores more than when it accepts.
+    #[inline(always)]
+    fn ceiling(&self) -> u8 {
+        Score::FALLBACK.eagerness()
+    }
+
     /// 1 when compat mode is allowed and the buffer is device memory.
     #[inline(always)]
     fn score(&self, req: &Request<'_>) -> Score {

@@ -81,6 +81,12 @@ impl Backend for Fastpath {
         BackendKind::Fastpath
     }
 
+    /// It never scores more than when it accepts.
+    #[inline(always)]
+    fn ceiling(&self) -> u8 {
+        Score::FASTPATH.eagerness()
+    }
+
     /// 100 when every GPU-direct rule holds (device memory, an `O_DIRECT` descriptor, a
     /// supported file system, aligned offset, size and address). The rules that depend only on the runtime
     /// and the configuration come precomputed in the gate.

@@ -33,6 +33,12 @@ impl Backend for Host {
         BackendKind::Host
     }
 
+    /// It never scores more than when it accepts.
+    #[inline(always)]
+    fn ceiling(&self) -> u8 {
+        Score::HOST.eagerness()
+    }
+
     /// 1 when host I/O is on and the buffer is host memory (which the fallback refuses).
     #[inline(always)]
     fn score(&self, req: &Request<'_>) -> Score {

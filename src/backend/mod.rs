@@ -48,6 +48,14 @@ impl Score {
     pub const FALLBACK: Score = Score::Accept(1);
     /// The host backend's score on host memory.
     pub const HOST: Score = Score::Accept(1);
+
+    /// How eager an acceptance is; a refusal is below every acceptance.
+    pub const fn eagerness(self) -> u8 {
+        match self {
+            Score::Accept(v) => v,
+            Score::Refuse(_) => 0,
+        }
+    }
 }
 
 /// One way of moving a request's bytes (AMD's `Backend`).
@@ -57,6 +65,15 @@ pub trait Backend {
 
     /// How eagerly this backend serves `req`, or why it refuses it.
     fn score(&self, req: &Request<'_>) -> Score;
+
+    /// The highest score this backend ever gives. Selection stops asking once a backend has
+    /// accepted with a score no later one can beat (ties keep the earlier backend anyway), so
+    /// a backend that cannot win is not scored. The default, the highest score there is,
+    /// means "always ask".
+    #[inline(always)]
+    fn ceiling(&self) -> u8 {
+        u8::MAX
+    }
 
     /// Move the bytes of `req`: this backend's own work, without statistics or retry.
     fn submit(&self, req: &Request<'_>) -> Result<usize>;
@@ -85,7 +102,7 @@ pub trait Backend {
         let r = end(call, self.submit(req));
         match r {
             Err(e) => match self.fallback() {
-                Some(f) if self.is_fallback_eligible(&e) => retry(f, req, e),
+                Some(f) if self.is_fallback_eligible(&e) => retry(f, *req, e),
                 _ => Err(e),
             },
             ok => ok,
@@ -97,7 +114,9 @@ pub trait Backend {
 /// outcome is final (the fallback's `submit`, never its `io`).
 #[cold]
 #[inline(never)]
-fn retry(fallback: &dyn Backend, req: &Request<'_>, e: Error) -> Result<usize> {
+fn retry(fallback: &dyn Backend, req: Request<'_>, e: Error) -> Result<usize> {
+    // By value: the hot path then never needs the request in memory.
+    let req = &req;
     if let Score::Refuse(_) = fallback.score(req) {
         return Err(e);
     }
@@ -108,8 +127,9 @@ fn retry(fallback: &dyn Backend, req: &Request<'_>, e: Error) -> Result<usize> {
 }
 
 /// The winner of `list` for `req`: the index of the strictly highest non-negative score (ties
-/// keep the earlier backend), with every refusal; or every backend's refusal when none
-/// accepts.
+/// keep the earlier backend), with the refusals of the backends asked before it was certain;
+/// or every backend's refusal when none accepts. Backends after an acceptance that none of
+/// them could beat ([`Backend::ceiling`]) are not asked.
 #[inline(always)]
 pub fn select<'a, B: Backend + ?Sized + 'a, const N: usize>(
     list: [&'a B; N],
@@ -118,6 +138,11 @@ pub fn select<'a, B: Backend + ?Sized + 'a, const N: usize>(
     let mut best: Option<(usize, u8)> = None;
     let mut refusals = Refusals::default();
     for (i, b) in list.iter().enumerate() {
+        if let Some((_, top)) = best {
+            if list[i..].iter().all(|later| later.ceiling() <= top) {
+                break;
+            }
+        }
         match b.score(req) {
             Score::Accept(v) => {
                 if best.is_none_or(|(_, top)| v > top) {
@@ -261,11 +286,14 @@ fn no_backend(refusals: Refusals) -> Error {
 /// time it happens in the process: enough to tell why I/O is slow without a line per request.
 #[inline(always)]
 fn log_fallback_reason(r: Refusal) {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    const N: usize = crate::stats::layout::REFUSALS.len();
-    static LOGGED: [AtomicBool; N] = [const { AtomicBool::new(false) }; N];
-    let slot = &LOGGED[crate::stats::layout::refusal_slot(r)];
-    if !slot.load(Ordering::Relaxed) && !slot.swap(true, Ordering::Relaxed) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // One bit per reason: the common case is one load and one test.
+    const _: () = assert!(crate::stats::layout::REFUSALS.len() <= 64);
+    static LOGGED: AtomicU64 = AtomicU64::new(0);
+    let bit = 1u64 << crate::stats::layout::refusal_slot(r);
+    if LOGGED.load(Ordering::Relaxed) & bit == 0
+        && LOGGED.fetch_or(bit, Ordering::Relaxed) & bit == 0
+    {
         log_fallback_reason_once(r);
     }
 }
@@ -380,6 +408,58 @@ mod tests {
         assert_eq!(Score::FASTPATH, Score::Accept(100));
         assert_eq!(Score::FALLBACK, Score::Accept(1));
         assert_eq!(Score::HOST, Score::Accept(1));
+    }
+
+    /// A backend that counts how often it is scored, with a ceiling.
+    struct Capped {
+        ceiling: u8,
+        score: Score,
+        asked: Cell<u32>,
+    }
+
+    impl Backend for Capped {
+        fn kind(&self) -> BackendKind {
+            BackendKind::Host
+        }
+        fn ceiling(&self) -> u8 {
+            self.ceiling
+        }
+        fn score(&self, _: &Request<'_>) -> Score {
+            self.asked.set(self.asked.get() + 1);
+            self.score
+        }
+        fn submit(&self, _: &Request<'_>) -> Result<usize> {
+            Ok(0)
+        }
+    }
+
+    #[test]
+    fn backends_that_cannot_win_are_not_asked() {
+        let (f, b) = (file(), device_buffer());
+        let req = Request::new(Direction::Read, &f, &b, 4096, 0, 0);
+        let capped = |ceiling, score| Capped {
+            ceiling,
+            score,
+            asked: Cell::new(0),
+        };
+        // An acceptance of 1, then a backend that never scores above 1: a tie at best.
+        let (first, second) = (capped(1, Score::Accept(1)), capped(1, Score::Accept(1)));
+        let list: [&dyn Backend; 2] = [&first, &second];
+        assert_eq!(select(list, &req).map(|(i, _)| i), Ok(0));
+        assert_eq!((first.asked.get(), second.asked.get()), (1, 0));
+        // A later backend that could score higher is asked, and wins.
+        let (first, second) = (capped(1, Score::Accept(1)), capped(100, Score::Accept(100)));
+        let list: [&dyn Backend; 2] = [&first, &second];
+        assert_eq!(select(list, &req).map(|(i, _)| i), Ok(1));
+        assert_eq!((first.asked.get(), second.asked.get()), (1, 1));
+        // A refusal stops nothing: everybody is asked until someone accepts.
+        let (first, second) = (
+            capped(1, Score::Refuse(Refusal::CompatForced)),
+            capped(1, Score::Accept(1)),
+        );
+        let list: [&dyn Backend; 2] = [&first, &second];
+        assert_eq!(select(list, &req).map(|(i, _)| i), Ok(1));
+        assert_eq!((first.asked.get(), second.asked.get()), (1, 1));
     }
 
     #[test]
