@@ -1,12 +1,13 @@
 //! A small safe Rust API over the driver, used by the `hipfile` tool and by Rust programs:
-//! the same code paths as the C functions, with ownership instead of raw handles. The only
-//! `unsafe` here is the pinned-memory owner's.
+//! the same code paths as the C functions, with ownership instead of raw handles.
+#![deny(unsafe_code)]
 
 use std::os::fd::{AsRawFd, RawFd};
 
 use crate::driver::driver;
 use crate::driver::files::FileToken;
 use crate::error::{Error, Result};
+use crate::runtime::pinned::PinnedHost;
 use crate::runtime::{self, Runtime};
 use crate::vocab::{Address, Direction, Refusal};
 
@@ -314,41 +315,24 @@ impl Drop for DeviceMemory {
 
 /// Page-locked host memory allocated through the runtime; freed on drop.
 pub struct PinnedMemory {
-    ptr: *mut u8,
-    len: usize,
+    mem: PinnedHost,
 }
-
-// SAFETY: the allocation is exclusively owned; access goes through &/&mut self.
-unsafe impl Send for PinnedMemory {}
-// SAFETY: shared access is read-only through &self.
-unsafe impl Sync for PinnedMemory {}
 
 impl PinnedMemory {
     /// Allocate `len` bytes.
     pub fn alloc(len: usize) -> Result<PinnedMemory> {
-        let ptr = gpu_runtime().host_alloc(len.max(1))?;
-        if ptr.is_null() {
-            return Err(Error::Internal("pinned allocation returned NULL"));
-        }
-        Ok(PinnedMemory { ptr, len })
+        PinnedHost::alloc(gpu_runtime(), len)?
+            .map(|mem| PinnedMemory { mem })
+            .ok_or(Error::Internal("pinned allocation returned NULL"))
     }
 
     /// The memory.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: `len` bytes of host memory owned by self, uniquely borrowed.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+        self.mem.as_mut_slice()
     }
 
     /// The memory, read-only.
     pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: `len` bytes of host memory owned by self.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-impl Drop for PinnedMemory {
-    fn drop(&mut self) {
-        // SAFETY: allocated by host_alloc of the same runtime; no borrow outlives self.
-        unsafe { gpu_runtime().host_free(self.ptr) };
+        self.mem.as_slice()
     }
 }

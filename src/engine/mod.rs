@@ -9,7 +9,6 @@
 //! Lock order: the bounce pool's mutex and the worker queue's mutex are leaves; no lock is held
 //! across file I/O or a GPU call.
 
-pub mod bounce;
 pub mod lanes;
 mod lend;
 pub mod pipeline;
@@ -23,7 +22,7 @@ use crate::error::Result;
 use crate::runtime::{DirectCopy, Runtime};
 use crate::vocab::{Address, Direction, MemRef};
 
-use bounce::BouncePool;
+use lend::bounce::BouncePool;
 use pool::WorkerPool;
 
 /// Smallest chunk worth sending around the page cache: shorter ones always go through the

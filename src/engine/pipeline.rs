@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::bounce::Bounce;
 use super::lanes::LaneGuard as Lane;
+use super::lend::bounce::Bounce;
 use super::lend::{Chunk, Claims, FromDevice, Lent, ToDevice};
 use super::{DirectFd, Inner, Transfer};
 use crate::error::{Error, Result};

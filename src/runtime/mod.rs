@@ -16,6 +16,7 @@ pub mod cufile;
 pub mod hip;
 pub mod host;
 pub mod loader;
+pub mod pinned;
 mod symbols;
 
 use std::ffi::c_void;

@@ -5,8 +5,7 @@
 //! decides the bucket of a successful I/O (its returned byte count) and of a failed one (its
 //! requested size).
 
-/// Number of buckets in every histogram.
-pub const BUCKETS: usize = 16;
+pub use crate::sys::stats_block::BUCKETS;
 
 /// The bucket of a byte count: `x = bytes >> 12`; `0` if `x == 0`, else `64 - clz(x)`,
 /// capped at 15.

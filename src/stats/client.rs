@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::report;
 use super::server::socket_address;
-use super::snapshot::{SharedWords, Snapshot};
+use super::snapshot::Snapshot;
 use crate::sys::socket::{self, receive_fd};
 use crate::sys::{self, shm};
 
@@ -211,10 +211,8 @@ impl Connection {
             ));
         }
         let map = shm::Mapping::new(fd, len)?;
-        // SAFETY: the mapping is page-aligned, `len` bytes long, readable, and cannot shrink
-        // (sealed), and it outlives `words`.
-        let words = unsafe { SharedWords::new(map.ptr(), map.len()) };
-        Snapshot::decode(&words).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+        // The memfd is sealed against shrinking, so the mapping stays readable while `map` lives.
+        Snapshot::decode(map.words()).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
     }
 
     /// Write the text report of the block to `fd`.

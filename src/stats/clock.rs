@@ -94,19 +94,7 @@ fn kernel_clocksource_is_tsc() -> bool {
         .is_ok_and(|s| s.trim() == "tsc")
 }
 
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn tsc() -> u64 {
-    // SAFETY: RDTSC has no preconditions on x86_64 (it is only read where the kernel uses
-    // the TSC as its own clocksource).
-    unsafe { core::arch::x86_64::_rdtsc() }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn tsc() -> u64 {
-    0
-}
+use crate::sys::tsc;
 
 #[cfg(test)]
 mod tests {

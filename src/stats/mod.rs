@@ -21,18 +21,18 @@
 //!
 //! Lock order: none on the recording path (no lock at all). The block's `OnceLock` is taken
 //! once at creation; the server's mutex only by [`server::start`] / [`server::shutdown`].
+#![deny(unsafe_code)]
 
 pub mod buckets;
 pub mod client;
 pub mod clock;
-pub mod layout;
+/// The block's layout lives with the other memory this process shares with others, in `sys`.
+pub use crate::sys::stats_block as layout;
 pub mod recorder;
 pub mod report;
 pub mod server;
 pub mod shm;
 pub mod snapshot;
-
-use std::ptr::NonNull;
 
 pub use snapshot::{Layout, Snapshot, Totals};
 
@@ -54,10 +54,5 @@ pub fn set_level(level: u64) {
 
 /// A snapshot of this process's own block.
 pub fn snapshot_self() -> Snapshot {
-    let stats = shm::shared().stats();
-    // SAFETY: the block is a live, 8-byte-aligned `SharedStats` of `SHARED_SIZE` bytes that
-    // is never freed or unmapped.
-    let words =
-        unsafe { snapshot::SharedWords::new(NonNull::from(stats).cast(), layout::SHARED_SIZE) };
-    Snapshot::decode(&words).expect("our own block always decodes")
+    Snapshot::decode(shm::shared().stats().words()).expect("our own block always decodes")
 }

@@ -28,11 +28,10 @@
 
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd};
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use super::layout::{SharedStats, SHARED_SIZE};
+use super::layout::{RecordingSlot, SharedStats};
 use super::server;
 
 use crate::sys::shm::{self, SEAL_FUTURE_WRITE};
@@ -77,17 +76,15 @@ pub fn shared() -> &'static Shared {
 
 /// The block while recording (level ≥ 1, not a detached child), else null: what
 /// [`recording`] reads on the I/O path, one load instead of the `OnceLock` and two flags.
-static RECORDING: AtomicPtr<SharedStats> = AtomicPtr::new(std::ptr::null_mut());
+static RECORDING: RecordingSlot = RecordingSlot::new();
 
 /// The block to record into, or `None` at level 0 or in a detached `fork()` child.
 #[inline(always)]
 pub fn recording() -> Option<&'static SharedStats> {
-    let p = RECORDING.load(Ordering::Acquire);
-    if p.is_null() {
-        return recording_slow();
+    match RECORDING.get() {
+        Some(s) => Some(s),
+        None => recording_slow(),
     }
-    // SAFETY: only ever set to the block, which is initialised before and never unmapped.
-    Some(unsafe { &*p })
 }
 
 /// [`recording`] before the block exists, at level 0 and in a detached child.
@@ -148,7 +145,7 @@ fn create() -> Shared {
 /// Make `stats` the block [`recording`] returns, when `level` records.
 fn publish(stats: &'static SharedStats, level: u64) {
     if level > 0 && !DETACHED.load(Ordering::Relaxed) {
-        RECORDING.store(std::ptr::from_ref(stats).cast_mut(), Ordering::Release);
+        RECORDING.set(Some(stats));
     }
 }
 
@@ -162,7 +159,7 @@ pub fn set_level(level: u64) {
     }
     s.stats.v1.level.store(level, Ordering::Relaxed);
     if level == 0 {
-        RECORDING.store(std::ptr::null_mut(), Ordering::Release);
+        RECORDING.set(None);
     } else {
         publish(s.stats, level);
     }
@@ -170,35 +167,19 @@ pub fn set_level(level: u64) {
 
 /// A zeroed block on the heap, leaked (it lives as long as the process).
 pub(crate) fn private_block() -> &'static SharedStats {
-    let layout = std::alloc::Layout::new::<SharedStats>();
-    // SAFETY: the layout has a non-zero size.
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<SharedStats>();
-    match NonNull::new(ptr) {
-        // SAFETY: a fresh, aligned allocation of one SharedStats, all zero: a valid value,
-        // since it consists of AtomicU64s only. Leaked, so 'static.
-        Some(p) => unsafe { p.as_ref() },
-        None => std::alloc::handle_alloc_error(layout),
-    }
+    SharedStats::on_heap()
 }
 
 /// Create, size, map and seal the memfd.
 fn map_memfd() -> io::Result<(OwnedFd, &'static SharedStats)> {
-    let (fd, ptr) = shm::create_sealed(
-        c"AISSTATS",
-        SHARED_SIZE,
-        libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE,
-    )?;
-    // SAFETY: page-aligned, SHARED_SIZE bytes, zero-filled by ftruncate (a valid SharedStats:
-    // atomics only), never unmapped (so 'static), and shared only with readers that cannot
-    // write (F_SEAL_FUTURE_WRITE); our writes are atomic.
-    Ok((fd, unsafe { ptr.cast::<SharedStats>().as_ref() }))
+    SharedStats::in_memfd(c"AISSTATS", libc::F_SEAL_SHRINK | SEAL_FUTURE_WRITE)
 }
 
 /// Runs in the child right after `fork()`: only async-signal-safe work (an atomic store and
 /// `close`), and nothing here can panic.
 extern "C" fn after_fork_in_child() {
     DETACHED.store(true, Ordering::Relaxed);
-    RECORDING.store(std::ptr::null_mut(), Ordering::Relaxed);
+    RECORDING.set(None);
     server::after_fork_in_child();
 }
 
@@ -228,7 +209,7 @@ mod tests {
         );
         assert_eq!(
             shm::regular_size(fd.as_raw_fd()).unwrap(),
-            (true, SHARED_SIZE as i64)
+            (true, crate::sys::stats_block::SHARED_SIZE as i64)
         );
         assert_eq!(s.stats().v1.version.load(Ordering::Relaxed), 1);
     }

@@ -11,9 +11,7 @@
 //! prints only its two header lines, as upstream does). Our extension is used only when its
 //! magic, version and size check out.
 
-use std::marker::PhantomData;
 use std::mem::{offset_of, size_of};
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::buckets::BUCKETS;
@@ -45,39 +43,18 @@ impl Words for [u8] {
     }
 }
 
-/// Words of live shared memory, read with relaxed atomic loads.
-pub(crate) struct SharedWords<'a> {
-    ptr: NonNull<u8>,
-    len: usize,
-    _memory: PhantomData<&'a [u8]>,
-}
-
-impl SharedWords<'_> {
-    /// # Safety
-    /// `ptr` is 8-byte aligned and `len` bytes from it stay mapped and readable for the
-    /// lifetime of the result (they may be read-only and may change concurrently).
-    pub(crate) unsafe fn new(ptr: NonNull<u8>, len: usize) -> Self {
-        SharedWords {
-            ptr,
-            len,
-            _memory: PhantomData,
-        }
-    }
-}
-
-impl Words for SharedWords<'_> {
+/// Words of live shared memory (our own block, or another process's mapped read-only),
+/// read with relaxed atomic loads: the owner keeps adding to them.
+impl Words for [AtomicU64] {
     fn len(&self) -> usize {
-        self.len
+        <[AtomicU64]>::len(self) * 8
     }
     fn word(&self, offset: usize) -> u64 {
-        if offset % 8 != 0 || offset.checked_add(8).is_none_or(|end| end > self.len) {
+        if offset % 8 != 0 {
             return 0;
         }
-        // SAFETY: in bounds and 8-byte aligned (aligned base, offset a multiple of 8) per
-        // `new`'s contract. Another process may write the word concurrently, so it is read
-        // atomically; a relaxed 8-byte atomic load is also defined on read-only memory (std's
-        // "atomic accesses to read-only memory" rule), which a PROT_READ mapping is.
-        unsafe { (*self.ptr.as_ptr().add(offset).cast::<AtomicU64>()).load(Ordering::Relaxed) }
+        self.get(offset / 8)
+            .map_or(0, |w| w.load(Ordering::Relaxed))
     }
 }
 
@@ -557,9 +534,8 @@ mod tests {
         block.ext.host_per_gpu[3][1].bytes.store(99, Relaxed);
         block.ext.refusals[2][10].store(5, Relaxed);
         block.ext.bounce_bytes_peak.store(4096, Relaxed);
-        // SAFETY: a live, aligned SharedStats of SHARED_SIZE bytes outlives `w`.
-        let w = unsafe { SharedWords::new(NonNull::from(block).cast(), SHARED_SIZE) };
-        let s = Snapshot::decode(&w).unwrap();
+        let w = block.words();
+        let s = Snapshot::decode(w).unwrap();
         assert_eq!((s.layout, s.level), (Layout::V1, 2));
         assert_eq!(s.gpus[15][0].io_time_us[1][15], 77);
         let ext = s.ext.unwrap();

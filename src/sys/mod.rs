@@ -6,7 +6,23 @@ pub mod io;
 pub mod mounts;
 pub mod shm;
 pub mod socket;
+pub mod stats_block;
 pub mod statx;
+
+/// The processor's time-stamp counter (0 where there is none).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn tsc() -> u64 {
+    // SAFETY: RDTSC has no preconditions on x86_64.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// The processor's time-stamp counter (0 where there is none).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub fn tsc() -> u64 {
+    0
+}
 
 /// The calling thread's `errno`.
 pub fn errno() -> i32 {

@@ -109,9 +109,13 @@ impl Mapping {
         Ok(Mapping { ptr, len })
     }
 
-    /// The first byte (page-aligned).
-    pub fn ptr(&self) -> NonNull<u8> {
-        self.ptr
+    /// The mapping as 8-byte words (the bytes past the last whole word are not included).
+    /// Another process may change them at any time: read them with atomic loads. A relaxed
+    /// 8-byte atomic load is also defined on read-only memory, which this mapping is.
+    pub fn words(&self) -> &[std::sync::atomic::AtomicU64] {
+        // SAFETY: page-aligned (so 8-byte aligned), `len` readable bytes for as long as the
+        // mapping (and so the borrow) lives; `AtomicU64` has the size and alignment of `u64`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast(), self.len / 8) }
     }
 
     /// The length in bytes.

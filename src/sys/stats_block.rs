@@ -19,12 +19,18 @@
 //! extension has three (`2` = Host, [`EXT_BACKENDS`]). Direction index: `0` = read, `1` =
 //! write. Refusal reasons have fixed slots ([`refusal_slot`], [`REFUSALS`]).
 
+use std::ffi::c_int;
+use std::io;
 use std::mem::{offset_of, size_of};
-use std::sync::atomic::AtomicU64;
+use std::os::fd::OwnedFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
-use super::buckets::BUCKETS;
 use crate::vocab::Direction;
 use crate::vocab::{BackendKind, Refusal};
+
+/// Number of buckets in every histogram.
+pub const BUCKETS: usize = 16;
 
 /// Per-GPU slots of the [D] block (`HIPFILE_MAX_GPUS`).
 pub const MAX_GPUS: usize = 16;
@@ -156,6 +162,44 @@ pub struct SharedStats {
 }
 
 impl SharedStats {
+    /// A zeroed block in a new sealed memfd named `name` (see [`super::shm::create_sealed`]),
+    /// mapped read-write shared for the rest of the process.
+    pub fn in_memfd(
+        name: &std::ffi::CStr,
+        seals: c_int,
+    ) -> io::Result<(OwnedFd, &'static SharedStats)> {
+        let (fd, ptr) = super::shm::create_sealed(name, SHARED_SIZE, seals)?;
+        // SAFETY: page-aligned, SHARED_SIZE bytes, zero-filled by ftruncate (a valid
+        // SharedStats: atomics only), never unmapped (so 'static), and shared only with readers
+        // that cannot write (the seals); our writes are atomic.
+        Ok((fd, unsafe { ptr.cast::<SharedStats>().as_ref() }))
+    }
+
+    /// A zeroed block on the heap, leaked (it lives as long as the process).
+    pub fn on_heap() -> &'static SharedStats {
+        let layout = std::alloc::Layout::new::<SharedStats>();
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<SharedStats>();
+        match NonNull::new(ptr) {
+            // SAFETY: a fresh, aligned allocation of one SharedStats, all zero: a valid value,
+            // since it consists of AtomicU64s only. Leaked, so 'static.
+            Some(p) => unsafe { p.as_ref() },
+            None => std::alloc::handle_alloc_error(layout),
+        }
+    }
+
+    /// The block as its 8-byte words, in layout order.
+    pub fn words(&self) -> &[AtomicU64] {
+        // SAFETY: `SharedStats` is `repr(C)` and consists of `AtomicU64`s only (no padding:
+        // the size assert below), so it is exactly SHARED_SIZE / 8 words, aligned as one.
+        unsafe {
+            std::slice::from_raw_parts(
+                std::ptr::from_ref(self).cast::<AtomicU64>(),
+                SHARED_SIZE / 8,
+            )
+        }
+    }
+
     /// Write the constant header words into a zeroed block.
     pub fn init_header(&self, level: u64) {
         use std::sync::atomic::Ordering::Relaxed;
@@ -271,6 +315,37 @@ const _: () = {
     assert!(size_of::<SharedStats>() == 33_576 + 2560);
     assert!(REFUSALS.len() <= REFUSAL_SLOTS);
 };
+
+/// Where the I/O path finds the block while recording: one atomic load, `None` when not
+/// recording. Only a `&'static SharedStats` ever goes in.
+pub struct RecordingSlot(AtomicPtr<SharedStats>);
+
+impl RecordingSlot {
+    /// Empty.
+    pub const fn new() -> RecordingSlot {
+        RecordingSlot(AtomicPtr::new(std::ptr::null_mut()))
+    }
+
+    /// The block, if one is set.
+    #[inline(always)]
+    pub fn get(&self) -> Option<&'static SharedStats> {
+        let p = self.0.load(Ordering::Acquire);
+        // SAFETY: only `set` stores a non-null pointer, and only from a `&'static SharedStats`.
+        (!p.is_null()).then(|| unsafe { &*p })
+    }
+
+    /// Record into `block` from now on, or stop (`None`).
+    pub fn set(&self, block: Option<&'static SharedStats>) {
+        let p = block.map_or(std::ptr::null_mut(), |b| std::ptr::from_ref(b).cast_mut());
+        self.0.store(p, Ordering::Release);
+    }
+}
+
+impl Default for RecordingSlot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,8 @@
 //! The one place where the engine lends memory out: the application's host memory of one
-//! request, made into slices chunk by chunk for the file system calls, and pinned bounce
-//! buffers handed to the runtime's asynchronous copies, which own them until they completed.
-//! Everything else in the engine is safe code over what this module hands out.
+//! request, made into slices chunk by chunk for the file system calls; the pinned bounce
+//! buffers of the pool ([`bounce`]), lent to one user at a time; and bounce buffers handed to
+//! the runtime's asynchronous copies, which own them until they completed. Everything else in
+//! the engine is safe code over what this module hands out.
 //!
 //! - [`Lent`] is the application's host memory of a request. It becomes a slice only through
 //!   a [`Chunk`], and a chunk is handed out once ([`Claims`]), so no two slices of one request
@@ -12,10 +13,12 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::bounce::Bounce;
+pub(crate) mod bounce;
+
 use super::lanes::Lane;
 use crate::runtime::{EventHandle, RtError, RtResult, Runtime, StreamHandle};
 use crate::vocab::Address;
+use bounce::Bounce;
 
 /// One chunk of a request: `len` bytes at request offset `off`. Not `Clone`: each chunk is
 /// handed out once, which is what lets [`Lent`] make it a slice.
