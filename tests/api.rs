@@ -6,13 +6,13 @@ mod common;
 use std::ffi::c_void;
 
 use common::*;
-use hipfile::stats;
-use hipfile::vocab::Refusal;
+use hipfile::api::stats;
+use hipfile::api::Refusal;
 
 /// The fastpath refusals recorded so far for `r`.
 fn fastpath_refusals_of(r: Refusal) -> u64 {
-    let slot = stats::layout::refusal_slot(r);
-    stats::snapshot_self().ext.expect("our extension").refusals[0][slot]
+    let slot = stats::refusal_slot(r);
+    stats::own_snapshot().ext.expect("our extension").refusals[0][slot]
 }
 
 child_test!(

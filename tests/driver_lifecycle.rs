@@ -14,7 +14,7 @@ use std::ptr::{null, null_mut};
 use std::sync::{Arc, Barrier};
 
 use common::*;
-use hipfile::runtime::Platform;
+use hipfile::api::Platform;
 
 // ---- helpers --------------------------------------------------------------------------------
 
@@ -856,7 +856,7 @@ fn op_error_string_of_unknown_values() {
 fn host_only_io_works() {
     assert_eq!(hipFileDriverOpen(), OK);
     assert_eq!(count(), 1);
-    assert_eq!(hipfile::runtime::runtime().platform(), Platform::Host);
+    assert_eq!(hipfile::api::runtime_report().platform, Platform::Host);
     let data = pattern(3 << 20, 11);
     let f = TempFile::new("host-only", &data, libc::O_RDWR);
     let fh = register_fd(f.fd);
@@ -942,7 +942,7 @@ child_test!(
         let log = PathBuf::from(std::env::var("HIPFILE_LOG_FILE").unwrap());
         assert_eq!(hipFileDriverOpen(), OK);
         // Automatic choice: hipsim (AMD face, one device).
-        assert_eq!(hipfile::runtime::runtime().platform(), Platform::Amd);
+        assert_eq!(hipfile::api::runtime_report().platform, Platform::Amd);
         // A hipMalloc pointer registers as device memory: with the host backend off, only
         // device memory is accepted, and host memory is refused.
         let b = sim().device_alloc(8192);

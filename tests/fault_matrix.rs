@@ -833,7 +833,7 @@ child_test!(enospc_on_a_small_tmpfs_host, {
 /// request and for one that fails after its first system call; the data right afterwards.
 #[cfg(feature = "io-fault-seam")]
 fn eio(b: Backend) {
-    use hipfile::sys::io::fault_seam;
+    use hipfile::internals::fault_seam;
     assert_eq!(hipFileDriverOpen().err, 0);
     let len = 12 << 20;
     let data = pattern(len, 70);

@@ -1007,7 +1007,7 @@ child_test!(
     [("HIPSIM_RUNTIME_VERSION", "50200000")],
     {
         assert_eq!(hipFileDriverOpen(), OK);
-        assert_eq!(hipfile::runtime::runtime().version(), 50_200_000);
+        assert_eq!(hipfile::api::runtime_report().version, 50_200_000);
         // Device memory (type 1 on ROCm 5) registers, with the device range rules.
         let b8 = sim().device_alloc(8192);
         assert_eq!(hipFileBufRegister(b8.ptr, 8192, 0), OK);

@@ -991,7 +991,7 @@ child_test!(
         let len = 64 * 1024;
         let data = pattern(len, 41);
         let f = TestFile::rw("memalign", &data);
-        let facts = hipfile::sys::statx::statx_fd(f.fd).unwrap();
+        let facts = hipfile::internals::statx_fd(f.fd).unwrap();
         eprintln!(
             "statx: dio_mem_align {}, dio_offset_align {}",
             facts.dio_mem_align, facts.dio_offset_align
@@ -2032,11 +2032,10 @@ mod fake {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::Duration;
 
-    use hipfile::runtime::{
-        DeviceRestore, EventHandle, Platform, PointerInfo, RtError, RtResult, Runtime,
+    use hipfile::internals::runtime::{
+        DeviceRestore, EventHandle, MemoryType, Platform, PointerInfo, RtError, RtResult, Runtime,
         RuntimeTools, StreamHandle,
     };
-    use hipfile::vocab::MemoryType;
 
     /// Fake device memory: addresses in this range are "device memory" (never dereferenced).
     pub const BASE: usize = 0x7e00_0000_0000;
@@ -2211,8 +2210,11 @@ mod fake {
     /// Install the fake before any API call.
     pub fn install(mode: Mode) {
         assert!(
-            hipfile::runtime::install(Box::new(Fake(mode)), "tests/sync_io.rs fake runtime")
-                .is_ok(),
+            hipfile::internals::runtime::install(
+                Box::new(Fake(mode)),
+                "tests/sync_io.rs fake runtime"
+            )
+            .is_ok(),
             "a runtime was already chosen"
         );
     }

@@ -26,6 +26,8 @@ pub mod buckets;
 pub mod client;
 pub mod clock;
 pub mod layout;
+#[cfg(test)]
+mod layout_tests;
 pub mod recorder;
 pub mod report;
 pub mod server;

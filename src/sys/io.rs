@@ -154,13 +154,8 @@ pub unsafe fn pwrite_raw(fd: RawFd, buf: *const u8, len: usize, offset: u64) -> 
     }
 }
 
-/// Read into `buf` from `offset` until it is full or end of file; returns the count read.
-pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> {
-    // SAFETY: a mutable slice is writable memory.
-    unsafe { pread_full_raw(fd, buf.as_mut_ptr(), buf.len(), offset) }
-}
-
-/// [`pread_full`] on raw memory.
+/// Read into `len` bytes at `buf` from `offset` until they are full or end of file; returns
+/// the count read.
 ///
 /// # Safety
 /// `buf..buf+len` must be writable host memory not accessed by others meanwhile.
@@ -183,14 +178,6 @@ pub unsafe fn pread_full_raw(
     Ok(done)
 }
 
-/// Write all of `buf` at `offset` (a zero-byte `pwrite` result stops early); returns the count.
-/// A failure after part of the buffer was written is reported as the failure (see
-/// [`pwrite_full_raw`] for the count that reached the file).
-pub fn pwrite_full(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, i32> {
-    // SAFETY: a slice is readable memory.
-    unsafe { pwrite_full_raw(fd, buf.as_ptr(), buf.len(), offset) }.map_err(|p| p.errno)
-}
-
 /// A write that failed: `errno`, after `done` bytes from the start of the buffer had reached
 /// the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,7 +188,8 @@ pub struct PartialWrite {
     pub errno: i32,
 }
 
-/// [`pwrite_full`] on raw memory, keeping the count written before a failure.
+/// Write all `len` bytes at `buf` at `offset` (a zero-byte `pwrite` result stops early),
+/// keeping the count written before a failure.
 ///
 /// # Safety
 /// `buf..buf+len` must be readable host memory.

@@ -118,11 +118,6 @@ impl Mapping {
     pub fn len(&self) -> usize {
         self.len
     }
-
-    /// Whether the mapping is empty (never: `mmap` refuses length 0).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 impl Drop for Mapping {
