@@ -37,29 +37,6 @@ fn close_to_zero() {
     assert_eq!(count(), 0);
 }
 
-/// A scratch file with known contents, open with `flags`; closed and removed on drop.
-struct TempFile {
-    path: PathBuf,
-    fd: c_int,
-}
-
-impl TempFile {
-    fn new(tag: &str, contents: &[u8], flags: c_int) -> TempFile {
-        let path = scratch_file(tag);
-        make_file(&path, contents);
-        let fd = open_fd(&path, flags);
-        TempFile { path, fd }
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        // SAFETY: our own descriptor (the library never closes a client descriptor).
-        unsafe { libc::close(self.fd) };
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
 /// `hipFileRead` into host memory.
 fn read_host(fh: hipFileHandle_t, buf: &mut [u8], file_offset: i64, buffer_offset: i64) -> isize {
     // SAFETY: `buf` is valid for writes of its length; the library only writes inside

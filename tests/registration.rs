@@ -9,7 +9,7 @@ mod common;
 
 use std::collections::HashSet;
 use std::ffi::{c_int, c_void};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::ptr::{null, null_mut};
 use std::time::{Duration, Instant};
 
@@ -46,32 +46,6 @@ fn assert_refused(fd: c_int, expected: hipFileOpError_t) {
     let (r, fh) = try_register(fd);
     assert_eq!(r, code(expected), "registering fd {fd}");
     assert_eq!(fh, SENTINEL, "*fh must not be written on failure (fd {fd})");
-}
-
-/// A scratch file with known contents, open with `flags`; closed and removed on drop.
-struct TempFile {
-    path: PathBuf,
-    fd: c_int,
-}
-
-impl TempFile {
-    fn new(tag: &str, contents: &[u8], flags: c_int) -> TempFile {
-        Self::at(scratch_file(tag), contents, flags)
-    }
-
-    fn at(path: PathBuf, contents: &[u8], flags: c_int) -> TempFile {
-        make_file(&path, contents);
-        let fd = open_fd(&path, flags);
-        TempFile { path, fd }
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        // SAFETY: our own descriptor (the library never closes a client descriptor).
-        unsafe { libc::close(self.fd) };
-        let _ = std::fs::remove_file(&self.path);
-    }
 }
 
 fn read(
