@@ -69,6 +69,4 @@ pub mod internals {
     /// Injected `pread`/`pwrite` failures (cargo feature `io-fault-seam` as well).
     #[cfg(feature = "io-fault-seam")]
     pub use crate::sys::io::fault_seam;
-    /// `statx` of a descriptor.
-    pub use crate::sys::statx::statx_fd;
 }

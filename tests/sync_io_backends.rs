@@ -312,11 +312,8 @@ child_test!(
         let len = 64 * 1024;
         let data = pattern(len, 41);
         let f = TestFile::rw("memalign", &data);
-        let facts = hipfile::internals::statx_fd(f.fd).unwrap();
-        eprintln!(
-            "statx: dio_mem_align {}, dio_offset_align {}",
-            facts.dio_mem_align, facts.dio_offset_align
-        );
+        let (mem_align, offset_align) = dio_alignment(f.fd);
+        eprintln!("statx: dio_mem_align {mem_align}, dio_offset_align {offset_align}");
         let dev = device_filled(len, 0);
         for boff in [512usize, 1024, 2048, 3072] {
             fill(dev.ptr, 0, len);

@@ -166,11 +166,36 @@ pub fn environment(simulator: bool) -> Vec<EnvVar> {
 }
 
 /// One mount of the mount table (`/proc/self/mountinfo`), as the library reads it.
-pub type Mount = mounts::MountEntry;
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mount(mounts::MountEntry);
+
+impl Mount {
+    /// The mount point.
+    pub fn mount_point(&self) -> &str {
+        &self.0.mount_point
+    }
+    /// The file-system type (`ext4`, `xfs`, `tmpfs`, ...).
+    pub fn fstype(&self) -> &str {
+        &self.0.fstype
+    }
+    /// The mount source (`/dev/nvme0n1p1`, ...).
+    pub fn source(&self) -> &str {
+        &self.0.source
+    }
+    /// The device number, `(major, minor)`.
+    pub fn device(&self) -> (u32, u32) {
+        (self.0.major, self.0.minor)
+    }
+    /// The value of option `name` (`Some("")` for a flag without `=`): per-mount options
+    /// first, then super-block options.
+    pub fn option(&self, name: &str) -> Option<&str> {
+        self.0.option(name)
+    }
+}
 
 /// The mount table, in its order; the error is an errno value.
 pub fn mount_table() -> std::result::Result<Vec<Mount>, i32> {
-    mounts::read_table()
+    Ok(mounts::read_table()?.into_iter().map(Mount).collect())
 }
 
 #[cfg(test)]

@@ -140,6 +140,25 @@ impl Drop for TestFile {
     }
 }
 
+/// `statx(fd, STATX_DIOALIGN)`: `(stx_dio_mem_align, stx_dio_offset_align)`, zeros when the
+/// kernel does not report them.
+pub fn dio_alignment(fd: c_int) -> (u32, u32) {
+    // SAFETY: statx is plain old data; all-zero is a valid value.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: an empty path with AT_EMPTY_PATH names `fd`; `stx` is a valid out-pointer.
+    let rc = unsafe {
+        libc::statx(
+            fd,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
+    assert_eq!(rc, 0, "statx: {}", std::io::Error::last_os_error());
+    (stx.stx_dio_mem_align, stx.stx_dio_offset_align)
+}
+
 /// `hipFileBufRegister(p, len, 0)`.
 pub fn buf_register(p: *const c_void, len: usize) -> hipFileError_t {
     hipFileBufRegister(p, len, 0)

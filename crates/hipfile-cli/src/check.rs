@@ -79,7 +79,7 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
         match api::mount_table() {
             Ok(table) => table
                 .iter()
-                .filter(|m| m.source.starts_with("/dev/"))
+                .filter(|m| m.source().starts_with("/dev/"))
                 .map(|m| Volume::of_mount(m, rt))
                 .collect(),
             Err(e) => vec![Volume::failed(
@@ -629,10 +629,10 @@ fn dev_numbers(dev: u64) -> (u32, u32) {
 /// whose mount point is the longest prefix of the path; else the first of that device.
 fn mount_of<'a>(table: &'a [Mount], path: &Path, maj: u32, min: u32) -> Option<&'a Mount> {
     let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let of_device = || table.iter().filter(|m| m.major == maj && m.minor == min);
+    let of_device = || table.iter().filter(|m| m.device() == (maj, min));
     of_device()
-        .filter(|m| canon.starts_with(&m.mount_point))
-        .max_by_key(|m| m.mount_point.len())
+        .filter(|m| canon.starts_with(m.mount_point()))
+        .max_by_key(|m| m.mount_point().len())
         .or_else(|| of_device().next())
 }
 
@@ -689,7 +689,7 @@ impl Volume {
     }
 
     fn of_mount(m: &Mount, rt: &RuntimeReport) -> Volume {
-        Volume::examine(Path::new(&m.mount_point), Some(m.clone()), rt)
+        Volume::examine(Path::new(m.mount_point()), Some(m.clone()), rt)
     }
 
     fn of_path(p: &Path, table: &[Mount], rt: &RuntimeReport) -> Volume {
@@ -738,9 +738,9 @@ impl Volume {
             }
             Refusal::FileSystem => {
                 let what = match &self.mount {
-                    Some(m) => match m.option("data").filter(|_| m.fstype == "ext4") {
+                    Some(m) => match m.option("data").filter(|_| m.fstype() == "ext4") {
                         Some(d) => format!("it is ext4 with data={d}"),
-                        None => format!("it is {}", m.fstype),
+                        None => format!("it is {}", m.fstype()),
                     },
                     None => "its mount is not in the mount table".to_string(),
                 };
@@ -753,13 +753,13 @@ impl Volume {
     fn fstype(&self) -> Option<String> {
         match self.kind {
             Some(Kind::BlockDevice) => Some("block device".to_string()),
-            _ => self.mount.as_ref().map(|m| m.fstype.clone()),
+            _ => self.mount.as_ref().map(|m| m.fstype().to_string()),
         }
     }
 
     /// The ext4 data mode (`ordered` when no `data=` option is given).
     fn ext4_data_mode(&self) -> Option<String> {
-        let m = self.mount.as_ref().filter(|m| m.fstype == "ext4")?;
+        let m = self.mount.as_ref().filter(|m| m.fstype() == "ext4")?;
         Some(m.option("data").unwrap_or("ordered").to_string())
     }
 
@@ -768,8 +768,8 @@ impl Volume {
         Value::obj()
             .with("path", self.path.as_str())
             .with("type", self.kind.map(Kind::name))
-            .with("mount_point", m.map(|m| m.mount_point.clone()))
-            .with("source", m.map(|m| m.source.clone()))
+            .with("mount_point", m.map(|m| m.mount_point().to_string()))
+            .with("source", m.map(|m| m.source().to_string()))
             .with("fstype", self.fstype())
             .with("ext4_data_mode", self.ext4_data_mode())
             .with("o_direct", self.o_direct.text())
@@ -797,10 +797,10 @@ impl Volume {
             println!("      type:             {}", k.name());
         }
         if let Some(m) = &self.mount {
-            if m.mount_point != self.path {
-                println!("      mount point:      {}", m.mount_point);
+            if m.mount_point() != self.path {
+                println!("      mount point:      {}", m.mount_point());
             }
-            println!("      file system:      {} on {}", m.fstype, m.source);
+            println!("      file system:      {} on {}", m.fstype(), m.source());
         } else if self.kind != Some(Kind::BlockDevice) {
             println!("      file system:      unknown (not in the mount table)");
         }
