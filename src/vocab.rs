@@ -44,9 +44,6 @@ impl MemoryType {
 pub struct Address(usize);
 
 impl Address {
-    /// NULL.
-    pub const NULL: Address = Address(0);
-
     /// The address of a C pointer (conversion at the door).
     #[inline(always)]
     pub fn of<T>(ptr: *const T) -> Address {
@@ -75,12 +72,6 @@ impl Address {
     #[inline(always)]
     pub const fn add(self, bytes: usize) -> Address {
         Address(self.0.wrapping_add(bytes))
-    }
-
-    /// Bytes from `base` to here, when this lies at or after it.
-    #[inline(always)]
-    pub fn offset_from(self, base: Address) -> Option<usize> {
-        self.0.checked_sub(base.0)
     }
 }
 

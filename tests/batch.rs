@@ -145,10 +145,6 @@ impl Drop for Setup {
     }
 }
 
-fn buf_register(p: *const c_void, len: usize) {
-    assert_eq!(hipFileBufRegister(p, len, 0), OK);
-}
-
 child_test!(set_up_rules, {
     let mut h: hipFileBatchHandle_t = 0x1234 as hipFileBatchHandle_t;
     // SAFETY: NULL and valid out-pointers.
@@ -188,7 +184,7 @@ child_test!(set_up_rules, {
 child_test!(submit_checks_in_order_and_all_or_nothing, {
     let f = file("batch-checks", 1 << 16, libc::O_RDWR);
     let dev = sim().device_alloc(1 << 16);
-    buf_register(dev.ptr, 1 << 16);
+    assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
     let h = setup(4);
     let good = || params(f.fh, hipFileBatchRead, dev.ptr, 0, 0, 4096, 1);
     // SAFETY: NULL arrays with nr as stated.
@@ -320,7 +316,7 @@ fn reads_and_writes(compat: bool) {
     const LEN: usize = 1 << 20;
     let f = file("batch-rw", LEN, libc::O_RDWR);
     let reg = sim().device_alloc(LEN);
-    buf_register(reg.ptr, LEN);
+    assert_eq!(buf_register(reg.ptr, LEN), OK);
     let unreg = sim().device_alloc(LEN); // resolved per entry, as hipFileRead does
     let h = setup(64);
     // 32 reads of 32 KiB into each buffer at various offsets, the last one past the end of
@@ -424,7 +420,7 @@ child_test!(
 child_test!(get_status_rules, {
     let f = file("batch-status", 1 << 16, libc::O_RDWR);
     let dev = sim().device_alloc(1 << 16);
-    buf_register(dev.ptr, 1 << 16);
+    assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
     let h = setup(8);
     let mut ev = [hipFileIOEvents_t {
         cookie: null_mut(),
@@ -509,7 +505,7 @@ child_test!(
         // Read-only descriptor: a batch write fails in pwrite with EBADF → ret = -EBADF.
         let ro = file("batch-fail", 1 << 16, libc::O_RDONLY);
         let dev = sim().device_alloc(1 << 16);
-        buf_register(dev.ptr, 1 << 16);
+        assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
         let h = setup(4);
         assert_eq!(
             submit(
@@ -550,7 +546,7 @@ child_test!(
     {
         let f = file("batch-cancel", 1 << 16, libc::O_RDWR);
         let dev = sim().device_alloc(1 << 16);
-        buf_register(dev.ptr, 1 << 16);
+        assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
         let h = setup(8);
         let mut ops = reads_4k(f.fh, dev.ptr, 4);
         let t0 = Instant::now();
@@ -603,7 +599,7 @@ child_test!(
     {
         let f = file("batch-destroy", 1 << 16, libc::O_RDWR);
         let dev = sim().device_alloc(1 << 16);
-        buf_register(dev.ptr, 1 << 16);
+        assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
         let data = pattern(4096, 5);
         sim().upload(dev.ptr, &data);
         let h = setup(8);
@@ -668,7 +664,7 @@ child_test!(
     {
         let f = file("batch-threads", 1 << 20, libc::O_RDWR);
         let dev = sim().device_alloc(1 << 20);
-        buf_register(dev.ptr, 1 << 20);
+        assert_eq!(buf_register(dev.ptr, 1 << 20), OK);
         open_driver();
         let h = setup(128);
         let (fh, base, hu) = (f.fh as usize, dev.ptr as usize, h as usize);
@@ -724,7 +720,7 @@ child_test!(
         let f = file("batch-release", 1 << 16, libc::O_RDWR);
         let dev = sim().device_alloc(1 << 16);
         for round in 0..50usize {
-            buf_register(dev.ptr, 1 << 16);
+            assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
             let h = setup(4);
             let mut op = [params(f.fh, 0, dev.ptr, 0, 0, 4096, round)];
             assert_eq!(submit(h, &mut op), OK);
@@ -835,7 +831,7 @@ fn run_rand_case(c: &RandCase) -> Result<(), TestCaseError> {
     let fh = register_fd(fd);
     let dev = sim().device_alloc(SLOT * SLOTS);
     if c.registered {
-        buf_register(dev.ptr, SLOT * SLOTS);
+        assert_eq!(buf_register(dev.ptr, SLOT * SLOTS), OK);
     }
     let h = setup(SLOTS as c_uint);
     for (b, batch) in c.batches.iter().enumerate() {

@@ -489,7 +489,8 @@ fn cancelled_threads_never_abort_the_process() {
 // the caller with SIGPIPE (the child restores SIGPIPE's default action, which Rust programs
 // otherwise ignore).
 child_test!(stats_report_to_a_closed_pipe_is_epipe_not_sigpipe, {
-    hipfile::stats::init();
+    // Reading the level creates this process's statistics block and starts its server.
+    let _ = hipfile::api::stats::level();
     // SAFETY: plain calls; the test child owns its process.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let ctx = common::stats_ctx::Ctx::create(std::process::id() as c_int);

@@ -17,22 +17,19 @@ child_test!(
     [("HIPFILE_PLATFORM", "nvidia")],
     {
         assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
-        let choice = hipfile::runtime::loader::choice();
-        assert_eq!(
-            choice.runtime.platform(),
-            hipfile::runtime::Platform::Nvidia
-        );
+        let choice = hipfile::api::runtime_report();
+        assert_eq!(choice.platform, hipfile::api::Platform::Nvidia);
         assert!(
-            choice.runtime.describe().starts_with("CUDA driver 13.0"),
+            choice.description.starts_with("CUDA driver 13.0"),
             "{}",
-            choice.runtime.describe()
+            choice.description
         );
-        assert!(choice.runtime.is_simulated());
+        assert!(choice.simulated);
         assert!(
-            !choice.runtime.has_fastpath(),
+            !choice.gpu_direct,
             "GPU-direct through the driver API alone is never claimed"
         );
-        assert_eq!(choice.runtime.device_count(), 1);
+        assert_eq!(choice.device_count, 1);
     }
 );
 
@@ -300,14 +297,13 @@ fn use_hipsim_cufile() {
 cufile_test!(cufile_in_compat_mode_only_is_declined, [], {
     use_hipsim_cufile();
     assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
-    let rt = hipfile::runtime::loader::choice();
-    assert!(!rt.runtime.has_fastpath());
+    let rt = hipfile::api::runtime_report();
+    assert!(!rt.gpu_direct);
     assert!(
-        rt.runtime
-            .describe()
+        rt.description
             .contains("cuFile not used: cuFile reports no GPUDirect Storage path"),
         "{}",
-        rt.runtime.describe()
+        rt.description
     );
     let (path, _f, fh, dev, data) = cufile_setup("cufile-compat", 1 << 20);
     // SAFETY: a registered handle and a 1 MiB device buffer.
@@ -324,14 +320,13 @@ cufile_test!(
     {
         use_hipsim_cufile();
         assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
-        let rt = hipfile::runtime::loader::choice();
-        assert!(rt.runtime.has_fastpath());
+        let rt = hipfile::api::runtime_report();
+        assert!(rt.gpu_direct);
         assert!(
-            rt.runtime
-                .describe()
+            rt.description
                 .contains("GPUDirect Storage through cuFile (nvidia-fs 2.17)"),
             "{}",
-            rt.runtime.describe()
+            rt.description
         );
         let (path, _f, fh, dev, data) = cufile_setup("cufile-gds", 2 << 20);
         // SAFETY: a registered handle and a 2 MiB device buffer.

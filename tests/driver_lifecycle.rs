@@ -14,7 +14,7 @@ use std::ptr::{null, null_mut};
 use std::sync::{Arc, Barrier};
 
 use common::*;
-use hipfile::runtime::Platform;
+use hipfile::api::Platform;
 
 // ---- helpers --------------------------------------------------------------------------------
 
@@ -35,29 +35,6 @@ fn close_to_zero() {
     assert_eq!(count(), 0);
     assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
     assert_eq!(count(), 0);
-}
-
-/// A scratch file with known contents, open with `flags`; closed and removed on drop.
-struct TempFile {
-    path: PathBuf,
-    fd: c_int,
-}
-
-impl TempFile {
-    fn new(tag: &str, contents: &[u8], flags: c_int) -> TempFile {
-        let path = scratch_file(tag);
-        make_file(&path, contents);
-        let fd = open_fd(&path, flags);
-        TempFile { path, fd }
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        // SAFETY: our own descriptor (the library never closes a client descriptor).
-        unsafe { libc::close(self.fd) };
-        let _ = std::fs::remove_file(&self.path);
-    }
 }
 
 /// `hipFileRead` into host memory.
@@ -856,7 +833,7 @@ fn op_error_string_of_unknown_values() {
 fn host_only_io_works() {
     assert_eq!(hipFileDriverOpen(), OK);
     assert_eq!(count(), 1);
-    assert_eq!(hipfile::runtime::runtime().platform(), Platform::Host);
+    assert_eq!(hipfile::api::runtime_report().platform, Platform::Host);
     let data = pattern(3 << 20, 11);
     let f = TempFile::new("host-only", &data, libc::O_RDWR);
     let fh = register_fd(f.fd);
@@ -942,7 +919,7 @@ child_test!(
         let log = PathBuf::from(std::env::var("HIPFILE_LOG_FILE").unwrap());
         assert_eq!(hipFileDriverOpen(), OK);
         // Automatic choice: hipsim (AMD face, one device).
-        assert_eq!(hipfile::runtime::runtime().platform(), Platform::Amd);
+        assert_eq!(hipfile::api::runtime_report().platform, Platform::Amd);
         // A hipMalloc pointer registers as device memory: with the host backend off, only
         // device memory is accepted, and host memory is refused.
         let b = sim().device_alloc(8192);

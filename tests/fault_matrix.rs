@@ -17,7 +17,6 @@
 
 mod common;
 
-use std::ffi::c_int;
 use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 
@@ -51,11 +50,6 @@ enum Mode {
 /// One outcome, in one form for both modes: the byte count, or the negative error a batch
 /// event carries (`-errno` where `hipFileRead` returns -1 and sets `errno`).
 type Outcome = i64;
-
-fn set_errno(v: c_int) {
-    // SAFETY: the calling thread's errno.
-    unsafe { *libc::__errno_location() = v };
-}
 
 /// The request's memory: device memory of the backend's runtime, or host memory.
 struct Mem {
@@ -833,7 +827,7 @@ child_test!(enospc_on_a_small_tmpfs_host, {
 /// request and for one that fails after its first system call; the data right afterwards.
 #[cfg(feature = "io-fault-seam")]
 fn eio(b: Backend) {
-    use hipfile::sys::io::fault_seam;
+    use hipfile::internals::fault_seam;
     assert_eq!(hipFileDriverOpen().err, 0);
     let len = 12 << 20;
     let data = pattern(len, 70);

@@ -6,6 +6,8 @@
 //!   module's `mod.rs`, its parent, is allowed: that is how Rust modules share their types).
 //! - `#[no_mangle]` appears only under `src/ffi/`.
 //! - `unsafe` appears only where it is allowed (the list below).
+//! - `src/lib.rs` makes public only `api`, `ffi` and `Error`/`Result` (and, for tests only,
+//!   `internals`), and the `hipfile` tool names only `hipfile::api` and the error type.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -284,4 +286,82 @@ fn the_checker_sees_what_it_must() {
     assert_eq!(layer_of("ffi"), Some(0));
     assert!(layer_of("driver") < layer_of("backend"));
     assert_eq!(layer_of("nothing"), None);
+}
+
+/// Items `src/lib.rs` makes public at its top level: `pub mod NAME` and `pub use PATH`, each
+/// with the `#[cfg(...)]` line above it, if any.
+fn lib_exports(lib: &str) -> Vec<(Option<String>, String)> {
+    let mut out = Vec::new();
+    let mut cfg = None;
+    let mut depth = 0usize;
+    for line in code(lib).lines() {
+        let t = line.trim();
+        if depth == 0 {
+            if t.starts_with("#[cfg(") {
+                cfg = Some(t.to_string());
+            } else if let Some(rest) = t
+                .strip_prefix("pub mod ")
+                .or_else(|| t.strip_prefix("pub use "))
+            {
+                let item = rest.trim_end_matches(['{', ';', ' ']).to_string();
+                out.push((cfg.take(), item));
+            } else if !t.is_empty() && !t.starts_with("#[") {
+                cfg = None;
+            }
+        }
+        depth += t.matches('{').count();
+        depth = depth.saturating_sub(t.matches('}').count());
+    }
+    out
+}
+
+#[test]
+fn the_crate_exports_the_safe_api_the_error_and_the_c_abi_only() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let exports = lib_exports(&lib);
+    let internals = Some("#[cfg(feature = \"test-internals\")]".to_string());
+    assert_eq!(
+        exports,
+        [
+            (None, "api".to_string()),
+            (None, "ffi".to_string()),
+            (None, "error::{Error, Result}".to_string()),
+            (internals, "internals".to_string()),
+        ],
+        "src/lib.rs: only api, ffi, Error/Result (and the test-only internals) are public"
+    );
+    // The scanner itself.
+    assert_eq!(
+        lib_exports("pub mod a;\nmod b;\n#[cfg(x)]\npub mod c {\n    pub use d;\n}\npub use e;\n"),
+        [
+            (None, "a".to_string()),
+            (Some("#[cfg(x)]".to_string()), "c".to_string()),
+            (None, "e".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn the_tool_uses_only_the_safe_api() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/hipfile-cli/src");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    assert!(!files.is_empty());
+    let mut violations = Vec::new();
+    for f in &files {
+        let text = code(&std::fs::read_to_string(f).unwrap());
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("hipfile::") {
+            let after = &rest[i + "hipfile::".len()..];
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !["api", "Error", "Result"].contains(&name.as_str()) {
+                violations.push(format!("{}: hipfile::{name}", f.display()));
+            }
+            rest = after;
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
 }

@@ -308,10 +308,10 @@ child_test!(
     ],
     {
         assert_eq!(
-            hipfile::runtime::loader::choice().runtime.device_count(),
+            hipfile::api::runtime_report().device_count,
             4,
             "{}",
-            hipfile::runtime::loader::choice().runtime.describe()
+            hipfile::api::runtime_report().description
         );
         let fastpath = odirect_works();
         sim().reset_counters();
@@ -341,7 +341,7 @@ child_test!(
         ("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true"),
     ],
     {
-        assert_eq!(hipfile::runtime::loader::choice().runtime.device_count(), 1);
+        assert_eq!(hipfile::api::runtime_report().device_count, 1);
         // Load the runtime and allocate first, then count only the workload's device calls.
         let warm = alloc_on(0);
         drop(warm);
@@ -561,9 +561,9 @@ child_test!(
     ],
     {
         assert_eq!(hipFileDriverOpen(), OK);
-        let rt = &hipfile::runtime::loader::choice().runtime;
-        assert_eq!(rt.platform(), hipfile::runtime::Platform::Nvidia);
-        assert_eq!(rt.device_count(), 2);
+        let rt = hipfile::api::runtime_report();
+        assert_eq!(rt.platform, hipfile::api::Platform::Nvidia);
+        assert_eq!(rt.device_count, 2);
         const THREADS: usize = 8;
         const ROUNDS: usize = 2;
         let file = TestFile::new("multi-gpu-cuda", THREADS * REGION, 4);

@@ -6,7 +6,7 @@ use common::*;
 
 use std::ffi::{c_char, CStr, CString};
 
-use hipfile::config::params::{BOOL_PARAMS, SIZE_PARAMS};
+use hipfile::internals::config::{BOOL_PARAMS, SIZE_PARAMS};
 
 fn set_string(p: i32, v: &CStr) -> hipFileError_t {
     // SAFETY: a NUL-terminated string.

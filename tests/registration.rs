@@ -9,7 +9,7 @@ mod common;
 
 use std::collections::HashSet;
 use std::ffi::{c_int, c_void};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::ptr::{null, null_mut};
 use std::time::{Duration, Instant};
 
@@ -46,32 +46,6 @@ fn assert_refused(fd: c_int, expected: hipFileOpError_t) {
     let (r, fh) = try_register(fd);
     assert_eq!(r, code(expected), "registering fd {fd}");
     assert_eq!(fh, SENTINEL, "*fh must not be written on failure (fd {fd})");
-}
-
-/// A scratch file with known contents, open with `flags`; closed and removed on drop.
-struct TempFile {
-    path: PathBuf,
-    fd: c_int,
-}
-
-impl TempFile {
-    fn new(tag: &str, contents: &[u8], flags: c_int) -> TempFile {
-        Self::at(scratch_file(tag), contents, flags)
-    }
-
-    fn at(path: PathBuf, contents: &[u8], flags: c_int) -> TempFile {
-        make_file(&path, contents);
-        let fd = open_fd(&path, flags);
-        TempFile { path, fd }
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        // SAFETY: our own descriptor (the library never closes a client descriptor).
-        unsafe { libc::close(self.fd) };
-        let _ = std::fs::remove_file(&self.path);
-    }
 }
 
 fn read(
@@ -1007,7 +981,7 @@ child_test!(
     [("HIPSIM_RUNTIME_VERSION", "50200000")],
     {
         assert_eq!(hipFileDriverOpen(), OK);
-        assert_eq!(hipfile::runtime::runtime().version(), 50_200_000);
+        assert_eq!(hipfile::api::runtime_report().version, 50_200_000);
         // Device memory (type 1 on ROCm 5) registers, with the device range rules.
         let b8 = sim().device_alloc(8192);
         assert_eq!(hipFileBufRegister(b8.ptr, 8192, 0), OK);

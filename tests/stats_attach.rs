@@ -13,7 +13,7 @@
 //! latencies use the elapsed times read from the block and C's `%g`);
 //! (b) the memfd itself, received over the abstract socket and mapped read-only, compared
 //! byte for byte with an image of the expected block built at AMD's offsets, and through
-//! `hipfile::stats::client::Target::connect`;
+//! `hipfile::api::stats::Target::connect`;
 //! (c) `hipfile stats -p PID --json` (and the text form, which must equal (a)).
 //! Then it tells the target to exit, checks that `hipFileStatsPollTargetProcess` sees the
 //! exit and that the block read afterwards is unchanged. The same I/O at level 0 leaves every
@@ -35,10 +35,8 @@ use std::time::{Duration, Instant};
 
 use common::stats_ctx::Ctx;
 use common::*;
-use hipfile::stats::client::Target as StatsTarget;
-use hipfile::stats::layout::{refusal_slot, SHARED_SIZE};
-use hipfile::stats::{Layout, Snapshot};
-use hipfile::vocab::Refusal;
+use hipfile::api::stats::{refusal_slot, Layout, Snapshot, Target as StatsTarget, BLOCK_SIZE};
+use hipfile::api::Refusal;
 
 const TARGET_ENV: &str = "HIPFILE_STATS_ATTACH_TARGET";
 const READY: &str = "STATS-ATTACH-TARGET-READY";
@@ -1618,7 +1616,7 @@ fn attach_and_check(level: &str, e: &Expected) {
     check_times(e, &t);
     let image = expected_image(e, &t);
     assert_same_block(&raw, &image, "live block");
-    assert_eq!(SHARED_SIZE, TOTAL_SIZE);
+    assert_eq!(BLOCK_SIZE, TOTAL_SIZE);
     assert_eq!(
         Snapshot::from_bytes(&raw).unwrap(),
         Snapshot::from_bytes(&image).unwrap()
@@ -1695,7 +1693,7 @@ fn expected_table_matches_the_plan() {
     ];
     for (b, k) in sizes {
         assert_eq!(bucket(b), k, "bucket({b})");
-        assert_eq!(hipfile::stats::buckets::bucket(b), k, "library bucket({b})");
+        assert_eq!(hipfile::api::stats::bucket(b), k, "library bucket({b})");
     }
 }
 

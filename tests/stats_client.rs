@@ -17,11 +17,9 @@ use std::time::{Duration, Instant};
 
 use common::stats_ctx::Ctx;
 use common::*;
-use hipfile::stats::client::Connection;
-use hipfile::stats::layout::{RETIRED_SIZE, SHARED_SIZE};
-use hipfile::stats::{self, recorder, Layout};
-use hipfile::vocab::Direction;
-use hipfile::vocab::{BackendKind, Refusal};
+use hipfile::api::stats::{Connection, Layout};
+use hipfile::api::{BackendKind, Direction, Refusal};
+use hipfile::internals::stats::{self, recorder, RETIRED_SIZE, SHARED_SIZE};
 
 const TARGET_ENV: &str = "HIPFILE_STATS_TEST_TARGET";
 const READY: &str = "STATS-TARGET-READY";

@@ -58,6 +58,44 @@ pub fn parse_size(v: &str) -> Option<u64> {
     n.checked_mul(mul)
 }
 
+/// How the library reads one of its environment variables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    /// [`parse_bool`].
+    Bool,
+    /// [`parse_unsigned`].
+    Unsigned,
+    /// [`parse_size`].
+    Size,
+    /// A platform name (`HIPFILE_PLATFORM`).
+    Platform,
+    /// Any text (a path, a log filter).
+    Text,
+}
+
+/// Every environment variable the library reads, and how.
+pub const VARIABLES: &[(&str, VarKind)] = &[
+    ("HIPFILE_PLATFORM", VarKind::Platform),
+    ("HIPFILE_HIP_LIBRARY", VarKind::Text),
+    ("HIPFILE_CUDA_LIBRARY", VarKind::Text),
+    ("HIPFILE_CUFILE_LIBRARY", VarKind::Text),
+    ("HIPFILE_ALLOW_COMPAT_MODE", VarKind::Bool),
+    ("HIPFILE_FORCE_COMPAT_MODE", VarKind::Bool),
+    ("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", VarKind::Bool),
+    ("HIPFILE_HOST", VarKind::Bool),
+    ("HIPFILE_FALLBACK_SYNC_WRITES", VarKind::Bool),
+    ("HIPFILE_DIRECT_IO", VarKind::Bool),
+    ("HIPFILE_STATS_LEVEL", VarKind::Unsigned),
+    ("HIPFILE_STATS_TSC", VarKind::Bool),
+    ("HIPFILE_IO_THREADS", VarKind::Unsigned),
+    ("HIPFILE_ASYNC_BUFFER_SIZE", VarKind::Size),
+    ("HIPFILE_CHUNK_SIZE", VarKind::Size),
+    ("HIPFILE_BOUNCE_BUDGET", VarKind::Size),
+    ("HIPFILE_INLINE_THRESHOLD", VarKind::Size),
+    ("HIPFILE_LOG", VarKind::Text),
+    ("HIPFILE_LOG_FILE", VarKind::Text),
+];
+
 /// The library's environment variables, parsed once per process. `None` means unset or
 /// unparsable (a warning was logged for the latter).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The configuration parameters of the parameter API with cuFile's semantics:
-//! what each one is called, its unit, its default, how it is validated, and
-//! which engine knob it drives (or that it is only stored and returned).
+//! its unit, its default, and how it is validated (some drive an engine knob, the others
+//! are only stored and returned).
 #![deny(unsafe_code)]
 
 use super::env::{self as config, Env};
@@ -149,24 +149,6 @@ pub const MAX_IO_THREADS: u64 = config::MAX_IO_THREADS as u64;
 pub const MAX_BATCH: u64 = 128;
 
 impl SizeParam {
-    /// The C name.
-    pub fn c_name(self) -> &'static str {
-        match self {
-            SizeParam::ProfileStats => "hipFileParamProfileStats",
-            SizeParam::MaxIoQueueDepth => "hipFileParamExecutionMaxIOQueueDepth",
-            SizeParam::MaxIoThreads => "hipFileParamExecutionMaxIOThreads",
-            SizeParam::MinIoThresholdSizeKb => "hipFileParamExecutionMinIOThresholdSizeKB",
-            SizeParam::MaxRequestParallelism => "hipFileParamExecutionMaxRequestParallelism",
-            SizeParam::MaxDirectIoSizeKb => "hipFileParamPropertiesMaxDirectIOSizeKB",
-            SizeParam::MaxDeviceCacheSizeKb => "hipFileParamPropertiesMaxDeviceCacheSizeKB",
-            SizeParam::PerBufferCacheSizeKb => "hipFileParamPropertiesPerBufferCacheSizeKB",
-            SizeParam::MaxDevicePinnedMemSizeKb => "hipFileParamPropertiesMaxDevicePinnedMemSizeKB",
-            SizeParam::IoBatchSize => "hipFileParamPropertiesIOBatchsize",
-            SizeParam::PollThresholdSizeKb => "hipFileParamPollthresholdSizeKB",
-            SizeParam::BatchIoTimeoutMs => "hipFileParamPropertiesBatchIOTimeoutMs",
-        }
-    }
-
     /// The value used when neither the API nor the environment sets one.
     pub fn default_value(self) -> u64 {
         match self {
@@ -186,7 +168,7 @@ impl SizeParam {
     }
 
     /// The value the environment gives, if any.
-    pub fn from_env(self, env: &Env) -> Option<u64> {
+    pub fn env_value(self, env: &Env) -> Option<u64> {
         match self {
             SizeParam::ProfileStats => env.stats_level.map(|v| u64::from(v).min(3)),
             SizeParam::MaxIoThreads => env
@@ -213,40 +195,9 @@ impl SizeParam {
             _ => true,
         }
     }
-
-    /// What the parameter drives (for the README table and `hipfile check`).
-    pub fn drives(self) -> &'static str {
-        match self {
-            SizeParam::ProfileStats => "statistics level (0-3)",
-            SizeParam::MaxIoThreads => "engine worker threads",
-            SizeParam::MinIoThresholdSizeKb => "requests up to this size run on the calling thread",
-            SizeParam::MaxRequestParallelism => "threads one request may use (0 = all)",
-            SizeParam::MaxDeviceCacheSizeKb => "pinned bounce-buffer budget",
-            SizeParam::PerBufferCacheSizeKb => "bounce buffer (chunk) size",
-            _ => "stored and returned",
-        }
-    }
 }
 
 impl BoolParam {
-    /// The C name.
-    pub fn c_name(self) -> &'static str {
-        match self {
-            BoolParam::UsePollMode => "hipFileParamPropertiesUsePollMode",
-            BoolParam::AllowCompatMode => "hipFileParamPropertiesAllowCompatMode",
-            BoolParam::ForceCompatMode => "hipFileParamForceCompatMode",
-            BoolParam::FsMiscApiCheckAggressive => "hipFileParamFsMiscApiCheckAggressive",
-            BoolParam::ExecutionParallelIo => "hipFileParamExecutionParallelIO",
-            BoolParam::ProfileNvtx => "hipFileParamProfileNvtx",
-            BoolParam::AllowSystemMemory => "hipFileParamPropertiesAllowSystemMemory",
-            BoolParam::UsePciP2pDma => "hipFileParamUsePcip2pdma",
-            BoolParam::PreferIoUring => "hipFileParamPreferIOUring",
-            BoolParam::ForceODirectMode => "hipFileParamForceOdirectMode",
-            BoolParam::SkipTopologyDetection => "hipFileParamSkipTopologyDetection",
-            BoolParam::StreamMemopsBypass => "hipFileParamStreamMemopsBypass",
-        }
-    }
-
     /// The value used when neither the API nor the environment sets one.
     pub fn default_value(self) -> bool {
         matches!(
@@ -258,7 +209,7 @@ impl BoolParam {
     }
 
     /// The value the environment gives, if any.
-    pub fn from_env(self, env: &Env) -> Option<bool> {
+    pub fn env_value(self, env: &Env) -> Option<bool> {
         match self {
             BoolParam::AllowCompatMode => env.allow_compat,
             BoolParam::ForceCompatMode => env.force_compat,
@@ -266,29 +217,9 @@ impl BoolParam {
             _ => None,
         }
     }
-
-    /// What the parameter drives.
-    pub fn drives(self) -> &'static str {
-        match self {
-            BoolParam::AllowCompatMode => "fallback backend allowed (compat mode)",
-            BoolParam::ForceCompatMode => "fastpath off, everything through the fallback",
-            BoolParam::ExecutionParallelIo => "large requests split across engine threads",
-            BoolParam::AllowSystemMemory => "host-memory buffers through the host backend",
-            _ => "stored and returned",
-        }
-    }
 }
 
 impl StringParam {
-    /// The C name.
-    pub fn c_name(self) -> &'static str {
-        match self {
-            StringParam::LoggingLevel => "hipFileParamLoggingLevel",
-            StringParam::EnvLogfilePath => "hipFileParamEnvLogfilePath",
-            StringParam::LogDir => "hipFileParamLogDir",
-        }
-    }
-
     /// The value used when neither the API nor the environment sets one.
     pub fn default_value(self) -> String {
         match self {
@@ -298,7 +229,7 @@ impl StringParam {
     }
 
     /// The value the environment gives, if any (read at the call).
-    pub fn from_env(self) -> Option<String> {
+    pub fn env_value(self) -> Option<String> {
         match self {
             StringParam::LoggingLevel => std::env::var("HIPFILE_LOG").ok(),
             StringParam::EnvLogfilePath => std::env::var("HIPFILE_LOG_FILE").ok(),
@@ -312,11 +243,6 @@ impl StringParam {
             StringParam::LogDir => v.is_empty() || std::path::Path::new(v).is_dir(),
             _ => true,
         }
-    }
-
-    /// What the parameter drives.
-    pub fn drives(self) -> &'static str {
-        "stored and returned (logging is configured by HIPFILE_LOG / HIPFILE_LOG_FILE at load)"
     }
 }
 
@@ -348,18 +274,18 @@ impl ParamValues {
         ParamValues {
             sizes: SIZE_PARAMS.map(|p| {
                 staged.sizes[p as usize]
-                    .or_else(|| p.from_env(env))
+                    .or_else(|| p.env_value(env))
                     .unwrap_or_else(|| p.default_value())
             }),
             bools: BOOL_PARAMS.map(|p| {
                 staged.bools[p as usize]
-                    .or_else(|| p.from_env(env))
+                    .or_else(|| p.env_value(env))
                     .unwrap_or_else(|| p.default_value())
             }),
             strings: STRING_PARAMS.map(|p| {
                 staged.strings[p as usize]
                     .clone()
-                    .or_else(|| p.from_env())
+                    .or_else(|| p.env_value())
                     .unwrap_or_else(|| p.default_value())
             }),
         }

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::runtime::RtError;
 
 /// The `hipFileOpError_t` code of an error (runtime errors are `hipFileHipDriverError`).
-pub fn op_code(e: &Error) -> hipFileOpError_t {
+pub(crate) fn op_code(e: &Error) -> hipFileOpError_t {
     match e {
         Error::DriverNotInitialized => hipFileDriverNotInitialized,
         Error::DriverClosing => hipFileDriverClosing,
@@ -30,7 +30,7 @@ pub fn op_code(e: &Error) -> hipFileOpError_t {
 }
 
 /// `hipFileError_t` for an error: `{code, hipSuccess}`, or `{hipFileHipDriverError, e}`.
-pub fn op_error(e: Error) -> hipFileError_t {
+pub(crate) fn op_error(e: Error) -> hipFileError_t {
     tracing::debug!(target: "hipfile", "API call failed: {e}");
     let hip_drv_err = match e {
         Error::Runtime(RtError(code)) => code,
@@ -45,7 +45,7 @@ pub fn op_error(e: Error) -> hipFileError_t {
 /// The `ret` of a failed batch operation, before its cast to `size_t`:
 /// `-errno` for an operating-system error, `-hipFileHipDriverError` for a runtime failure,
 /// `-code` for every other error.
-pub fn batch_ret(e: &Error) -> i64 {
+pub(crate) fn batch_ret(e: &Error) -> i64 {
     match e {
         Error::Os(code) => -i64::from(*code),
         other => -i64::from(op_code(other)),
@@ -53,7 +53,7 @@ pub fn batch_ret(e: &Error) -> i64 {
 }
 
 /// The `ssize_t` result of a failed read or write, setting `errno` when it is `-1`.
-pub fn ssize_error(e: Error) -> isize {
+pub(crate) fn ssize_error(e: Error) -> isize {
     tracing::debug!(target: "hipfile", "I/O failed: {e}");
     let (ret, errno) = match e {
         // cuFile compatibility: a closed driver is -1 / EINVAL.
@@ -85,7 +85,7 @@ pub fn ssize_error(e: Error) -> isize {
 }
 
 /// The static description of a `hipFileOpError_t` value.
-pub fn op_error_string(code: i32) -> &'static std::ffi::CStr {
+pub(crate) fn op_error_string(code: i32) -> &'static std::ffi::CStr {
     match code {
         0 => c"hipFile success",
         5001 => c"GPU IO driver is not loaded",

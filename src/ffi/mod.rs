@@ -5,17 +5,17 @@
 //! into C; it becomes the function's "internal error" value and one log line.
 
 pub mod abi;
-pub mod batch;
-pub mod buffer;
-pub mod driver;
-pub mod error;
-pub mod file;
-pub mod io;
-pub mod params;
-pub mod stats;
-pub mod stats_client;
+mod batch;
+mod buffer;
+mod driver;
+pub(crate) mod error;
+mod file;
+mod io;
+mod params;
+mod stats;
+mod stats_client;
 mod stats_levels;
-pub mod stream;
+mod stream;
 
 pub use abi::*;
 pub use batch::*;

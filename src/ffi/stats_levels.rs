@@ -55,7 +55,7 @@ fn ok(n: u64) -> hipFileOpCounter_t {
 }
 
 /// The 32-slot KiB histogram slot of size bucket `b`.
-pub const fn kib_hist_slot(b: usize) -> usize {
+pub(crate) const fn kib_hist_slot(b: usize) -> usize {
     match b {
         0 => 0,
         b if b < BUCKETS - 1 => b + 1,
@@ -64,7 +64,7 @@ pub const fn kib_hist_slot(b: usize) -> usize {
 }
 
 /// Level 1 of `s`.
-pub fn l1(s: &Snapshot) -> hipFileStatsLevel1_t {
+pub(crate) fn l1(s: &Snapshot) -> hipFileStatsLevel1_t {
     let r = s.all_backends(Direction::Read);
     let w = s.all_backends(Direction::Write);
     let (file_dereg, buf_dereg) = s.ext.as_ref().map_or((0, 0), |e| {
@@ -96,7 +96,7 @@ pub fn l1(s: &Snapshot) -> hipFileStatsLevel1_t {
 }
 
 /// Level 2 of `s`.
-pub fn l2(s: &Snapshot) -> hipFileStatsLevel2_t {
+pub(crate) fn l2(s: &Snapshot) -> hipFileStatsLevel2_t {
     let mut out = hipFileStatsLevel2_t {
         basic: l1(s),
         ..hipFileStatsLevel2_t::default()
@@ -139,7 +139,7 @@ fn gpu_stats(s: &Snapshot, g: usize) -> hipFilePerGpuStats_t {
 }
 
 /// Level 3 of `s`.
-pub fn l3(s: &Snapshot) -> hipFileStatsLevel3_t {
+pub(crate) fn l3(s: &Snapshot) -> hipFileStatsLevel3_t {
     let mut out = hipFileStatsLevel3_t {
         detailed: l2(s),
         ..hipFileStatsLevel3_t::default()

@@ -18,14 +18,14 @@ use std::sync::OnceLock;
 
 use libloading::os::unix::Library;
 
-use super::symbols::{opt_sym, sym};
+use super::symbols::sym;
 
 use super::cufile::CuFile;
 
 use super::RuntimeTools;
 use super::{
-    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
-    Runtime, StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, Platform, PointerInfo, RtError, RtResult, Runtime,
+    StreamHandle,
 };
 use crate::vocab::{Direction, MemoryType};
 
@@ -210,8 +210,6 @@ const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
 const CU_POINTER_ATTRIBUTE_IS_MANAGED: c_int = 8;
 const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: c_int = 9;
 const CU_MEMHOSTALLOC_PORTABLE: c_uint = 0x1;
-const CU_MEMHOSTREGISTER_PORTABLE: c_uint = 0x1;
-const CU_MEMHOSTREGISTER_READ_ONLY: c_uint = 0x8;
 const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
 const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
 /// `CU_STREAM_PER_THREAD`: the calling thread's implicit stream, which does not synchronise
@@ -243,8 +241,6 @@ struct CudaApi {
     stream_destroy: unsafe extern "C" fn(*mut c_void) -> CuResult,
     stream_synchronize: unsafe extern "C" fn(*mut c_void) -> CuResult,
     stream_get_ctx: unsafe extern "C" fn(*mut c_void, *mut CuContext) -> CuResult,
-    // Optional: not called by the library itself.
-    launch_host_func: Option<unsafe extern "C" fn(*mut c_void, HostFn, *mut c_void) -> CuResult>,
     event_create: unsafe extern "C" fn(*mut *mut c_void, c_uint) -> CuResult,
     event_record: unsafe extern "C" fn(*mut c_void, *mut c_void) -> CuResult,
     event_synchronize: unsafe extern "C" fn(*mut c_void) -> CuResult,
@@ -254,8 +250,6 @@ struct CudaApi {
     mem_host_alloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> CuResult,
     mem_free_host: unsafe extern "C" fn(*mut c_void) -> CuResult,
     // Optional: not called by the library itself.
-    mem_host_register: Option<unsafe extern "C" fn(*mut c_void, usize, c_uint) -> CuResult>,
-    mem_host_unregister: Option<unsafe extern "C" fn(*mut c_void) -> CuResult>,
 }
 
 /// The CUDA driver-API runtime.
@@ -311,7 +305,6 @@ impl CudaRuntime {
             stream_destroy: sym(&lib, "cuStreamDestroy_v2")?,
             stream_synchronize: sym(&lib, "cuStreamSynchronize")?,
             stream_get_ctx: sym(&lib, "cuStreamGetCtx")?,
-            launch_host_func: opt_sym(&lib, "cuLaunchHostFunc"),
             event_create: sym(&lib, "cuEventCreate")?,
             event_record: sym(&lib, "cuEventRecord")?,
             event_synchronize: sym(&lib, "cuEventSynchronize")?,
@@ -320,8 +313,6 @@ impl CudaRuntime {
             mem_free: sym(&lib, "cuMemFree_v2")?,
             mem_host_alloc: sym(&lib, "cuMemHostAlloc")?,
             mem_free_host: sym(&lib, "cuMemFreeHost")?,
-            mem_host_register: opt_sym(&lib, "cuMemHostRegister_v2"),
-            mem_host_unregister: opt_sym(&lib, "cuMemHostUnregister"),
         };
         // SAFETY: cuInit takes a flags integer (must be 0).
         let rc = unsafe { (api.init)(0) };
@@ -613,18 +604,6 @@ impl Runtime for CudaRuntime {
         Ok(d)
     }
 
-    unsafe fn launch_host_func(
-        &self,
-        stream: StreamHandle,
-        f: HostFn,
-        data: *mut c_void,
-    ) -> RtResult<()> {
-        let launch = self.api.launch_host_func.ok_or(RtError::NOT_SUPPORTED)?;
-        let _g = self.ctx()?;
-        // SAFETY: the caller guarantees `f`/`data` per the trait contract.
-        check(unsafe { launch(stream.0 as *mut c_void, f, data) })
-    }
-
     fn event_create(&self) -> RtResult<EventHandle> {
         let _g = self.ctx()?;
         let mut e: *mut c_void = std::ptr::null_mut();
@@ -662,26 +641,6 @@ impl Runtime for CudaRuntime {
             // SAFETY: the caller passes memory from host_alloc.
             unsafe { (self.api.mem_free_host)(ptr.cast()) };
         }
-    }
-
-    unsafe fn host_register(&self, ptr: *mut u8, len: usize, read_only: bool) -> RtResult<()> {
-        let _g = self.ctx()?;
-        let flags = CU_MEMHOSTREGISTER_PORTABLE
-            | if read_only {
-                CU_MEMHOSTREGISTER_READ_ONLY
-            } else {
-                0
-            };
-        let register = self.api.mem_host_register.ok_or(RtError::NOT_SUPPORTED)?;
-        // SAFETY: the caller guarantees the range.
-        check(unsafe { register(ptr.cast(), len, flags) })
-    }
-
-    unsafe fn host_unregister(&self, ptr: *mut u8) -> RtResult<()> {
-        let unregister = self.api.mem_host_unregister.ok_or(RtError::NOT_SUPPORTED)?;
-        let _g = self.ctx()?;
-        // SAFETY: the caller passes a registered pointer.
-        check(unsafe { unregister(ptr.cast()) })
     }
 
     fn has_fastpath(&self) -> bool {

@@ -15,8 +15,8 @@ use super::symbols::{opt_sym, sym};
 
 use super::RuntimeTools;
 use super::{
-    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
-    Runtime, StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, Platform, PointerInfo, RtError, RtResult, Runtime,
+    StreamHandle,
 };
 use crate::vocab::{Direction, MemoryType};
 
@@ -59,8 +59,6 @@ type FileRwFn =
 const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
 const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
 const HIP_HOST_MALLOC_PORTABLE: c_uint = 0x1;
-const HIP_HOST_REGISTER_PORTABLE: c_uint = 0x1;
-const HIP_HOST_REGISTER_READ_ONLY: c_uint = 0x8;
 /// First HIP_VERSION with the ROCm 6 `hipMemoryType` numbering.
 const ROCM6: i32 = 60_000_000;
 
@@ -82,8 +80,6 @@ struct HipApi {
     stream_destroy: unsafe extern "C" fn(*mut c_void) -> HipError,
     stream_synchronize: unsafe extern "C" fn(*mut c_void) -> HipError,
     stream_get_device: Option<unsafe extern "C" fn(*mut c_void, *mut c_int) -> HipError>,
-    // Optional: not called by the library itself (HIP 5.2, Debian 12's, lacks it).
-    launch_host_func: Option<unsafe extern "C" fn(*mut c_void, HostFn, *mut c_void) -> HipError>,
     event_create: unsafe extern "C" fn(*mut *mut c_void) -> HipError,
     event_record: unsafe extern "C" fn(*mut c_void, *mut c_void) -> HipError,
     event_synchronize: unsafe extern "C" fn(*mut c_void) -> HipError,
@@ -93,8 +89,6 @@ struct HipApi {
     host_malloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError,
     host_free: unsafe extern "C" fn(*mut c_void) -> HipError,
     // Optional: not called by the library itself.
-    host_register: Option<unsafe extern "C" fn(*mut c_void, usize, c_uint) -> HipError>,
-    host_unregister: Option<unsafe extern "C" fn(*mut c_void) -> HipError>,
     file_read: Option<FileRwFn>,
     file_write: Option<FileRwFn>,
 }
@@ -148,7 +142,6 @@ impl HipRuntime {
             stream_destroy: sym(&lib, "hipStreamDestroy")?,
             stream_synchronize: sym(&lib, "hipStreamSynchronize")?,
             stream_get_device: opt_sym(&lib, "hipStreamGetDevice"),
-            launch_host_func: opt_sym(&lib, "hipLaunchHostFunc"),
             event_create: sym(&lib, "hipEventCreate")?,
             event_record: sym(&lib, "hipEventRecord")?,
             event_synchronize: sym(&lib, "hipEventSynchronize")?,
@@ -157,8 +150,6 @@ impl HipRuntime {
             free: sym(&lib, "hipFree")?,
             host_malloc: sym(&lib, "hipHostMalloc")?,
             host_free: sym(&lib, "hipHostFree")?,
-            host_register: opt_sym(&lib, "hipHostRegister"),
-            host_unregister: opt_sym(&lib, "hipHostUnregister"),
             file_read: None,
             file_write: None,
         };
@@ -416,17 +407,6 @@ impl Runtime for HipRuntime {
         }
     }
 
-    unsafe fn launch_host_func(
-        &self,
-        stream: StreamHandle,
-        f: HostFn,
-        data: *mut c_void,
-    ) -> RtResult<()> {
-        let launch = self.api.launch_host_func.ok_or(RtError::NOT_SUPPORTED)?;
-        // SAFETY: the caller guarantees `f`/`data` per the trait contract.
-        check(unsafe { launch(stream.0 as *mut c_void, f, data) })
-    }
-
     fn event_create(&self) -> RtResult<EventHandle> {
         let mut e: *mut c_void = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
@@ -459,24 +439,6 @@ impl Runtime for HipRuntime {
     unsafe fn host_free(&self, ptr: *mut u8) {
         // SAFETY: the caller passes memory from host_alloc.
         unsafe { (self.api.host_free)(ptr.cast()) };
-    }
-
-    unsafe fn host_register(&self, ptr: *mut u8, len: usize, read_only: bool) -> RtResult<()> {
-        let flags = HIP_HOST_REGISTER_PORTABLE
-            | if read_only {
-                HIP_HOST_REGISTER_READ_ONLY
-            } else {
-                0
-            };
-        let register = self.api.host_register.ok_or(RtError::NOT_SUPPORTED)?;
-        // SAFETY: the caller guarantees the range.
-        check(unsafe { register(ptr.cast(), len, flags) })
-    }
-
-    unsafe fn host_unregister(&self, ptr: *mut u8) -> RtResult<()> {
-        let unregister = self.api.host_unregister.ok_or(RtError::NOT_SUPPORTED)?;
-        // SAFETY: the caller passes a registered pointer.
-        check(unsafe { unregister(ptr.cast()) })
     }
 
     fn has_fastpath(&self) -> bool {

@@ -1,13 +1,12 @@
 //! Host-only mode: no GPU runtime in the process. Every pointer is host memory; the driver
 //! opens and host buffers work through the host backend.
 
-use std::ffi::c_void;
 use std::os::fd::RawFd;
 
 use super::RuntimeTools;
 use super::{
-    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
-    Runtime, StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, Platform, PointerInfo, RtError, RtResult, Runtime,
+    StreamHandle,
 };
 use crate::vocab::{Direction, MemoryType};
 
@@ -83,9 +82,6 @@ impl Runtime for HostRuntime {
     fn stream_device(&self, _stream: StreamHandle) -> RtResult<i32> {
         Err(RtError::NO_DEVICE)
     }
-    unsafe fn launch_host_func(&self, _: StreamHandle, _: HostFn, _: *mut c_void) -> RtResult<()> {
-        Err(RtError::NO_DEVICE)
-    }
     fn event_create(&self) -> RtResult<EventHandle> {
         Err(RtError::NO_DEVICE)
     }
@@ -120,12 +116,6 @@ impl Runtime for HostRuntime {
             // SAFETY: the mapping came from host_alloc with this length.
             unsafe { libc::munmap(ptr.cast(), len) };
         }
-    }
-    unsafe fn host_register(&self, _ptr: *mut u8, _len: usize, _read_only: bool) -> RtResult<()> {
-        Ok(())
-    }
-    unsafe fn host_unregister(&self, _ptr: *mut u8) -> RtResult<()> {
-        Ok(())
     }
     fn has_fastpath(&self) -> bool {
         false

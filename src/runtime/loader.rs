@@ -56,6 +56,7 @@ pub fn choice() -> &'static Choice {
 /// bring their own runtime binding, and for tests that hand the library a fake). Must be called
 /// before the first API call that needs a runtime; returns the runtime back if one was already
 /// chosen.
+#[cfg(any(test, feature = "test-internals"))]
 pub fn install(runtime: Box<dyn Runtime>, reason: &str) -> Result<(), Box<dyn Runtime>> {
     let mut slot = Some(Choice {
         runtime,
@@ -202,25 +203,28 @@ fn in_global_scope(probe: &CStr) -> Option<String> {
     Some(path.to_string_lossy().into_owned())
 }
 
+/// A `HIPFILE_PLATFORM` value (case-insensitive): `amd` or `hip`, `nvidia` or `cuda`, `host`.
+pub fn parse_platform(name: &str) -> Option<Platform> {
+    match name.to_ascii_lowercase().as_str() {
+        "amd" | "hip" => Some(Platform::Amd),
+        "nvidia" | "cuda" => Some(Platform::Nvidia),
+        "host" => Some(Platform::Host),
+        _ => None,
+    }
+}
+
 /// The choice for a given environment (separate from the process-wide cache for tests).
 pub fn choose(env: &EnvNames) -> Choice {
     let mut attempts = Attempts::default();
     let hip = env.hip_candidates();
     let cuda = env.cuda_candidates();
-    let forced = match env
-        .platform
-        .as_deref()
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
+    let forced = match env.platform.as_deref() {
         None => None,
-        Some("amd") | Some("hip") => Some(Platform::Amd),
-        Some("nvidia") | Some("cuda") => Some(Platform::Nvidia),
-        Some("host") => Some(Platform::Host),
-        Some(other) => {
+        Some(name) => parse_platform(name).or_else(|| {
+            let other = name.to_ascii_lowercase();
             tracing::warn!(target: "hipfile", "HIPFILE_PLATFORM={other:?} is not amd, nvidia or host; choosing automatically");
             None
-        }
+        }),
     };
     if let Some(p) = forced {
         if p == Platform::Host {

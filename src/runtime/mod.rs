@@ -23,7 +23,9 @@ use std::ffi::c_void;
 use std::fmt;
 use std::os::fd::RawFd;
 
-pub use loader::{install, runtime, try_runtime};
+#[cfg(any(test, feature = "test-internals"))]
+pub use loader::install;
+pub use loader::{runtime, try_runtime};
 
 use crate::vocab::{Direction, MemoryType};
 
@@ -256,9 +258,6 @@ pub struct StreamHandle(pub usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EventHandle(pub usize);
 
-/// Host callback type of `hipLaunchHostFunc` / `cuLaunchHostFunc`.
-pub type HostFn = unsafe extern "C" fn(*mut c_void);
-
 /// What [`Runtime::enter_device`] changed on the calling thread, for [`Runtime::leave_device`].
 #[derive(Debug, PartialEq, Eq)]
 #[must_use]
@@ -338,19 +337,6 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     fn stream_synchronize(&self, stream: StreamHandle) -> RtResult<()>;
     /// Device of `stream`.
     fn stream_device(&self, stream: StreamHandle) -> RtResult<i32>;
-    /// Enqueue a host function on `stream`.
-    ///
-    /// # Safety
-    /// `f` must be safe to call with `data` once, from a runtime thread, and must not call the
-    /// GPU runtime.
-    unsafe fn launch_host_func(
-        &self,
-        _stream: StreamHandle,
-        _f: HostFn,
-        _data: *mut c_void,
-    ) -> RtResult<()> {
-        Err(RtError::NOT_SUPPORTED)
-    }
 
     /// Create an event.
     fn event_create(&self) -> RtResult<EventHandle>;
@@ -368,21 +354,6 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     /// # Safety
     /// `ptr` must come from `host_alloc` of this runtime and not be used afterwards.
     unsafe fn host_free(&self, ptr: *mut u8);
-    /// Page-lock existing host memory (`read_only` asks for a read-only registration where supported).
-    ///
-    /// # Safety
-    /// `ptr..ptr+len` must be valid host memory that outlives the registration.
-    unsafe fn host_register(&self, _ptr: *mut u8, _len: usize, _read_only: bool) -> RtResult<()> {
-        Err(RtError::NOT_SUPPORTED)
-    }
-    /// Undo [`Runtime::host_register`].
-    ///
-    /// # Safety
-    /// `ptr` must have been registered with `host_register`.
-    unsafe fn host_unregister(&self, _ptr: *mut u8) -> RtResult<()> {
-        Err(RtError::NOT_SUPPORTED)
-    }
-
     /// Whether GPU-direct file I/O entry points are present (AMD `hipAmdFileRead/Write`).
     fn has_fastpath(&self) -> bool {
         false

@@ -28,6 +28,8 @@ pub mod client;
 pub mod clock;
 /// The block's layout lives with the other memory this process shares with others, in `sys`.
 pub use crate::sys::stats_block as layout;
+#[cfg(test)]
+mod layout_tests;
 pub mod recorder;
 pub mod report;
 pub mod server;

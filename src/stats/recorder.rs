@@ -22,6 +22,7 @@
 //! from the per-GPU tables but still counted in the extension's totals.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+#[cfg(any(test, feature = "test-internals"))]
 use std::time::Duration;
 
 use super::buckets::bucket;
@@ -73,6 +74,7 @@ fn add_failure(t: &IoTotals, requested: u64) {
 /// `device` the buffer's device (-1 for host memory), `aligned` whether offset, size and
 /// address met the file's direct-I/O alignment (always true on the fastpath, which refuses
 /// anything else).
+#[cfg(any(test, feature = "test-internals"))]
 pub fn io_done(
     dir: Direction,
     backend: BackendKind,
@@ -87,6 +89,7 @@ pub fn io_done(
 }
 
 /// A failed I/O of `requested` bytes (counted in the bucket of the requested size).
+#[cfg(any(test, feature = "test-internals"))]
 pub fn io_failed(dir: Direction, backend: BackendKind, device: i32, requested: u64) {
     let Some(s) = recording() else { return };
     add_failed(s, dir, backend, device, requested);
@@ -247,6 +250,7 @@ pub fn fallback_retry() {
 
 /// Pinned bounce-buffer bytes now in use, process-wide (the peak is kept too). Use either
 /// this gauge or the [`bounce_allocated`] / [`bounce_released`] deltas, not both.
+#[cfg(any(test, feature = "test-internals"))]
 pub fn bounce_bytes(in_use: u64) {
     if let Some(s) = recording() {
         s.ext.bounce_bytes_in_use.store(in_use, Relaxed);
@@ -277,6 +281,7 @@ pub fn bounce_released(bytes: u64) {
 }
 
 /// An asynchronous (stream) operation submitted. For the async API; nothing calls it yet.
+#[allow(dead_code)]
 pub fn async_submitted(dir: Direction) {
     if let Some(s) = recording() {
         add(&s.ext.async_ops[dir_index(dir)], 1);

@@ -1,5 +1,5 @@
-//! The text report of a statistics block (what `ais-stats` prints) and a JSON
-//! rendering of the same snapshot for the `hipfile stats` command.
+//! The text report of a statistics block (what `ais-stats` prints, and what
+//! `hipFileStatsGenerateReport` writes).
 //!
 //! Text, [R] layout: the two header lines and four byte totals. [D] layout: the header lines,
 //! the three registration/rejection counters, a blank line, then for Fastpath and Fallback ×
@@ -235,169 +235,6 @@ fn extension_text(out: &mut String, e: &Extension) {
     let _ = writeln!(out, "Bounce Buffer Bytes Peak: {}", e.bounce_bytes_peak);
 }
 
-// ---- JSON ------------------------------------------------------------------------------------
-
-/// A JSON number for a finite `f64` (never NaN or infinite here; those become 0).
-fn json_f64(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x}")
-    } else {
-        "0".into()
-    }
-}
-
-fn json_u64s(v: &[u64]) -> String {
-    let items: Vec<String> = v.iter().map(u64::to_string).collect();
-    format!("[{}]", items.join(","))
-}
-
-fn json_totals(t: &Totals) -> String {
-    format!(
-        "{{\"ops\":{},\"bytes\":{},\"time_us\":{},\"errors\":{},\"error_bytes\":{},\"unaligned\":{},\"bandwidth_gib_s\":{},\"latency_us\":{}}}",
-        t.ops,
-        t.bytes,
-        t.time_us,
-        t.errors,
-        t.error_bytes,
-        t.unaligned,
-        json_f64(bandwidth_gib_s(t.bytes, t.time_us)),
-        json_f64(latency_us(t.time_us, t.ops)),
-    )
-}
-
-fn json_gpu_backend(b: &GpuBackendStats) -> String {
-    let dir = |d: usize| {
-        format!(
-            "{{\"count\":{},\"bytes\":{},\"time_us\":{},\"errors\":{},\"unaligned\":{}}}",
-            json_u64s(&b.io_count[d]),
-            json_u64s(&b.io_size_bytes[d]),
-            json_u64s(&b.io_time_us[d]),
-            json_u64s(&b.error_count[d]),
-            b.unaligned_count[d]
-        )
-    };
-    format!(
-        "{{\"in_use\":{},\"read\":{},\"write\":{}}}",
-        b.in_use != 0,
-        dir(0),
-        dir(1)
-    )
-}
-
-/// The snapshot as one JSON object (keys in a fixed order, no whitespace).
-///
-/// `backends` holds the totals per backend and direction ([`Snapshot::totals`]: every
-/// device when our extension is present); `gpus` the per-GPU histograms (bucket `k` of
-/// every array is the size range of [`super::buckets::label`]`(k)`), for GPUs with records;
-/// `extension` is `null` for AMD's blocks. `retired` is present for [R] blocks only.
-pub fn json(s: &Snapshot) -> String {
-    let layout = match s.layout {
-        Layout::Retired => "retired",
-        Layout::V1 => "v1",
-        Layout::Unknown => "unknown",
-    };
-    let mut out = format!(
-        "{{\"layout\":\"{layout}\",\"version\":{},\"level\":{}",
-        s.version, s.level
-    );
-    if s.layout == Layout::Retired {
-        let _ = write!(
-            out,
-            ",\"retired\":{{\"fastpath_read_bytes\":{},\"fastpath_write_bytes\":{},\"fallback_read_bytes\":{},\"fallback_write_bytes\":{}}}",
-            s.retired[0], s.retired[1], s.retired[2], s.retired[3]
-        );
-    }
-    if s.layout != Layout::V1 {
-        out.push('}');
-        return out;
-    }
-    let _ = write!(
-        out,
-        ",\"file_registrations\":{},\"buffer_registrations\":{},\"fastpath_rejections\":{}",
-        s.file_registrations, s.buffer_registrations, s.fastpath_rejections
-    );
-    out.push_str(",\"backends\":{");
-    let kinds = [
-        BackendKind::Fastpath,
-        BackendKind::Fallback,
-        BackendKind::Host,
-    ];
-    for (i, kind) in kinds.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let _ = write!(
-            out,
-            "\"{}\":{{\"read\":{},\"write\":{}}}",
-            kind.name(),
-            json_totals(&s.totals(kind, Direction::Read)),
-            json_totals(&s.totals(kind, Direction::Write))
-        );
-    }
-    out.push_str("},\"gpus\":[");
-    let mut first = true;
-    for (g, row) in s.gpus.iter().enumerate() {
-        if !s.gpu_active(g) {
-            continue;
-        }
-        if !first {
-            out.push(',');
-        }
-        first = false;
-        let _ = write!(
-            out,
-            "{{\"gpu\":{g},\"fastpath\":{},\"fallback\":{},\"host\":{{\"read\":{},\"write\":{}}}}}",
-            json_gpu_backend(&row[0]),
-            json_gpu_backend(&row[1]),
-            json_totals(&s.host_gpu_totals(g, Direction::Read)),
-            json_totals(&s.host_gpu_totals(g, Direction::Write))
-        );
-    }
-    out.push_str("],\"extension\":");
-    match &s.ext {
-        None => out.push_str("null"),
-        Some(e) => {
-            let _ = write!(out, "{{\"version\":{},\"refusals\":{{", e.version);
-            for (b, name) in ["fastpath", "fallback", "host"].iter().enumerate() {
-                if b > 0 {
-                    out.push(',');
-                }
-                let _ = write!(out, "\"{name}\":{{");
-                let mut first = true;
-                for slot in 0..REFUSAL_SLOTS {
-                    let n = e.refusals[b][slot];
-                    if n == 0 {
-                        continue;
-                    }
-                    if !first {
-                        out.push(',');
-                    }
-                    first = false;
-                    let _ = write!(out, "\"{}\":{n}", refusal_name(slot).0);
-                }
-                out.push('}');
-            }
-            let _ = write!(
-                out,
-                "}},\"fallback_retries\":{},\"async_ops\":{{\"read\":{},\"write\":{}}},\"batch_ops\":{{\"read\":{},\"write\":{}}},\"file_deregistrations\":{},\"buffer_deregistrations\":{},\"bounce_bytes_in_use\":{},\"bounce_bytes_peak\":{},\"size_histogram\":{{\"read\":{},\"write\":{}}}}}",
-                e.fallback_retries,
-                e.async_ops[0],
-                e.async_ops[1],
-                e.batch_ops[0],
-                e.batch_ops[1],
-                e.file_deregistrations,
-                e.buffer_deregistrations,
-                e.bounce_bytes_in_use,
-                e.bounce_bytes_peak,
-                json_u64s(&e.size_hist[0]),
-                json_u64s(&e.size_hist[1])
-            );
-        }
-    }
-    out.push('}');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,9 +277,6 @@ mod tests {
             "AIS-STATS Version: 1\nHipFile Stats Level: 1\nTotal fast path reads (B): 4096\n\
              Total fast path writes (B): 0\nTotal fallback path reads (B): 0\nTotal fallback path writes (B): 0\n"
         );
-        assert!(
-            json(&s).starts_with("{\"layout\":\"retired\",\"version\":1,\"level\":1,\"retired\":{")
-        );
     }
 
     #[test]
@@ -452,10 +286,6 @@ mod tests {
         b[8..16].copy_from_slice(&2u64.to_le_bytes());
         let s = Snapshot::from_bytes(&b).unwrap();
         assert_eq!(text(&s), "AIS-STATS Version: 7\nHipFile Stats Level: 2\n");
-        assert_eq!(
-            json(&s),
-            "{\"layout\":\"unknown\",\"version\":7,\"level\":2}"
-        );
     }
 
     #[test]

@@ -54,6 +54,7 @@ pub fn socket_address(pid: u32) -> libc::sockaddr_un {
 }
 
 /// Length to pass to `bind`/`connect` with [`socket_address`].
+#[cfg(any(test, feature = "test-internals"))]
 pub const SOCKET_ADDRESS_LEN: libc::socklen_t = socket::ADDRESS_LEN;
 
 /// Start serving `memfd` (called once, when the block is created). The socket is bound and
@@ -129,6 +130,7 @@ pub fn shutdown() {
 }
 
 /// Whether the server thread was started and not shut down.
+#[cfg(any(test, feature = "test-internals"))]
 pub fn is_running() -> bool {
     SERVER
         .lock()

@@ -27,7 +27,9 @@
 //! Lock order: none. The only lock is the `OnceLock` initialisation itself.
 
 use std::io;
-use std::os::fd::{BorrowedFd, OwnedFd};
+#[cfg(any(test, feature = "test-internals"))]
+use std::os::fd::BorrowedFd;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -39,6 +41,7 @@ use crate::sys::shm::{self, SEAL_FUTURE_WRITE};
 /// The process's block.
 pub struct Shared {
     stats: &'static SharedStats,
+    #[cfg_attr(not(any(test, feature = "test-internals")), allow(dead_code))]
     memfd: Option<Arc<OwnedFd>>,
     level: AtomicU64,
 }
@@ -55,6 +58,7 @@ impl Shared {
     }
 
     /// The memfd other processes receive; `None` when the block is private.
+    #[cfg(any(test, feature = "test-internals"))]
     pub fn memfd(&self) -> Option<BorrowedFd<'_>> {
         self.memfd.as_ref().map(|fd| {
             use std::os::fd::AsFd;
@@ -99,6 +103,7 @@ fn recording_slow() -> Option<&'static SharedStats> {
 }
 
 /// Whether this process is a `fork()`ed child of the block's creator.
+#[cfg(any(test, feature = "test-internals"))]
 pub fn detached() -> bool {
     DETACHED.load(Ordering::Relaxed)
 }

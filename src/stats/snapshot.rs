@@ -141,7 +141,7 @@ impl Totals {
     }
 }
 
-/// Our extension, decoded (see [`super::layout::ExtensionV1`]).
+/// Our extension, decoded (the block layout is `ExtensionV1`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Extension {
     /// Extension version found in the block.
@@ -154,7 +154,7 @@ pub struct Extension {
     pub size_hist: [[u64; BUCKETS]; 2],
     /// `[gpu][direction]`: Host-backend I/O whose buffer belongs to that GPU.
     pub host_per_gpu: [[Totals; 2]; MAX_GPUS],
-    /// `[backend][slot]`: refusals per reason (see [`super::layout::REFUSALS`]).
+    /// `[backend][slot]`: refusals per reason (the slot of a reason: `api::stats::refusal_slot`).
     pub refusals: [[u64; REFUSAL_SLOTS]; EXT_BACKENDS],
     /// Fastpath failures retried on the fallback.
     pub fallback_retries: u64,

@@ -37,17 +37,6 @@ pub fn set_errno(value: i32) {
     unsafe { *libc::__errno_location() = value };
 }
 
-/// The system page size.
-pub fn page_size() -> usize {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if n <= 0 {
-        4096
-    } else {
-        n as usize
-    }
-}
-
 /// `CLOCK_MONOTONIC` in nanoseconds: the I/O path's clock for statistics (one vDSO call, no
 /// normalisation arithmetic).
 #[inline(always)]

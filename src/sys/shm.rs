@@ -117,16 +117,6 @@ impl Mapping {
         // mapping (and so the borrow) lives; `AtomicU64` has the size and alignment of `u64`.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast(), self.len / 8) }
     }
-
-    /// The length in bytes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the mapping is empty (never: `mmap` refuses length 0).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 impl Drop for Mapping {

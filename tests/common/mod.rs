@@ -19,6 +19,7 @@ pub mod cprog;
 pub mod cuda;
 pub mod stats_ctx;
 pub mod strategies;
+pub mod sync_io;
 
 /// Directory of the test executable (`target/<profile>/deps`), where cargo also puts the
 /// `libhipsim.so` and `libhipfile.so` built for the tests.
@@ -74,6 +75,98 @@ pub fn repo_root() -> &'static Path {
 pub fn set_errno(v: c_int) {
     // SAFETY: the calling thread's errno slot is always valid.
     unsafe { *libc::__errno_location() = v };
+}
+
+/// A scratch file with known contents, open with `flags`; closed and removed on drop.
+pub struct TempFile {
+    pub path: PathBuf,
+    pub fd: c_int,
+}
+
+impl TempFile {
+    pub fn new(tag: &str, contents: &[u8], flags: c_int) -> TempFile {
+        Self::at(scratch_file(tag), contents, flags)
+    }
+
+    pub fn at(path: PathBuf, contents: &[u8], flags: c_int) -> TempFile {
+        make_file(&path, contents);
+        let fd = open_fd(&path, flags);
+        TempFile { path, fd }
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        // SAFETY: our own descriptor (the library never closes a client descriptor).
+        unsafe { libc::close(self.fd) };
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A registered scratch file, deregistered, closed and removed on drop.
+pub struct TestFile {
+    pub path: PathBuf,
+    pub fd: c_int,
+    pub fh: hipFileHandle_t,
+}
+
+impl TestFile {
+    pub fn new_at(path: PathBuf, contents: &[u8], flags: c_int) -> TestFile {
+        make_file(&path, contents);
+        let fd = open_fd(&path, flags);
+        let fh = register_fd(fd);
+        TestFile { path, fd, fh }
+    }
+
+    pub fn with_flags(tag: &str, contents: &[u8], flags: c_int) -> TestFile {
+        Self::new_at(scratch_file(tag), contents, flags)
+    }
+
+    pub fn rw(tag: &str, contents: &[u8]) -> TestFile {
+        Self::with_flags(tag, contents, libc::O_RDWR)
+    }
+
+    pub fn contents(&self) -> Vec<u8> {
+        std::fs::read(&self.path).unwrap()
+    }
+}
+
+impl Drop for TestFile {
+    fn drop(&mut self) {
+        hipFileHandleDeregister(self.fh);
+        // SAFETY: our descriptor.
+        unsafe { libc::close(self.fd) };
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// `statx(fd, STATX_DIOALIGN)`: `(stx_dio_mem_align, stx_dio_offset_align)`, zeros when the
+/// kernel does not report them.
+pub fn dio_alignment(fd: c_int) -> (u32, u32) {
+    // SAFETY: statx is plain old data; all-zero is a valid value.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: an empty path with AT_EMPTY_PATH names `fd`; `stx` is a valid out-pointer.
+    let rc = unsafe {
+        libc::statx(
+            fd,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
+    assert_eq!(rc, 0, "statx: {}", std::io::Error::last_os_error());
+    (stx.stx_dio_mem_align, stx.stx_dio_offset_align)
+}
+
+/// `hipFileBufRegister(p, len, 0)`.
+pub fn buf_register(p: *const c_void, len: usize) -> hipFileError_t {
+    hipFileBufRegister(p, len, 0)
+}
+
+/// `hipFileBufDeregister(p)`.
+pub fn buf_deregister(p: *const c_void) -> hipFileError_t {
+    hipFileBufDeregister(p)
 }
 
 /// `hipFileDriverOpen`, which must succeed.

@@ -26,11 +26,9 @@ use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use hipfile::api::{
-    Batch, BatchOp, DeviceMemory, DriverGuard, PinnedMemory, RegisteredBuffer, RegisteredFile,
+    Batch, BatchOp, ConfigSnapshot, DeviceMemory, Direction, DriverGuard, PinnedMemory, Platform,
+    RegisteredBuffer, RegisteredFile, RuntimeReport,
 };
-use hipfile::config::Config;
-use hipfile::runtime::{loader, Platform};
-use hipfile::vocab::Direction;
 
 use crate::json::Value;
 use crate::measure::{Label, Measurement, RunResult};
@@ -251,7 +249,7 @@ fn run_threads<S: Send>(
                 s.spawn(move || {
                     // Like a thread of a GPU application: the device (its primary context on
                     // CUDA) current, for every configuration alike. Host-only has no device.
-                    let _ = hipfile::api::gpu_runtime().set_device(policy.device);
+                    let _ = hipfile::api::set_device(policy.device);
                     ready.wait();
                     go.wait();
                     let t0 = Instant::now();
@@ -480,11 +478,12 @@ fn batch_ops(
 /// Bytes this process's statistics count per backend (fastpath, fallback, host) in `dir`;
 /// `None` at statistics level 0 or without our extension block.
 fn backend_bytes(dir: Direction) -> Option<[u64; 3]> {
-    if hipfile::stats::level() == 0 {
+    use hipfile::api::stats;
+    if stats::level() == 0 {
         return None;
     }
-    let ext = hipfile::stats::snapshot_self().ext?;
-    let d = hipfile::stats::layout::dir_index(dir);
+    let ext = stats::own_snapshot().ext?;
+    let d = stats::direction_index(dir);
     Some([ext.io[0][d].bytes, ext.io[1][d].bytes, ext.io[2][d].bytes])
 }
 
@@ -741,16 +740,16 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             }
         }
     }
-    let choice = loader::choice();
-    let rt = &*choice.runtime;
-    if a.mem == Mem::Device && rt.platform() == Platform::Host {
+    let choice = hipfile::api::runtime_report();
+    let rt = &choice;
+    if a.mem == Mem::Device && rt.platform == Platform::Host {
         return fail(format!(
             "no GPU device memory: the library runs host-only ({}); use --mem host, or --sim for the simulated GPU",
             choice.reason
         ));
     }
     if a.mem == Mem::Device {
-        let count = rt.device_count().max(0);
+        let count = rt.device_count.max(0);
         if a.device >= count as u32 {
             return fail(format!(
                 "--device {}: the GPU runtime has {count} device(s)",
@@ -758,7 +757,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             ));
         }
         // Device memory is allocated on the current device, by this thread.
-        rt.set_device(a.device as i32)
+        hipfile::api::set_device(a.device as i32)
             .map_err(|e| CliError(format!("cannot use device {}: {e}", a.device)))?;
     }
     if a.duration.is_none() {
@@ -996,10 +995,10 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
                 );
         }
         let cfg = Value::obj()
-            .with("platform", rt.platform().name())
-            .with("simulated", rt.is_simulated())
-            .with("runtime", rt.describe())
-            .with("reason", crate::util::chosen_because(choice))
+            .with("platform", rt.platform.name())
+            .with("simulated", rt.simulated)
+            .with("runtime", rt.description.as_str())
+            .with("reason", crate::util::chosen_because(rt))
             .with("engine_threads", config.io_threads)
             .with("chunk_size", config.chunk_size)
             .with("library", crate::check::config_json(&config))
@@ -1024,7 +1023,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     }
     println!(
         "{}",
-        header(rt, &crate::util::chosen_because(choice), &config, &path, a)
+        header(rt, &crate::util::chosen_because(rt), &config, &path, a)
     );
     println!("{}", hip.gdsio_line());
     println!("HIPFILE served by: {}", backends_text(served));
@@ -1050,21 +1049,21 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
 
 /// The line before the results: platform, runtime and why, engine threads and chunk size.
 fn header(
-    rt: &dyn hipfile::runtime::Runtime,
+    rt: &RuntimeReport,
     reason: &str,
-    config: &Config,
+    config: &ConfigSnapshot,
     path: &Path,
     a: &BenchArgs,
 ) -> String {
-    let runtime = if rt.is_simulated() {
-        format!("SIMULATED GPU runtime: {}", rt.describe())
+    let runtime = if rt.simulated {
+        format!("SIMULATED GPU runtime: {}", rt.description)
     } else {
-        rt.describe()
+        rt.description.clone()
     };
     format!(
         "hipfile bench: platform {}, {} (chosen: {}); engine {} threads, chunk {}; file {}{}, mem {}, api {}, \
          median of {} run(s){}",
-        rt.platform().name(),
+        rt.platform.name(),
         runtime,
         reason,
         config.io_threads,

@@ -8,8 +8,9 @@
 //!   AIS entry point (`kfd_ais_rw_file` in `/proc/kallsyms`), `RLIMIT_MEMLOCK`, io_uring;
 //! - each block-backed mount (source under `/dev/`), or each PATH given: mount point, file
 //!   system, ext4 data mode, whether `O_DIRECT` works, the direct-I/O alignment from `statx`,
-//!   and whether the GPU-direct fastpath could serve it, with the reasons when not (the rules
-//!   of `hipfile::backend::fastpath::score` that do not depend on a request);
+//!   and whether the GPU-direct fastpath could serve it, with the reason when not: the
+//!   library's own refusal (`hipfile::api::fastpath_refusal`) for a file there (for a
+//!   directory, the `O_DIRECT` probe file created in it);
 //! - the configuration: every `HIPFILE_*` variable set (and `HIPSIM_*` on the simulator), and
 //!   the configuration the driver resolves from them;
 //! - a self-test: a temporary file in `$TMPDIR` (or `/tmp`) is registered, and 4 KiB are
@@ -35,13 +36,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use hipfile::api::{DeviceMemory, DriverGuard, RegisteredFile};
-use hipfile::config::env::{parse_bool, parse_size, parse_unsigned};
-use hipfile::config::Config;
-use hipfile::runtime::loader;
-use hipfile::runtime::{Platform, Runtime};
-use hipfile::sys::mounts::{self, Ext4DataMode, FsKind, MountEntry};
-use hipfile::vocab::Refusal;
+use hipfile::api::{
+    self, ConfigSnapshot, DeviceMemory, DriverGuard, EnvVar, Mount, Platform, Refusal,
+    RegisteredFile, RuntimeReport,
+};
 
 use crate::json::Value;
 use crate::util::{errno_text, fmt_bytes, io_text, lib_text, AlignedBuf, CliError, CliResult, Rng};
@@ -51,7 +49,7 @@ use crate::CheckArgs;
 const SELF_TEST_BYTES: usize = 4096;
 
 /// The configuration as a JSON object (also used by `bench`).
-pub fn config_json(c: &Config) -> Value {
+pub fn config_json(c: &ConfigSnapshot) -> Value {
     Value::obj()
         .with("io_threads", c.io_threads)
         .with("request_parallelism", c.request_parallelism)
@@ -73,17 +71,16 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
     if let Some(lib) = &args.lib {
         return run_installed(args, &crate::libprobe::lib_path(lib));
     }
-    let choice = loader::choice();
-    let rt = &*choice.runtime;
-    let config = hipfile::api::config();
+    let rt = &api::runtime_report();
+    let config = api::config();
 
-    let kernel = Kernel::examine(rt.platform());
+    let kernel = Kernel::examine(rt.platform);
     let volumes = if paths.is_empty() {
-        match mounts::read_table() {
+        match api::mount_table() {
             Ok(table) => table
                 .iter()
-                .filter(|m| m.source.starts_with("/dev/"))
-                .map(|m| Volume::of_mount(m, rt, &config))
+                .filter(|m| m.source().starts_with("/dev/"))
+                .map(|m| Volume::of_mount(m, rt))
                 .collect(),
             Err(e) => vec![Volume::failed(
                 "/proc/self/mountinfo",
@@ -91,15 +88,15 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
             )],
         }
     } else {
-        let table = mounts::read_table().unwrap_or_default();
+        let table = api::mount_table().unwrap_or_default();
         paths
             .iter()
-            .map(|p| Volume::of_path(p, &table, rt, &config))
+            .map(|p| Volume::of_path(p, &table, rt))
             .collect()
     };
-    let env = environment(rt.is_simulated());
+    let env = api::environment(rt.simulated);
     let test = SelfTest::run(rt, &config);
-    let reason = crate::util::chosen_because(choice);
+    let reason = crate::util::chosen_because(rt);
     let bad_path = volumes
         .iter()
         .find_map(|v| v.error.as_ref().map(|e| (v.path.clone(), e.clone())));
@@ -107,10 +104,10 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
         if let Some((p, e)) = &bad_path {
             return Some(format!("cannot examine {}: {e}", quote(p)));
         }
-        (rt.platform() == Platform::Host && !args.allow_host_only).then(|| {
+        (rt.platform == Platform::Host && !args.allow_host_only).then(|| {
             format!(
                 "no usable GPU runtime: the library would run host-only ({}); --allow-host-only accepts that",
-                choice.reason
+                rt.reason
             )
         })
     });
@@ -133,14 +130,14 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
                     .with("executable", exe.clone())
                     .with("crate_version", env!("CARGO_PKG_VERSION")),
             )
-            .with("platform", rt.platform().name())
-            .with("runtime", rt.describe())
-            .with("simulated", rt.is_simulated())
+            .with("platform", rt.platform.name())
+            .with("runtime", rt.description.as_str())
+            .with("simulated", rt.simulated)
             .with("reason", reason.as_str())
-            .with("attempts", choice.attempts.clone())
-            .with("device_count", rt.device_count())
-            .with("runtime_version", rt.version())
-            .with("gpu_direct_entry_points", rt.has_fastpath())
+            .with("attempts", rt.attempts.clone())
+            .with("device_count", rt.device_count)
+            .with("runtime_version", rt.version)
+            .with("gpu_direct_entry_points", rt.gpu_direct)
             .with("kernel", kernel.json())
             .with(
                 "volumes",
@@ -148,7 +145,7 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
             )
             .with(
                 "environment",
-                Value::Arr(env.iter().map(EnvVar::json).collect()),
+                Value::Arr(env.iter().map(env_json).collect()),
             )
             .with("config", config_json(&config))
             .with("self_test", test.json())
@@ -162,14 +159,14 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
             env!("CARGO_PKG_VERSION")
         );
         println!();
-        print_runtime(choice, &reason, rt);
+        print_runtime(rt, &reason);
         kernel.print();
         print_volumes(&volumes, !paths.is_empty());
         print_config(&env, &config);
         test.print(
             failure.as_deref(),
-            rt.is_simulated(),
-            rt.platform() == Platform::Host,
+            rt.simulated,
+            rt.platform == Platform::Host,
         );
     }
     match failure {
@@ -209,32 +206,28 @@ fn quote(p: &str) -> String {
 const SIM_BANNER: &str =
     "*** SIMULATED GPU runtime (hipsim): test and demo use only, no real GPU is involved ***";
 
-fn print_runtime(choice: &loader::Choice, reason: &str, rt: &dyn Runtime) {
+fn print_runtime(rt: &RuntimeReport, reason: &str) {
     println!("GPU runtime");
-    if rt.is_simulated() {
+    if rt.simulated {
         println!("  {SIM_BANNER}");
     }
-    println!("  platform:          {}", rt.platform().name());
-    println!("  runtime:           {}", rt.describe());
-    println!("  simulated:         {}", yes_no(rt.is_simulated()));
+    println!("  platform:          {}", rt.platform.name());
+    println!("  runtime:           {}", rt.description);
+    println!("  simulated:         {}", yes_no(rt.simulated));
     println!("  chosen because:    {reason}");
-    if choice.attempts.is_empty() {
+    if rt.attempts.is_empty() {
         println!("  loader attempts:   none needed");
     } else {
         println!("  loader attempts:");
-        for a in &choice.attempts {
+        for a in &rt.attempts {
             println!("    - {a}");
         }
     }
-    println!("  devices:           {}", rt.device_count());
-    println!("  runtime version:   {}", rt.version());
+    println!("  devices:           {}", rt.device_count);
+    println!("  runtime version:   {}", rt.version);
     println!(
         "  GPU-direct I/O entry points: {}",
-        if rt.has_fastpath() {
-            "present"
-        } else {
-            "absent"
-        }
+        if rt.gpu_direct { "present" } else { "absent" }
     );
 }
 
@@ -446,7 +439,7 @@ impl IoUring {
             unsafe { libc::close(fd as RawFd) };
             return IoUring::Works;
         }
-        let e = hipfile::sys::errno();
+        let e = errno();
         let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
             .ok()
             .map(|s| s.trim().to_string());
@@ -530,13 +523,18 @@ impl Kind {
 struct Volume {
     path: String,
     kind: Option<Kind>,
-    mount: Option<MountEntry>,
+    mount: Option<Mount>,
     o_direct: ODirect,
     /// `statx` `(stx_dio_mem_align, stx_dio_offset_align)` when the kernel reports them.
     dio: Option<(u32, u32)>,
     /// Why the fastpath could not serve it; empty: it could.
     not_fastpath: Vec<String>,
     error: Option<String>,
+}
+
+/// The calling thread's `errno`.
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 fn cstring(p: &Path) -> Option<CString> {
@@ -549,7 +547,7 @@ fn open_raw(p: &Path, flags: i32, mode: libc::mode_t) -> Result<File, i32> {
     // SAFETY: valid NUL-terminated path; `mode` is used only with O_CREAT.
     let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode) };
     if fd < 0 {
-        return Err(hipfile::sys::errno());
+        return Err(errno());
     }
     // SAFETY: a fresh descriptor that nothing else owns.
     Ok(unsafe { File::from_raw_fd(fd) })
@@ -577,8 +575,11 @@ fn not_writable(e: i32) -> bool {
     matches!(e, libc::EACCES | libc::EPERM | libc::EROFS)
 }
 
-/// Try `O_DIRECT` in a directory: create (and at once delete) a temporary file.
-fn odirect_in_dir(dir: &Path) -> (ODirect, Option<(u32, u32)>) {
+/// What an `O_DIRECT` probe found, and the file it opened (for the library to inspect), if any.
+type Probe = (ODirect, Option<(u32, u32)>, Option<File>);
+
+/// Try `O_DIRECT` in a directory: create (and at once delete) a temporary file, kept open.
+fn odirect_in_dir(dir: &Path) -> Probe {
     let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
     // A name of our own: a file left by an earlier run with the same pid is skipped.
     let mut name = PathBuf::new();
@@ -593,30 +594,29 @@ fn odirect_in_dir(dir: &Path) -> (ODirect, Option<(u32, u32)>) {
     match first {
         Ok(f) => {
             let _ = std::fs::remove_file(&name);
-            (ODirect::Works, dio_align(f.as_raw_fd()))
+            (ODirect::Works, dio_align(f.as_raw_fd()), Some(f))
         }
-        Err(e) if not_writable(e) => (ODirect::NotWritable, None),
+        Err(e) if not_writable(e) => (ODirect::NotWritable, None, None),
         // Tell "no O_DIRECT here" from "cannot create files here".
         Err(e) => match open_raw(&name, flags, 0o600) {
             Ok(f) => {
                 let _ = std::fs::remove_file(&name);
-                (ODirect::Fails(e), dio_align(f.as_raw_fd()))
+                (ODirect::Fails(e), dio_align(f.as_raw_fd()), Some(f))
             }
-            Err(e2) if not_writable(e2) => (ODirect::NotWritable, None),
-            Err(_) => (ODirect::Fails(e), None),
+            Err(e2) if not_writable(e2) => (ODirect::NotWritable, None, None),
+            Err(_) => (ODirect::Fails(e), None, None),
         },
     }
 }
 
 /// Try `O_DIRECT` on a regular file or block device (read-only).
-fn odirect_on_file(p: &Path) -> (ODirect, Option<(u32, u32)>) {
+fn odirect_on_file(p: &Path) -> Probe {
     match open_raw(p, libc::O_RDONLY | libc::O_DIRECT, 0) {
-        Ok(f) => (ODirect::Works, dio_align(f.as_raw_fd())),
+        Ok(f) => (ODirect::Works, dio_align(f.as_raw_fd()), Some(f)),
         Err(e) => {
-            let dio = open_raw(p, libc::O_RDONLY, 0)
-                .ok()
-                .and_then(|f| dio_align(f.as_raw_fd()));
-            (ODirect::Fails(e), dio)
+            let f = open_raw(p, libc::O_RDONLY, 0).ok();
+            let dio = f.as_ref().and_then(|f| dio_align(f.as_raw_fd()));
+            (ODirect::Fails(e), dio, f)
         }
     }
 }
@@ -626,20 +626,14 @@ fn dev_numbers(dev: u64) -> (u32, u32) {
 }
 
 /// The mount holding `path` (device `maj:min`): among the entries of that device, the one
-/// whose mount point is the longest prefix of the path; else the first (the library's rule).
-fn mount_of<'a>(
-    table: &'a [MountEntry],
-    path: &Path,
-    maj: u32,
-    min: u32,
-) -> Option<&'a MountEntry> {
+/// whose mount point is the longest prefix of the path; else the first of that device.
+fn mount_of<'a>(table: &'a [Mount], path: &Path, maj: u32, min: u32) -> Option<&'a Mount> {
     let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    table
-        .iter()
-        .filter(|m| m.major == maj && m.minor == min)
-        .filter(|m| canon.starts_with(&m.mount_point))
-        .max_by_key(|m| m.mount_point.len())
-        .or_else(|| mounts::find(table, maj, min))
+    let of_device = || table.iter().filter(|m| m.device() == (maj, min));
+    of_device()
+        .filter(|m| canon.starts_with(m.mount_point()))
+        .max_by_key(|m| m.mount_point().len())
+        .or_else(|| of_device().next())
 }
 
 impl Volume {
@@ -655,7 +649,7 @@ impl Volume {
         }
     }
 
-    fn examine(p: &Path, mount: Option<MountEntry>, rt: &dyn Runtime, config: &Config) -> Volume {
+    fn examine(p: &Path, mount: Option<Mount>, rt: &RuntimeReport) -> Volume {
         let path = p.display().to_string();
         let meta = match std::fs::metadata(p) {
             Ok(m) => m,
@@ -671,10 +665,10 @@ impl Volume {
         } else {
             Kind::Other
         };
-        let (o_direct, dio) = match kind {
+        let (o_direct, dio, probe) = match kind {
             Kind::Directory => odirect_in_dir(p),
             Kind::Regular | Kind::BlockDevice => odirect_on_file(p),
-            Kind::Other => (ODirect::NotApplicable, None),
+            Kind::Other => (ODirect::NotApplicable, None, None),
         };
         let mut v = Volume {
             path,
@@ -689,90 +683,83 @@ impl Volume {
             not_fastpath: Vec::new(),
             error: None,
         };
-        v.not_fastpath = v.fastpath_refusals(rt, config);
+        let refusal = probe.map(|f| api::fastpath_refusal(f.as_raw_fd()));
+        v.not_fastpath = v.fastpath_refusals(refusal, rt);
         v
     }
 
-    fn of_mount(m: &MountEntry, rt: &dyn Runtime, config: &Config) -> Volume {
-        Volume::examine(Path::new(&m.mount_point), Some(m.clone()), rt, config)
+    fn of_mount(m: &Mount, rt: &RuntimeReport) -> Volume {
+        Volume::examine(Path::new(m.mount_point()), Some(m.clone()), rt)
     }
 
-    fn of_path(p: &Path, table: &[MountEntry], rt: &dyn Runtime, config: &Config) -> Volume {
+    fn of_path(p: &Path, table: &[Mount], rt: &RuntimeReport) -> Volume {
         let mount = std::fs::metadata(p).ok().and_then(|meta| {
             let (maj, min) = dev_numbers(meta.dev());
             mount_of(table, p, maj, min).cloned()
         });
-        Volume::examine(p, mount, rt, config)
+        Volume::examine(p, mount, rt)
     }
 
-    /// The fastpath rules of `backend::fastpath::score` that do not depend on a request.
-    fn fastpath_refusals(&self, rt: &dyn Runtime, config: &Config) -> Vec<String> {
-        let mut why = Vec::new();
-        if rt.platform() == Platform::Host {
-            why.push("no GPU runtime (host-only)".to_string());
-        } else if !rt.has_fastpath() {
-            why.push(Refusal::NoFastpathEntryPoints.describe().to_string());
+    /// Why the fastpath could not serve this volume: the library's refusal for the file the
+    /// probe opened (`refusal`; `None`: no file could be opened), in words with what this
+    /// examination knows about it.
+    fn fastpath_refusals(
+        &self,
+        refusal: Option<hipfile::Result<Option<Refusal>>>,
+        rt: &RuntimeReport,
+    ) -> Vec<String> {
+        if self.kind == Some(Kind::Other) {
+            return vec!["not a directory, regular file or block device".to_string()];
         }
-        if config.force_compat {
-            why.push(format!(
-                "{} (HIPFILE_FORCE_COMPAT_MODE)",
-                Refusal::CompatForced.describe()
-            ));
-        }
-        match &self.o_direct {
-            ODirect::Works => {
-                if matches!(self.dio, Some((_, 0))) {
-                    why.push(format!(
-                        "{} (statx reports no direct-I/O alignment)",
-                        Refusal::NoODirect.describe()
-                    ));
+        let why = match refusal {
+            Some(Ok(None)) => return Vec::new(),
+            Some(Ok(Some(r))) => self.refusal_text(r, rt),
+            Some(Err(e)) => format!("the library cannot inspect it ({})", lib_text(&e)),
+            None => match &self.o_direct {
+                ODirect::NotWritable => {
+                    "O_DIRECT could not be tried (the directory is not writable)".to_string()
                 }
+                ODirect::Fails(e) => format!("the O_DIRECT open failed ({})", errno_text(*e)),
+                _ => "it could not be opened".to_string(),
+            },
+        };
+        vec![why]
+    }
+
+    /// A refusal of the library in words, with the detail this examination found.
+    fn refusal_text(&self, r: Refusal, rt: &RuntimeReport) -> String {
+        match r {
+            Refusal::NoFastpathEntryPoints if rt.platform == Platform::Host => {
+                "no GPU runtime (host-only)".to_string()
             }
-            ODirect::Fails(e) if *e == libc::EINVAL => {
-                why.push(Refusal::NoODirect.describe().to_string())
+            Refusal::CompatForced => format!("{} (HIPFILE_FORCE_COMPAT_MODE)", r.describe()),
+            Refusal::NoODirect if self.o_direct == ODirect::Works => {
+                format!("{} (statx reports no direct-I/O alignment)", r.describe())
             }
-            ODirect::Fails(e) => why.push(format!("the O_DIRECT open failed ({})", errno_text(*e))),
-            ODirect::NotWritable => {
-                why.push("O_DIRECT could not be tried (the directory is not writable)".to_string())
+            Refusal::FileSystem => {
+                let what = match &self.mount {
+                    Some(m) => match m.option("data").filter(|_| m.fstype() == "ext4") {
+                        Some(d) => format!("it is ext4 with data={d}"),
+                        None => format!("it is {}", m.fstype()),
+                    },
+                    None => "its mount is not in the mount table".to_string(),
+                };
+                format!("{} ({what})", r.describe())
             }
-            ODirect::NotApplicable => {}
+            _ => r.describe().to_string(),
         }
-        match self.kind {
-            Some(Kind::BlockDevice) => {}
-            Some(Kind::Directory | Kind::Regular) => {
-                let ok = config.unsupported_fs
-                    || self.mount.as_ref().is_some_and(|m| {
-                        matches!(m.kind(), FsKind::Ext4(Ext4DataMode::Ordered) | FsKind::Xfs)
-                    });
-                if !ok {
-                    let what = match &self.mount {
-                        Some(m) => match m.option("data").filter(|_| m.fstype == "ext4") {
-                            Some(d) => format!("it is ext4 with data={d}"),
-                            None => format!("it is {}", m.fstype),
-                        },
-                        None => "its mount is not in the mount table".to_string(),
-                    };
-                    why.push(format!("{} ({what})", Refusal::FileSystem.describe()));
-                }
-            }
-            Some(Kind::Other) => {
-                why.push("not a directory, regular file or block device".to_string())
-            }
-            None => {}
-        }
-        why
     }
 
     fn fstype(&self) -> Option<String> {
         match self.kind {
             Some(Kind::BlockDevice) => Some("block device".to_string()),
-            _ => self.mount.as_ref().map(|m| m.fstype.clone()),
+            _ => self.mount.as_ref().map(|m| m.fstype().to_string()),
         }
     }
 
     /// The ext4 data mode (`ordered` when no `data=` option is given).
     fn ext4_data_mode(&self) -> Option<String> {
-        let m = self.mount.as_ref().filter(|m| m.fstype == "ext4")?;
+        let m = self.mount.as_ref().filter(|m| m.fstype() == "ext4")?;
         Some(m.option("data").unwrap_or("ordered").to_string())
     }
 
@@ -781,8 +768,8 @@ impl Volume {
         Value::obj()
             .with("path", self.path.as_str())
             .with("type", self.kind.map(Kind::name))
-            .with("mount_point", m.map(|m| m.mount_point.clone()))
-            .with("source", m.map(|m| m.source.clone()))
+            .with("mount_point", m.map(|m| m.mount_point().to_string()))
+            .with("source", m.map(|m| m.source().to_string()))
             .with("fstype", self.fstype())
             .with("ext4_data_mode", self.ext4_data_mode())
             .with("o_direct", self.o_direct.text())
@@ -810,10 +797,10 @@ impl Volume {
             println!("      type:             {}", k.name());
         }
         if let Some(m) = &self.mount {
-            if m.mount_point != self.path {
-                println!("      mount point:      {}", m.mount_point);
+            if m.mount_point() != self.path {
+                println!("      mount point:      {}", m.mount_point());
             }
-            println!("      file system:      {} on {}", m.fstype, m.source);
+            println!("      file system:      {} on {}", m.fstype(), m.source());
         } else if self.kind != Some(Kind::BlockDevice) {
             println!("      file system:      unknown (not in the mount table)");
         }
@@ -860,105 +847,14 @@ fn print_volumes(volumes: &[Volume], given: bool) {
 // ---------------------------------------------------------------------------------------------
 // Configuration
 
-/// How the library reads a variable.
-#[derive(Clone, Copy)]
-enum VarKind {
-    Bool,
-    Unsigned,
-    Size,
-    Platform,
-    Text,
+fn env_json(v: &EnvVar) -> Value {
+    Value::obj()
+        .with("name", v.name.as_str())
+        .with("value", v.value.as_str())
+        .with("note", v.note)
 }
 
-const KNOWN_VARS: &[(&str, VarKind)] = &[
-    ("HIPFILE_PLATFORM", VarKind::Platform),
-    ("HIPFILE_HIP_LIBRARY", VarKind::Text),
-    ("HIPFILE_CUDA_LIBRARY", VarKind::Text),
-    ("HIPFILE_CUFILE_LIBRARY", VarKind::Text),
-    ("HIPFILE_ALLOW_COMPAT_MODE", VarKind::Bool),
-    ("HIPFILE_FORCE_COMPAT_MODE", VarKind::Bool),
-    ("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", VarKind::Bool),
-    ("HIPFILE_HOST", VarKind::Bool),
-    ("HIPFILE_FALLBACK_SYNC_WRITES", VarKind::Bool),
-    ("HIPFILE_DIRECT_IO", VarKind::Bool),
-    ("HIPFILE_STATS_LEVEL", VarKind::Unsigned),
-    ("HIPFILE_IO_THREADS", VarKind::Unsigned),
-    ("HIPFILE_ASYNC_BUFFER_SIZE", VarKind::Size),
-    ("HIPFILE_CHUNK_SIZE", VarKind::Size),
-    ("HIPFILE_BOUNCE_BUDGET", VarKind::Size),
-    ("HIPFILE_INLINE_THRESHOLD", VarKind::Size),
-    ("HIPFILE_LOG", VarKind::Text),
-    ("HIPFILE_LOG_FILE", VarKind::Text),
-];
-
-/// A variable of the environment that matters to the library.
-struct EnvVar {
-    name: String,
-    value: String,
-    /// Why the library ignores it, if it does.
-    note: Option<String>,
-}
-
-impl EnvVar {
-    fn json(&self) -> Value {
-        Value::obj()
-            .with("name", self.name.as_str())
-            .with("value", self.value.as_str())
-            .with("note", self.note.clone())
-    }
-}
-
-/// What the library makes of `name=value`: `None` when it takes it.
-fn var_note(name: &str, value: &str) -> Option<String> {
-    if name.starts_with("HIPSIM_") {
-        return None;
-    }
-    let Some(&(_, kind)) = KNOWN_VARS.iter().find(|(n, _)| *n == name) else {
-        return Some("unknown variable: the library ignores it".to_string());
-    };
-    let ok = match kind {
-        VarKind::Bool => parse_bool(value).is_some(),
-        VarKind::Unsigned => parse_unsigned(value).is_some(),
-        VarKind::Size => parse_size(value).is_some(),
-        VarKind::Platform => matches!(
-            value.to_ascii_lowercase().as_str(),
-            "amd" | "hip" | "nvidia" | "cuda" | "host"
-        ),
-        VarKind::Text => true,
-    };
-    (!ok).then(|| {
-        match kind {
-            VarKind::Bool => "neither true nor false: ignored",
-            VarKind::Unsigned => "not an unsigned integer: ignored",
-            VarKind::Size => "not a size (digits with an optional K/M/G/T suffix): ignored",
-            VarKind::Platform => "not amd, nvidia or host: ignored (automatic choice)",
-            VarKind::Text => unreachable!(),
-        }
-        .to_string()
-    })
-}
-
-/// Every `HIPFILE_*` variable set (and `HIPSIM_*` ones on the simulator), sorted by name.
-fn environment(simulated: bool) -> Vec<EnvVar> {
-    let mut vars: Vec<EnvVar> = std::env::vars_os()
-        .filter_map(|(k, v)| {
-            let name = k.to_string_lossy().into_owned();
-            let wanted = name.starts_with("HIPFILE_") || (simulated && name.starts_with("HIPSIM_"));
-            wanted.then(|| {
-                let value = v.to_string_lossy().into_owned();
-                EnvVar {
-                    note: var_note(&name, &value),
-                    name,
-                    value,
-                }
-            })
-        })
-        .collect();
-    vars.sort_by(|a, b| a.name.cmp(&b.name));
-    vars
-}
-
-fn print_config(env: &[EnvVar], config: &Config) {
+fn print_config(env: &[EnvVar], config: &ConfigSnapshot) {
     println!();
     println!("Configuration");
     if env.is_empty() {
@@ -966,7 +862,7 @@ fn print_config(env: &[EnvVar], config: &Config) {
     } else {
         println!("  environment:");
         for v in env {
-            match &v.note {
+            match v.note {
                 Some(n) => println!("    {}={}   ({n})", v.name, v.value),
                 None => println!("    {}={}", v.name, v.value),
             }
@@ -1156,7 +1052,7 @@ fn device_test(file: &RegisteredFile) -> Outcome {
 }
 
 impl SelfTest {
-    fn run(rt: &dyn Runtime, config: &Config) -> SelfTest {
+    fn run(rt: &RuntimeReport, config: &ConfigSnapshot) -> SelfTest {
         let dir = std::env::temp_dir();
         let skipped = |s: &str| Outcome::Skipped(s.to_string());
         let (file, _remove) = match temp_file(&dir) {
@@ -1191,7 +1087,7 @@ impl SelfTest {
         } else {
             skipped("host memory I/O is disabled (HIPFILE_HOST=false)")
         };
-        let device = if rt.platform() == Platform::Host {
+        let device = if rt.platform == Platform::Host {
             skipped("no GPU runtime (host-only)")
         } else {
             device_test(&reg)
@@ -1283,27 +1179,14 @@ mod tests {
     }
 
     #[test]
-    fn variables_are_judged_as_the_library_reads_them() {
-        assert_eq!(var_note("HIPFILE_HOST", "false"), None);
-        assert!(var_note("HIPFILE_HOST", "0").unwrap().contains("ignored"));
-        assert_eq!(var_note("HIPFILE_CHUNK_SIZE", "8M"), None);
-        assert!(var_note("HIPFILE_CHUNK_SIZE", "lots").is_some());
-        assert_eq!(var_note("HIPFILE_IO_THREADS", "4"), None);
-        assert_eq!(var_note("HIPFILE_PLATFORM", "AMD"), None);
-        assert!(var_note("HIPFILE_PLATFORM", "intel").is_some());
-        assert!(var_note("HIPFILE_NOPE", "1").unwrap().contains("unknown"));
-        assert_eq!(var_note("HIPFILE_LOG_FILE", "/x"), None);
-    }
-
-    #[test]
     fn odirect_probe_in_a_directory_leaves_nothing_behind() {
         let d = std::env::temp_dir().join(format!("hipfile-check-probe-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        let (od, _) = odirect_in_dir(&d);
+        let (od, _, _) = odirect_in_dir(&d);
         assert_ne!(od, ODirect::NotApplicable);
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
         std::fs::remove_dir_all(&d).unwrap();
-        let (od, _) = odirect_in_dir(&d);
+        let (od, _, _) = odirect_in_dir(&d);
         assert!(
             matches!(od, ODirect::Fails(e) if e == libc::ENOENT),
             "{od:?}"

@@ -14,8 +14,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use hipfile::api::{gpu_runtime, DeviceMemory, DriverGuard, RegisteredFile};
-use hipfile::runtime::{loader, Platform};
+use hipfile::api::{DeviceMemory, DriverGuard, Platform, RegisteredFile};
 
 use crate::util::{
     fail, fdatasync, fmt_bytes, io_text, lib_text, slow_request_warning, stderr_is_terminal,
@@ -96,8 +95,8 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
         }
     }
     // Decided before DST is touched: --require-gpu refuses without creating anything.
-    let choice = loader::choice();
-    let host_only = choice.runtime.platform() == Platform::Host;
+    let choice = hipfile::api::runtime_report();
+    let host_only = choice.platform == Platform::Host;
     if host_only {
         if a.require_gpu {
             return fail(format!(
@@ -111,7 +110,7 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
         );
     }
     if !host_only {
-        let count = choice.runtime.device_count().max(0);
+        let count = choice.device_count.max(0);
         if a.device >= count as u32 {
             return fail(format!(
                 "--device {}: the GPU runtime has {count} device(s)",
@@ -160,16 +159,15 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
         }
     };
     if a.verbose {
-        let rt = gpu_runtime();
         let via = if host_only {
             format!("host memory (host-only, no GPU runtime: {})", choice.reason)
-        } else if rt.is_simulated() {
+        } else if choice.simulated {
             format!(
                 "device memory of the SIMULATED GPU runtime ({})",
-                rt.describe()
+                choice.description
             )
         } else {
-            format!("GPU device memory ({})", rt.describe())
+            format!("GPU device memory ({})", choice.description)
         };
         println!(
             "{} -> {}: {} in {:.4} s, {:.3} GiB/s, through {}{}",
@@ -220,8 +218,7 @@ fn copy(
     let mut staging = if host_only {
         Staging::Host(AlignedBuf::new(piece)?)
     } else {
-        let rt = gpu_runtime();
-        rt.set_device(a.device as i32)
+        hipfile::api::set_device(a.device as i32)
             .map_err(|e| CliError(format!("cannot use device {}: {e}", a.device)))?;
         Staging::Device(DeviceMemory::alloc(piece).map_err(|e| {
             CliError(format!(

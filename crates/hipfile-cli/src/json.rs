@@ -12,6 +12,8 @@ pub enum Value {
     Bool(bool),
     /// An integer (written exactly).
     Int(i64),
+    /// An unsigned integer, written exactly (counters; `From<u64>` makes `Int` or `Num`).
+    UInt(u64),
     /// A floating-point number (non-finite values are written as `null`).
     Num(f64),
     /// A string.
@@ -49,6 +51,9 @@ impl Value {
             Value::Null => out.push_str("null"),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Value::Int(n) => {
+                let _ = write!(out, "{n}");
+            }
+            Value::UInt(n) => {
                 let _ = write!(out, "{n}");
             }
             Value::Num(x) if x.is_finite() => {
@@ -192,6 +197,7 @@ pub mod parse {
         pub fn as_f64(&self) -> Option<f64> {
             match self {
                 Value::Int(n) => Some(*n as f64),
+                Value::UInt(n) => Some(*n as f64),
                 Value::Num(x) => Some(*x),
                 _ => None,
             }

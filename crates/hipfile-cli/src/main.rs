@@ -284,7 +284,7 @@ pub fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
 
 /// `--size`: a byte count with an optional K/M/G/T suffix, not zero.
 pub fn size_arg(s: &str) -> Result<u64, String> {
-    match hipfile::config::env::parse_size(s) {
+    match hipfile::api::parse_size(s) {
         Some(0) => Err("must not be zero".to_string()),
         Some(n) => Ok(n),
         None => Err(format!(
@@ -370,8 +370,8 @@ fn setup_sim(path: Option<&Path>) -> CliResult<PathBuf> {
 
 /// After `--sim`: the library must really have loaded the simulator.
 fn confirm_sim(lib: &Path) -> CliResult<()> {
-    let choice = hipfile::runtime::loader::choice();
-    if !choice.runtime.is_simulated() {
+    let choice = hipfile::api::runtime_report();
+    if !choice.simulated {
         return fail(format!(
             "--sim: the simulated runtime {} was not used ({}; {})",
             lib.display(),

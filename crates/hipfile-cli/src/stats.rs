@@ -10,7 +10,7 @@
 //!   because we hold the descriptor the server sent.
 //!
 //! The text is exactly the library's report (AMD's report, then our extension section);
-//! `--json` prints the library's JSON object (one line per report).
+//! `--json` prints the same snapshot as one JSON object per report ([`snapshot_json`]).
 
 use std::ffi::{c_int, OsString};
 use std::io::{self, Write as _};
@@ -21,8 +21,12 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::{ArgGroup, Args};
-use hipfile::stats::client::{Connection, OpenError, Target};
-use hipfile::stats::{report, Snapshot};
+use hipfile::api::stats::{
+    self as lib_stats, Connection, GpuBackendStats, Layout, OpenError, Snapshot, Target, Totals,
+};
+use hipfile::api::{BackendKind, Direction};
+
+use crate::json::Value;
 
 use crate::util::{self, fail, CliError, CliResult};
 
@@ -42,7 +46,7 @@ pub struct StatsArgs {
     /// Attach to this live process (one using libhipfile, ours or AMD's).
     #[arg(short, long, value_name = "PID", value_parser = pid_arg, allow_negative_numbers = true)]
     pub pid: Option<i32>,
-    /// Print the library's JSON object instead of the text report (one line per report).
+    /// Print the report as a JSON object instead of text (one line per report).
     #[arg(long)]
     pub json: bool,
     /// Print the report again every SECONDS (fractions allowed) until the target exits or
@@ -219,12 +223,171 @@ fn snapshot(conn: &Connection, pid: i32) -> CliResult<Snapshot> {
 fn render(conn: &Connection, pid: i32, json: bool) -> CliResult<String> {
     let s = snapshot(conn, pid)?;
     Ok(if json {
-        let mut j = report::json(&s);
+        let mut j = snapshot_json(&s).to_json();
         j.push('\n');
         j
     } else {
-        report::text(&s)
+        lib_stats::text_report(&s)
     })
+}
+
+/// A number of the report (bandwidth, latency), finite by construction (else 0).
+fn num(x: f64) -> Value {
+    Value::Num(if x.is_finite() { x } else { 0.0 })
+}
+
+/// A counter, written exactly whatever its size.
+fn u(n: u64) -> Value {
+    Value::UInt(n)
+}
+
+/// An array of counters.
+fn us(v: &[u64]) -> Value {
+    Value::Arr(v.iter().copied().map(u).collect())
+}
+
+fn totals_json(t: &Totals) -> Value {
+    Value::obj()
+        .with("ops", u(t.ops))
+        .with("bytes", u(t.bytes))
+        .with("time_us", u(t.time_us))
+        .with("errors", u(t.errors))
+        .with("error_bytes", u(t.error_bytes))
+        .with("unaligned", u(t.unaligned))
+        .with(
+            "bandwidth_gib_s",
+            num(lib_stats::bandwidth_gib_s(t.bytes, t.time_us)),
+        )
+        .with("latency_us", num(lib_stats::latency_us(t.time_us, t.ops)))
+}
+
+fn read_write(read: Value, write: Value) -> Value {
+    Value::obj().with("read", read).with("write", write)
+}
+
+fn gpu_backend_json(b: &GpuBackendStats) -> Value {
+    let dir = |d: usize| {
+        Value::obj()
+            .with("count", us(&b.io_count[d]))
+            .with("bytes", us(&b.io_size_bytes[d]))
+            .with("time_us", us(&b.io_time_us[d]))
+            .with("errors", us(&b.error_count[d]))
+            .with("unaligned", u(b.unaligned_count[d]))
+    };
+    Value::obj()
+        .with("in_use", b.in_use != 0)
+        .with("read", dir(0))
+        .with("write", dir(1))
+}
+
+/// The snapshot as one JSON object (keys in a fixed order; `to_json` writes no whitespace).
+///
+/// `backends` holds the totals per backend and direction ([`Snapshot::totals`]: every
+/// device when our extension is present); `gpus` the per-GPU histograms (bucket `k` of
+/// every array is the size range of `bucket_label(k)`), for GPUs with records; `extension`
+/// is `null` for AMD's blocks. `retired` is present for AMD's retired blocks only.
+pub fn snapshot_json(s: &Snapshot) -> Value {
+    let layout = match s.layout {
+        Layout::Retired => "retired",
+        Layout::V1 => "v1",
+        Layout::Unknown => "unknown",
+    };
+    let mut v = Value::obj()
+        .with("layout", layout)
+        .with("version", u(s.version))
+        .with("level", u(s.level));
+    if s.layout == Layout::Retired {
+        v = v.with(
+            "retired",
+            Value::obj()
+                .with("fastpath_read_bytes", u(s.retired[0]))
+                .with("fastpath_write_bytes", u(s.retired[1]))
+                .with("fallback_read_bytes", u(s.retired[2]))
+                .with("fallback_write_bytes", u(s.retired[3])),
+        );
+    }
+    if s.layout != Layout::V1 {
+        return v;
+    }
+    let mut backends = Value::obj();
+    for kind in [
+        BackendKind::Fastpath,
+        BackendKind::Fallback,
+        BackendKind::Host,
+    ] {
+        backends = backends.with(
+            kind.name(),
+            read_write(
+                totals_json(&s.totals(kind, Direction::Read)),
+                totals_json(&s.totals(kind, Direction::Write)),
+            ),
+        );
+    }
+    let gpus: Vec<Value> = s
+        .gpus
+        .iter()
+        .enumerate()
+        .filter(|&(g, _)| s.gpu_active(g))
+        .map(|(g, row)| {
+            Value::obj()
+                .with("gpu", g)
+                .with("fastpath", gpu_backend_json(&row[0]))
+                .with("fallback", gpu_backend_json(&row[1]))
+                .with(
+                    "host",
+                    read_write(
+                        totals_json(&s.host_gpu_totals(g, Direction::Read)),
+                        totals_json(&s.host_gpu_totals(g, Direction::Write)),
+                    ),
+                )
+        })
+        .collect();
+    let extension = s.ext.as_ref().map(|e| {
+        let mut refusals = Value::obj();
+        for (b, name) in ["fastpath", "fallback", "host"].iter().enumerate() {
+            let mut counts = Value::obj();
+            for slot in 0..lib_stats::REFUSAL_SLOTS {
+                let n = e.refusals[b][slot];
+                if n != 0 {
+                    let id = match lib_stats::refusal_at(slot) {
+                        Some(r) => format!("{r:?}"),
+                        None => format!("Reason{slot}"),
+                    };
+                    counts = counts.with(&id, u(n));
+                }
+            }
+            refusals = refusals.with(name, counts);
+        }
+        Value::obj()
+            .with("version", u(e.version))
+            .with("refusals", refusals)
+            .with("fallback_retries", u(e.fallback_retries))
+            .with(
+                "async_ops",
+                read_write(u(e.async_ops[0]), u(e.async_ops[1])),
+            )
+            .with(
+                "batch_ops",
+                read_write(u(e.batch_ops[0]), u(e.batch_ops[1])),
+            )
+            .with("file_deregistrations", u(e.file_deregistrations))
+            .with("buffer_deregistrations", u(e.buffer_deregistrations))
+            .with("bounce_bytes_in_use", u(e.bounce_bytes_in_use))
+            .with("bounce_bytes_peak", u(e.bounce_bytes_peak))
+            .with(
+                "size_histogram",
+                read_write(
+                    e.size_hist[0].to_vec().into(),
+                    e.size_hist[1].to_vec().into(),
+                ),
+            )
+    });
+    v.with("file_registrations", u(s.file_registrations))
+        .with("buffer_registrations", u(s.buffer_registrations))
+        .with("fastpath_rejections", u(s.fastpath_rejections))
+        .with("backends", backends)
+        .with("gpus", Value::Arr(gpus))
+        .with("extension", extension)
 }
 
 /// Clear the screen and put the cursor home (ANSI).
@@ -604,5 +767,109 @@ mod tests {
             "{}",
             e.0
         );
+    }
+}
+
+#[cfg(test)]
+mod json_tests {
+    //! The JSON form of snapshots (moved from the library's statistics tests with the JSON
+    //! writer; the blocks are built the same way, the assertions are unchanged).
+    use super::*;
+    use hipfile::api::stats::Extension;
+    use hipfile::api::Refusal;
+
+    /// `sizeof(StatsV1)` (40 + 16 × 2 × 1048) and AMD's retired block size.
+    const V1_SIZE: usize = 33_576;
+    const RETIRED_SIZE: usize = 528;
+
+    fn json(s: &Snapshot) -> String {
+        snapshot_json(s).to_json()
+    }
+
+    fn put(b: &mut [u8], off: usize, v: u64) {
+        b[off..off + 8].copy_from_slice(&v.to_le_bytes());
+    }
+
+    fn v1_hist(g: usize, b: usize, field: usize, d: usize, k: usize) -> usize {
+        40 + (g * 2 + b) * 1048 + field + d * 128 + k * 8
+    }
+
+    #[test]
+    fn retired_report() {
+        let mut b = vec![0u8; RETIRED_SIZE];
+        b[0..8].copy_from_slice(&1u64.to_le_bytes());
+        b[8..16].copy_from_slice(&1u64.to_le_bytes());
+        b[16..24].copy_from_slice(&4096u64.to_le_bytes());
+        let s = Snapshot::from_bytes(&b).unwrap();
+        assert!(
+            json(&s).starts_with("{\"layout\":\"retired\",\"version\":1,\"level\":1,\"retired\":{")
+        );
+    }
+
+    #[test]
+    fn unknown_report_has_two_lines() {
+        let mut b = vec![0u8; V1_SIZE];
+        b[0..8].copy_from_slice(&7u64.to_le_bytes());
+        b[8..16].copy_from_slice(&2u64.to_le_bytes());
+        let s = Snapshot::from_bytes(&b).unwrap();
+        assert_eq!(
+            json(&s),
+            "{\"layout\":\"unknown\",\"version\":7,\"level\":2}"
+        );
+    }
+
+    #[test]
+    fn amd_v1_block_report() {
+        // What AMD's library would have written: level 2, one GPU (3), no extension.
+        let mut b = vec![0u8; V1_SIZE];
+        put(&mut b, 0, 1);
+        put(&mut b, 8, 2);
+        put(&mut b, 16, 5);
+        put(&mut b, 24, 6);
+        put(&mut b, 32, 7);
+        let g = 3;
+        put(&mut b, 40 + (g * 2) * 1048, 1); // Fastpath inUse
+        let (size, count, time, err) = (8, 264, 520, 776);
+        put(&mut b, v1_hist(g, 0, size, 0, 9), 2 << 20);
+        put(&mut b, v1_hist(g, 0, count, 0, 9), 2);
+        put(&mut b, v1_hist(g, 0, time, 0, 9), 1000);
+        put(&mut b, v1_hist(g, 1, err, 1, 1), 1);
+        put(&mut b, 40 + (g * 2 + 1) * 1048 + 1032 + 8, 4); // Fallback write unaligned
+        let s = Snapshot::from_bytes(&b).unwrap();
+        assert_eq!(s.layout, Layout::V1);
+        let json = json(&s);
+        assert!(json
+            .starts_with("{\"layout\":\"v1\",\"version\":1,\"level\":2,\"file_registrations\":5,"));
+        assert!(json.contains("\"gpus\":[{\"gpu\":3,"));
+        assert!(json.ends_with(",\"extension\":null}"));
+    }
+
+    /// The extension's host totals and refusals as the library's recording of
+    /// `record_the_mix` (tests/stats_inprocess.rs) leaves them.
+    #[test]
+    fn extension_host_totals_and_refusals() {
+        let mut b = vec![0u8; V1_SIZE];
+        put(&mut b, 0, 1);
+        put(&mut b, 8, 2);
+        let mut s = Snapshot::from_bytes(&b).unwrap();
+        let mut e = Extension {
+            version: 1,
+            ..Extension::default()
+        };
+        let read = lib_stats::direction_index(Direction::Read);
+        e.io[2][read] = Totals {
+            ops: 1,
+            bytes: 100,
+            ..Totals::default()
+        };
+        e.refusals[0][lib_stats::refusal_slot(Refusal::UnalignedOffset)] = 2;
+        e.refusals[2][lib_stats::refusal_slot(Refusal::NotHostMemory)] = 1;
+        s.ext = Some(Box::new(e));
+        let json = json(&s);
+        assert!(
+            json.contains("\"host\":{\"read\":{\"ops\":1,\"bytes\":100,"),
+            "{json}"
+        );
+        assert!(json.contains("\"refusals\":{\"fastpath\":{\"UnalignedOffset\":2},\"fallback\":{},\"host\":{\"NotHostMemory\":1}}"));
     }
 }

@@ -69,13 +69,13 @@ pub fn sim_lib() -> Option<&'static std::path::Path> {
 /// Why the library uses its GPU runtime, as the user should read it: with `--sim` the
 /// option chose it (the tool set HIPFILE_PLATFORM and HIPFILE_HIP_LIBRARY for it), else the
 /// library's own reason.
-pub fn chosen_because(choice: &hipfile::runtime::loader::Choice) -> String {
+pub fn chosen_because(rt: &hipfile::api::RuntimeReport) -> String {
     match SIM.get() {
-        Some(lib) if choice.runtime.is_simulated() => format!(
+        Some(lib) if rt.simulated => format!(
             "--sim chose the simulated GPU runtime {} (the tool set HIPFILE_PLATFORM=amd and HIPFILE_HIP_LIBRARY for it)",
             lib.display()
         ),
-        _ => choice.reason.clone(),
+        _ => rt.reason.clone(),
     }
 }
 
@@ -171,25 +171,71 @@ impl Rng {
     }
 }
 
-/// `pread` until `buf` is full or end of file; returns the count (the library's loop, `EINTR`
-/// retried).
+/// `pread` until `buf` is full or end of file; returns the count (`EINTR` retried).
 pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    hipfile::sys::io::pread_full(fd, buf, offset).map_err(io::Error::from_raw_os_error)
-}
-
-/// `pwrite` all of `buf` at `offset` (the library's loop, `EINTR` retried); a write that makes
-/// no progress is `EIO`.
-pub fn pwrite_all(fd: RawFd, buf: &[u8], offset: u64) -> io::Result<()> {
-    match hipfile::sys::io::pwrite_full(fd, buf, offset) {
-        Ok(n) if n == buf.len() => Ok(()),
-        Ok(_) => Err(io::Error::from_raw_os_error(libc::EIO)),
-        Err(e) => Err(io::Error::from_raw_os_error(e.errno)),
+    let mut done = 0;
+    while done < buf.len() {
+        let at = offset_at(offset, done)?;
+        let rest = &mut buf[done..];
+        // SAFETY: `rest` is valid writable memory of `rest.len()` bytes for the call.
+        let n = unsafe { libc::pread(fd, rest.as_mut_ptr().cast(), rest.len(), at) };
+        match n {
+            0 => break,
+            n if n > 0 => done += n as usize,
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
     }
+    Ok(done)
 }
 
-/// `fdatasync` (the library's, `EINTR` retried).
+/// `pwrite` all of `buf` at `offset` (`EINTR` retried); a write that makes no progress is
+/// `EIO`.
+pub fn pwrite_all(fd: RawFd, buf: &[u8], offset: u64) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let at = offset_at(offset, done)?;
+        let rest = &buf[done..];
+        // SAFETY: `rest` is valid readable memory of `rest.len()` bytes for the call.
+        let n = unsafe { libc::pwrite(fd, rest.as_ptr().cast(), rest.len(), at) };
+        match n {
+            0 => return Err(io::Error::from_raw_os_error(libc::EIO)),
+            n if n > 0 => done += n as usize,
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `offset + done` as an `off_t`; beyond it is `EINVAL`, as the kernel says.
+fn offset_at(offset: u64, done: usize) -> io::Result<libc::off_t> {
+    offset
+        .checked_add(done as u64)
+        .and_then(|o| libc::off_t::try_from(o).ok())
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// `fdatasync` (`EINTR` retried).
 pub fn fdatasync(fd: RawFd) -> io::Result<()> {
-    hipfile::sys::io::fdatasync(fd).map_err(io::Error::from_raw_os_error)
+    loop {
+        // SAFETY: a plain system call on a descriptor number.
+        if unsafe { libc::fdatasync(fd) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
 }
 
 /// Bytes in a human unit ("64 MiB", "1.5 GiB", "4096 B").

@@ -1,12 +1,13 @@
 //! The statistics block's fixed facts: the size buckets, AMD's `StatsV1`
 //! layout AMD's `ais-stats` reads (sizes and offsets), our extension after it, and the
 //! decoding and report of blocks written by AMD's library (release and development layouts).
+//! (The JSON form of the same AMD block is checked by the `hipfile` tool's `stats` tests.)
 
 use std::mem::{offset_of, size_of};
 
-use hipfile::stats::buckets::{bucket, label};
-use hipfile::stats::layout::*;
-use hipfile::stats::{report, Layout, Snapshot};
+use crate::stats::buckets::{bucket, label};
+use crate::stats::layout::*;
+use crate::stats::{report, Layout, Snapshot};
 
 #[test]
 fn bucket_math() {
@@ -193,12 +194,6 @@ fn amd_v1_block_report() {
         ]
     );
     assert!(!text.contains("Extended Stats"));
-    let json = report::json(&s);
-    assert!(
-        json.starts_with("{\"layout\":\"v1\",\"version\":1,\"level\":2,\"file_registrations\":5,")
-    );
-    assert!(json.contains("\"gpus\":[{\"gpu\":3,"));
-    assert!(json.ends_with(",\"extension\":null}"));
 }
 
 #[test]

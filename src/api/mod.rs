@@ -1,15 +1,43 @@
-//! A small safe Rust API over the driver, used by the `hipfile` tool and by Rust programs:
-//! the same code paths as the C functions, with ownership instead of raw handles.
+//! The safe Rust API, the crate's public surface next to [`crate::Error`]: the same code
+//! paths as the C functions, with ownership instead of raw handles (registered files and
+//! buffers, batches, device and pinned memory), and the few read-only reports tools need
+//! ([`runtime_report`], [`config`], [`environment`], [`mount_table`], [`fastpath_refusal`],
+//! [`stats`]).
 #![deny(unsafe_code)]
+
+mod stats_reader;
+mod tools;
 
 use std::os::fd::{AsRawFd, RawFd};
 
 use crate::driver::driver;
 use crate::driver::files::FileToken;
 use crate::error::{Error, Result};
+use crate::runtime;
 use crate::runtime::pinned::PinnedHost;
-use crate::runtime::{self, Runtime};
-use crate::vocab::{Address, Direction, Refusal};
+use crate::vocab::Address;
+
+pub use crate::runtime::{Platform, RtError as RuntimeError};
+pub use crate::vocab::{BackendKind, Direction, Refusal, Refusals};
+pub use tools::{
+    config, environment, mount_table, parse_size, runtime_report, set_device, ConfigSnapshot,
+    EnvVar, Mount, RuntimeReport,
+};
+
+/// Statistics: this process's own block, and another process's (the reader behind
+/// `hipfile stats`): connect, snapshot, text report.
+pub mod stats {
+    pub use super::stats_reader::{
+        bandwidth_gib_s, bucket, bucket_label, direction_index, latency_us, level, own_snapshot,
+        refusal_at, refusal_slot, text_report, BUCKETS, REFUSAL_SLOTS,
+    };
+    pub use crate::stats::client::{Connection, OpenError, Target};
+    /// Bytes of the statistics block this library writes (AMD's `StatsV1`, then our
+    /// extension).
+    pub use crate::stats::layout::SHARED_SIZE as BLOCK_SIZE;
+    pub use crate::stats::snapshot::{Extension, GpuBackendStats};
+    pub use crate::stats::{Layout, Snapshot, Totals};
+}
 
 /// Keeps the driver open (one use-count reference) for its lifetime.
 pub struct DriverGuard(());
@@ -28,20 +56,11 @@ impl Drop for DriverGuard {
     }
 }
 
-/// The GPU runtime this process uses.
-pub fn gpu_runtime() -> &'static dyn Runtime {
-    runtime::runtime()
-}
-
-/// The configuration in force: the open driver's, or what an open would use now.
-pub fn config() -> std::sync::Arc<crate::config::Config> {
-    driver().config()
-}
-
 /// Why the GPU-direct fastpath would refuse every request on the open descriptor `fd` under
 /// the configuration in force (the open driver's, or what an open would use now), whatever
 /// the memory and range: `None` when it may serve aligned requests to device memory. The
-/// file is inspected as registration inspects it, without registering it.
+/// file is inspected as registration inspects it, without registering it; the refusal is the
+/// first that holds, in the order the fastpath checks them.
 pub fn fastpath_refusal(fd: RawFd) -> Result<Option<Refusal>> {
     let file = crate::request::file::File::inspect(fd)?;
     let config = driver().config();
@@ -265,7 +284,7 @@ pub struct DeviceMemory {
 impl DeviceMemory {
     /// Allocate `len` bytes on the current device.
     pub fn alloc(len: usize) -> Result<DeviceMemory> {
-        let addr = gpu_runtime().device_alloc(len.max(1))?;
+        let addr = runtime::runtime().device_alloc(len.max(1))?;
         Ok(DeviceMemory { addr, len })
     }
 
@@ -292,7 +311,7 @@ impl DeviceMemory {
         {
             return Err(Error::InvalidValue("upload beyond the allocation"));
         }
-        Ok(gpu_runtime().copy_to_device(self.addr + offset, src)?)
+        Ok(runtime::runtime().copy_to_device(self.addr + offset, src)?)
     }
 
     /// Copy from the allocation at `offset` into `dst`.
@@ -303,13 +322,13 @@ impl DeviceMemory {
         {
             return Err(Error::InvalidValue("download beyond the allocation"));
         }
-        Ok(gpu_runtime().copy_from_device(dst, self.addr + offset)?)
+        Ok(runtime::runtime().copy_from_device(dst, self.addr + offset)?)
     }
 }
 
 impl Drop for DeviceMemory {
     fn drop(&mut self) {
-        gpu_runtime().device_free(self.addr);
+        runtime::runtime().device_free(self.addr);
     }
 }
 
@@ -321,7 +340,7 @@ pub struct PinnedMemory {
 impl PinnedMemory {
     /// Allocate `len` bytes.
     pub fn alloc(len: usize) -> Result<PinnedMemory> {
-        PinnedHost::alloc(gpu_runtime(), len)?
+        PinnedHost::alloc(runtime::runtime(), len)?
             .map(|mem| PinnedMemory { mem })
             .ok_or(Error::Internal("pinned allocation returned NULL"))
     }
