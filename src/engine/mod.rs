@@ -73,9 +73,6 @@ pub(crate) struct Inner {
     pub(crate) threads: usize,
     pub(crate) request_parallelism: usize,
     pub(crate) chunk: usize,
-    /// Largest request served as one chunk on the calling thread: the chunk, or less where a
-    /// device request is worth pipelining in pieces (`pipeline::PIECE_MIN`).
-    pub(crate) single_max: usize,
     pub(crate) inline_threshold: usize,
 }
 
@@ -104,7 +101,6 @@ impl Engine {
                 threads: config.io_threads,
                 request_parallelism: config.request_parallelism,
                 chunk: config.chunk_size,
-                single_max: config.chunk_size.min(pipeline::PIECE_MIN * 2),
                 inline_threshold: config.inline_threshold,
             }),
         }

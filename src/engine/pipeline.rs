@@ -140,47 +140,21 @@ impl Drop for HelperGuard {
     }
 }
 
-/// Run `t` to completion. A small request (targets T4/T9) runs straight through on the
-/// calling thread as one chunk: no request state, no claiming; this part is inlined into the
-/// caller so that the common small call is one flat function.
+/// Run `t` to completion. A request of at most one chunk (small requests, targets T4/T9)
+/// runs straight through on the calling thread: no request state, no claiming; this part is
+/// inlined into the caller so that the common small call is one flat function.
 #[inline(always)]
 pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
-    if t.size <= inner.single_max {
+    if t.size <= inner.chunk {
         return single_chunk(inner, &t);
     }
     execute_chunked(inner, t)
 }
 
-/// The chunk size of a request larger than one small chunk: the engine's chunk, except for a
-/// device request of at most one chunk, which is cut into pieces of at least [`PIECE_MIN`]
-/// (four for the largest) so that the calling thread's `pread` of one piece overlaps the copy
-/// of the one before (a request of one chunk would otherwise read, then wait for its copy,
-/// then return: the GPU and the file system taking turns).
-fn chunk_for(inner: &Inner, t: &Transfer) -> usize {
-    if t.size > inner.chunk {
-        return inner.chunk;
-    }
-    t.size
-        .div_ceil(PIECES)
-        .next_multiple_of(4096)
-        .max(PIECE_MIN)
-}
-
-/// Pieces a one-chunk device request is cut into.
-const PIECES: usize = 4;
-/// Smallest piece of a one-chunk device request: below it the copies' fixed cost (an event,
-/// a stream synchronisation) outweighs what the overlap saves.
-pub(crate) const PIECE_MIN: usize = 128 << 10;
-
-/// A request of several chunks, shared between the calling thread and helpers; or a
-/// one-chunk device request pipelined in pieces on the calling thread.
+/// A request of several chunks, shared between the calling thread and helpers.
 #[inline(never)]
 fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
-    if t.size <= inner.chunk && matches!(t.target, MemRef::Host { .. }) {
-        // Host memory has no copy to overlap: one chunk, as a small request.
-        return single_chunk(inner, &t);
-    }
-    let chunk = chunk_for(inner, &t);
+    let chunk = inner.chunk;
     let chunks = t.size.div_ceil(chunk);
     let writing = t.dir == Direction::Write;
     let size_before = if writing {
