@@ -381,3 +381,52 @@ fn hip_mirror_has_the_engine_s_layouts() {
     );
     assert_eq!(hip_abi::HIP_USE_POLL_MODE_BIT as i32, hipFileUsePollMode);
 }
+
+#[test]
+fn installed_library_finds_the_engine_beside_it() {
+    let prefix = work_dir("prefix");
+    let out = Command::new("bash")
+        .arg(repo_root().join("scripts/install.sh"))
+        .args(["--libdir", "lib", "--lib"])
+        .arg(libhipfile_path())
+        .arg(&prefix)
+        .env_remove("DESTDIR")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "install.sh failed:\n{}", text(&out));
+    let lib = prefix.join("lib");
+    assert_eq!(
+        std::fs::read(lib.join("libcufile.so.0")).unwrap(),
+        std::fs::read(libcufile_path()).unwrap(),
+        "the libcufile.so next to --lib's file is installed"
+    );
+    assert_eq!(
+        std::fs::read_link(lib.join("libcufile.so")).unwrap(),
+        Path::new("libcufile.so.0")
+    );
+    assert_eq!(
+        std::fs::read(prefix.join("include/cufile.h")).unwrap(),
+        std::fs::read(repo_root().join("include/cufile.h")).unwrap()
+    );
+    // A program that runs against the installed copy: the engine is found in its directory
+    // (nothing loaded it before, and no library path names it).
+    let exe = compile("installed", &lib);
+    let cwd = work_dir("installed-run");
+    let log = cwd.join("cufile.log");
+    let out = run(
+        &exe,
+        &cwd,
+        &[cwd.to_str().unwrap(), "open"],
+        &[
+            ("CUFILE_LOGGING_LEVEL", "INFO"),
+            ("CUFILE_LOGFILE_PATH", log.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(passed(&out), 2);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let engine = std::fs::canonicalize(&lib).unwrap().join("libhipfile.so.0");
+    assert!(
+        text.contains(&format!("using the hipfile engine {}", engine.display())),
+        "{text}"
+    );
+}
