@@ -131,7 +131,7 @@ run bindings 90 $PY "$ROOT/scripts/gpu/cufile_consumers.py" bindings "$WORK"; rc
 row bindings "$(status bindings $rc)" "$(field bindings calls) $(grep -m1 'stream=' "$WORK/bindings.out" | sed 's/.*\(stream=[^ ]*\).*/\1/')"
 
 # 4. The C suite on real CUDA memory.
-if gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I include tests/c/cufile_suite.c -o "$WORK/cufile_suite" \
+if gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -pthread -I include tests/c/cufile_suite.c -o "$WORK/cufile_suite" \
     -L"$LIB" -l:libcufile.so.0 -ldl -Wl,-rpath,"$LIB" >> "$LOG" 2>&1; then
     mkdir -p "$WORK/suite"
     run suite 120 "$WORK/cufile_suite" "$WORK/suite"; rc=$?

@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -529,6 +530,56 @@ static void direct_io(void)
     unlink(path);
 }
 
+/* Many threads on one handle at once (KvikIO's pool, DeepSpeed, fastsafetensors). */
+enum { THREADS = 8, PIECE = (512 << 10) + 3 };
+struct piece {
+    CUfileHandle_t fh;
+    unsigned char *dev;
+    int index;
+    ssize_t got;
+};
+
+static void *read_piece(void *arg)
+{
+    struct piece *p = arg;
+    off_t off = (off_t)p->index * PIECE;
+    p->got = cuFileRead(p->fh, p->dev, PIECE, off + 1, off);
+    return NULL;
+}
+
+static void concurrent_reads(void)
+{
+    char path[512];
+    const size_t len = (size_t)THREADS * PIECE + 1;
+    int fd = pattern_file("threads", len, O_RDONLY, path, sizeof(path));
+    CUfileHandle_t fh = reg(fd);
+    unsigned char *dev = dev_alloc((size_t)THREADS * PIECE);
+    unsigned char *host = malloc((size_t)THREADS * PIECE);
+    pthread_t t[THREADS];
+    struct piece p[THREADS];
+    int i;
+    ST(cuFileBufRegister(dev, (size_t)THREADS * PIECE, 0), CU_FILE_SUCCESS);
+    for (i = 0; i < THREADS; i++) {
+        p[i] = (struct piece){fh, dev, i, 0};
+        pthread_create(&t[i], NULL, read_piece, &p[i]);
+    }
+    for (i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        CHECK(p[i].got == PIECE, "thread %d read %zd", i, p[i].got);
+    }
+    download(host, dev, (size_t)THREADS * PIECE);
+    CHECK(is_pattern(host, (size_t)THREADS * PIECE, 1), "bytes of the concurrent reads");
+    ST(cuFileBufDeregister(dev), CU_FILE_SUCCESS);
+    cuFileHandleDeregister(fh);
+    ST(cuFileDriverClose(), CU_FILE_SUCCESS);
+    /* After the final close nothing is registered any more. */
+    ST(cuFileBufDeregister(dev), CU_FILE_DRIVER_CLOSING);
+    close(fd);
+    unlink(path);
+    dev_free(dev);
+    free(host);
+}
+
 static void batch(void)
 {
     char path[512];
@@ -826,6 +877,7 @@ int main(int argc, char **argv)
         registration();
         sync_io();
         direct_io();
+        concurrent_reads();
         batch();
         streams();
         statistics();

@@ -10,6 +10,7 @@ pub mod code {
     use std::ffi::c_int;
     pub const DRIVER_NOT_INITIALIZED: c_int = 5001;
     pub const DRIVER_UNSUPPORTED_LIMIT: c_int = 5003;
+    pub const DRIVER_CLOSING: c_int = 5006;
     pub const PLATFORM_NOT_SUPPORTED: c_int = 5007;
     pub const IO_NOT_SUPPORTED: c_int = 5008;
     pub const CUDA_DRIVER_ERROR: c_int = 5011;

@@ -85,7 +85,12 @@ pub extern "C" fn cuFileBufDeregister(base: *const c_void) -> CUfileError_t {
         if base.is_null() {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
-        eng()?.buf_deregister(base).map_err(cu)
+        let e = eng()?;
+        // The final close dropped every registration: cuFile answers "closing" then.
+        if !crate::driver::is_open(e) {
+            return Err(CUfileError_t::op(code::DRIVER_CLOSING));
+        }
+        e.buf_deregister(base).map_err(cu)
     })
 }
 
