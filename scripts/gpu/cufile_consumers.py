@@ -184,7 +184,8 @@ def kvikio_worker(argv):
 
 
 class Descr(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int), ("fd", ctypes.c_int), ("pad", ctypes.c_int),
+    # int type; (padding); union { int fd; void *handle; } at 8; const CUfileFSOps_t *fs_ops.
+    _fields_ = [("type", ctypes.c_int), ("pad", ctypes.c_int), ("fd", ctypes.c_int),
                 ("pad2", ctypes.c_int), ("fs_ops", ctypes.c_void_p)]
 
 
@@ -206,7 +207,9 @@ def bindings(d):
     import cupy
     from cuda.bindings import cufile
 
-    assert ctypes.sizeof(Descr) == 24 and ctypes.sizeof(IOParams) == 64 and ctypes.sizeof(IOEvents) == 24
+    assert ctypes.sizeof(Descr) == 24 and Descr.fd.offset == 8 and Descr.fs_ops.offset == 16
+    assert ctypes.sizeof(IOParams) == 64 and IOParams.fh.offset == 40 and IOParams.cookie.offset == 56
+    assert ctypes.sizeof(IOEvents) == 24 and IOEvents.status.offset == 8 and IOEvents.ret.offset == 16
     n = 8 << 20
     path = os.path.join(d, "bindings-%d.bin" % os.getpid())
     done = []

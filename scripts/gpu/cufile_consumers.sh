@@ -28,6 +28,7 @@
 #                batch, stream
 #   C suite      tests/c/cufile_suite.c on real CUDA memory (libcuda.so.1)
 # Output: $OUT (default ./gpu-out)/cufile_consumers.txt (everything) and the table on stdout.
+# KV_SIZE=BYTES shrinks the KvikIO file (default 8 GiB) for a first smoke run.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -98,6 +99,7 @@ row torch "$(status torch $rc)" "1 GiB save $(field torch save_gbps) GB/s, load 
 
 # 2. KvikIO: ours (OFF) and KvikIO's compat mode (ON), same file, same run.
 F="$WORK/kvikio-8g.bin"
+KV=(--size "${KV_SIZE:-$((8 << 30))}")
 kv_ok=ok
 best() { # OP MODE THREADS...: best GB/s and its thread count
     local op=$1 mode=$2 b=0 bt=- g n; shift 2
@@ -107,14 +109,14 @@ best() { # OP MODE THREADS...: best GB/s and its thread count
     done
     echo "$b $bt"
 }
-run kv_off_16 150 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" off 16 --create; rc=$?
+run kv_off_16 150 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" off 16 --create "${KV[@]}"; rc=$?
 [ "$(status kv_off_16 $rc)" = ok ] || kv_ok="off/16: $(status kv_off_16 $rc)"
 if [ -f "$F" ]; then
-    run kv_off_8 90 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" off 8 --write "$WORK/w.bin"; rc=$?
+    run kv_off_8 90 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" off 8 --write "$WORK/w.bin" "${KV[@]}"; rc=$?
     [ "$(status kv_off_8 $rc)" = ok ] || kv_ok="off/8: $(status kv_off_8 $rc)"
     for n in 1 8 16; do
         extra=(); [ "$n" != 1 ] && extra=(--write "$WORK/w.bin")
-        run "kv_on_$n" 120 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" on "$n" "${extra[@]}"; rc=$?
+        run "kv_on_$n" 120 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" on "$n" "${extra[@]}" "${KV[@]}"; rc=$?
         [ "$(status "kv_on_$n" $rc)" = ok ] || kv_ok="on/$n: $(status "kv_on_$n" $rc)"
     done
 fi
