@@ -122,9 +122,13 @@ pub fn ensure_open() -> Result<&'static Engine, CUfileError_t> {
 
 fn first_open(e: &Engine, st: &mut State) -> Result<(), CUfileError_t> {
     let (json, source) = config::read();
+    // A log directory staged through the API beats the file's; the environment beats both.
+    let staged_dir = st.staged_string[params::STRING_LOG_DIR].clone();
     log::configure(
         json.get("logging.level").and_then(|v| v.as_text()),
-        json.get("logging.dir").and_then(|v| v.as_text()),
+        staged_dir
+            .as_deref()
+            .or_else(|| json.get("logging.dir").and_then(|v| v.as_text())),
     );
     if let Some(path) = source {
         log::notice(&format!("configuration read from {path}"));
@@ -171,7 +175,7 @@ fn first_open(e: &Engine, st: &mut State) -> Result<(), CUfileError_t> {
         }
     }
     if let Some(level) = st.staged_string[params::STRING_LOGGING_LEVEL].as_deref() {
-        log::configure(Some(level), None);
+        log::set_level(level);
     }
     for (slot, row) in [
         (&mut st.posix_slabs, &params::POSIX_SLABS),

@@ -93,6 +93,19 @@ pub fn configure(level: Option<&str>, dir: Option<&str>) {
     }
 }
 
+/// A level set through `cuFileSetParameterString` (it takes precedence over the environment);
+/// an unknown name leaves the level as it is.
+pub fn set_level(level: &str) {
+    if let Some(l) = Level::parse(level) {
+        let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());
+        g.get_or_insert_with(initial).level = l;
+    } else {
+        warn(&format!(
+            "logging level {level:?} is not a cuFile level: ignored"
+        ));
+    }
+}
+
 /// The level in force (as cuFile names it).
 pub fn level_name() -> &'static str {
     let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());

@@ -252,6 +252,7 @@ pub const BOOL: [BoolRow; 14] = [
 /// String parameters (all ours).
 pub const STRING_LOGGING_LEVEL: usize = 0;
 pub const STRING_ENV_LOGFILE_PATH: usize = 1;
+pub const STRING_LOG_DIR: usize = 2;
 pub const STRING_COUNT: usize = 4;
 pub const STRING_JSON: [&str; STRING_COUNT] = [
     "logging.level",
