@@ -213,6 +213,9 @@ def bindings(d):
     n = 8 << 20
     path = os.path.join(d, "bindings-%d.bin" % os.getpid())
     done = []
+    # CUDA first, as a CUDA program has it before its first cuFile call.
+    src = pattern(cupy, n)
+    dst = cupy.zeros(n, dtype=cupy.uint8)
     try:
         v = cufile.get_version()
         if v != 1190:
@@ -225,8 +228,6 @@ def bindings(d):
         descr = Descr(type=1, fd=fd)
         fh = cufile.handle_register(ctypes.addressof(descr))
         done.append("open+register")
-        src = pattern(cupy, n)
-        dst = cupy.zeros(n, dtype=cupy.uint8)
         cufile.buf_register(dst.data.ptr, n, 0)
         got = cufile.write(fh, src.data.ptr, n, 0, 0)
         if got != n:
