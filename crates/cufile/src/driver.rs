@@ -77,8 +77,9 @@ pub fn eng() -> Result<&'static Engine, CUfileError_t> {
 }
 
 /// A hipFile failure as a cuFile status: the codes 5001–5038 are the same numbers; a GPU
-/// runtime failure (`hipFileHipDriverError`, whose `hip_drv_err` is the CUDA driver's
-/// `CUresult` on NVIDIA) is `CU_FILE_CUDA_DRIVER_ERROR` with that `cu_err`.
+/// runtime failure (`hipFileHipDriverError`) is `CU_FILE_CUDA_DRIVER_ERROR` with the engine's
+/// `hip_drv_err` as `cu_err`. On NVIDIA that is the CUDA driver's `CUresult` for every code
+/// HIP has a twin of (the same number), and 999 (`CUDA_ERROR_UNKNOWN` too) for the others.
 pub fn cu(e: HipError) -> CUfileError_t {
     match e.err {
         HIP_DRIVER_ERROR => CUfileError_t {

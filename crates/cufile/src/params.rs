@@ -360,3 +360,58 @@ pub fn engine_size(i: usize, v: u64) -> u64 {
         _ => v,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_cufile_1_19_s() {
+        let ranges: Vec<Option<(u64, u64)>> = SIZE.iter().map(|r| r.range).collect();
+        assert_eq!(
+            ranges,
+            [
+                None,
+                Some((1, 256)),
+                Some((0, 128)),
+                Some((4, 4_294_967_295)),
+                Some((0, 8)),
+                Some((64, 16384)),
+                Some((0, 0)),
+                Some((64, 16384)),
+                Some((64, 0)),
+                Some((1, 256)),
+                Some((4, 18_014_398_509_481_980)),
+                Some((1, 1000)),
+            ]
+        );
+        // 18014398509481980: SIZE_MAX / 1024 rounded down to a multiple of 4.
+        assert_eq!((u64::MAX / 1024) & !3, 18_014_398_509_481_980);
+    }
+
+    #[test]
+    fn homes_and_defaults() {
+        let own: Vec<usize> = (0..SIZE.len())
+            .filter(|&i| SIZE[i].home == Home::Own)
+            .collect();
+        assert_eq!(
+            own,
+            [0, 7],
+            "the statistics level and per_buffer_cache_size_kb"
+        );
+        assert_eq!(SIZE[7].default, 1024);
+        let own: Vec<usize> = (0..BOOL.len())
+            .filter(|&i| BOOL[i].home == Home::Own)
+            .collect();
+        assert_eq!(own, [5, 6, 12, 13]);
+        assert!(BOOL[1].default && BOOL[4].default && BOOL[6].default);
+    }
+
+    #[test]
+    fn values_beyond_the_engine_s_ranges_are_brought_into_them() {
+        assert_eq!(engine_size(2, 100), 64, "threads");
+        assert_eq!(engine_size(2, 0), 1);
+        assert_eq!(engine_size(9, 256), 128, "batch size");
+        assert_eq!(engine_size(5, 99999), 99999, "others unchanged");
+    }
+}
