@@ -471,8 +471,16 @@ static void sync_io(void)
     FAILS_WITH(cuFileRead(fh, dev, 4096, 0, -1), CU_FILE_INTERNAL_ERROR);
     FAILS_WITH(cuFileRead(fh, dev, 8192, 0, (off_t)dlen - 4096), CU_FILE_INVALID_MAPPING_RANGE);
     stale = reg(open(path, O_RDONLY));
+    FAILS_WITH(cuFileWrite(stale, dev, 4096, 0, 0), CU_FILE_INVALID_FILE_OPEN_FLAG);
     cuFileHandleDeregister(stale);
     FAILS_WITH(cuFileRead(stale, dev, 4096, 0, 0), CU_FILE_HANDLE_NOT_REGISTERED);
+    {
+        int wfd = open(path, O_WRONLY);
+        CUfileHandle_t wfh = reg(wfd);
+        FAILS_WITH(cuFileRead(wfh, dev, 4096, 0, 0), CU_FILE_INVALID_FILE_OPEN_FLAG);
+        cuFileHandleDeregister(wfh);
+        close(wfd);
+    }
 
     /* Vectored: device then host, one contiguous file range. */
     {

@@ -16,6 +16,7 @@ pub mod code {
     pub const CUDA_DRIVER_ERROR: c_int = 5011;
     pub const INVALID_MAPPING_RANGE: c_int = 5017;
     pub const INVALID_FILE_TYPE: c_int = 5018;
+    pub const INVALID_FILE_OPEN_FLAG: c_int = 5019;
     pub const INVALID_VALUE: c_int = 5022;
     pub const DRIVER_ALREADY_OPEN: c_int = 5026;
     pub const INTERNAL_ERROR: c_int = 5030;

@@ -94,6 +94,11 @@ pub extern "C" fn cuFileBufDeregister(base: *const c_void) -> CUfileError_t {
     })
 }
 
+fn errno() -> c_int {
+    // SAFETY: errno is thread-local.
+    unsafe { *libc::__errno_location() }
+}
+
 /// -1 with `errno` set: the one failure form of cuFile's data path.
 fn fail(errno: c_int) -> isize {
     // SAFETY: errno is thread-local.
@@ -108,6 +113,9 @@ fn fail(errno: c_int) -> isize {
 /// becomes -1 with `CU_FILE_CUDA_DRIVER_ERROR`.
 fn data_result(r: isize) -> isize {
     match r {
+        // The engine holds its own descriptors of the file, so EBADF means the client opened it
+        // without the access the call needs: cuFile's "unsupported file open flags".
+        -1 if errno() == libc::EBADF => fail(code::INVALID_FILE_OPEN_FLAG),
         r if r >= -1 => r,
         r => {
             let status = r.unsigned_abs();
