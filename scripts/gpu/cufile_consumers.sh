@@ -125,12 +125,12 @@ read -r r_on r_on_t <<< "$(best read on 1 8 16)"
 read -r w_off w_off_t <<< "$(best write off 8 16)"
 read -r w_on w_on_t <<< "$(best write on 8 16)"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2fx", a/b; else print "n/a" }'; }
-row kvikio "$kv_ok" "read 8 GiB: OFF(us) $r_off GB/s (t=$r_off_t) vs compat $r_on GB/s (t=$r_on_t) = $(ratio "$r_off" "$r_on"); write: $w_off (t=$w_off_t) vs $w_on (t=$w_on_t) = $(ratio "$w_off" "$w_on")"
+row kvikio "$kv_ok" "read $(( ${KV_SIZE:-$((8 << 30))} >> 20 )) MiB: OFF(us) $r_off GB/s (t=$r_off_t) vs compat $r_on GB/s (t=$r_on_t) = $(ratio "$r_off" "$r_on"); write: $w_off (t=$w_off_t) vs $w_on (t=$w_on_t) = $(ratio "$w_off" "$w_on")"
 rm -f "$F"
 
 # 3. cuda.bindings.cufile
 run bindings 90 $PY "$ROOT/scripts/gpu/cufile_consumers.py" bindings "$WORK"; rc=$?
-row bindings "$(status bindings $rc)" "$(field bindings calls) $(grep -m1 'stream=' "$WORK/bindings.out" | sed 's/.*\(stream=[^ ]*\).*/\1/')"
+row bindings "$(status bindings $rc)" "$(field bindings calls calls=) $(grep -m1 'stream=' "$WORK/bindings.out" | sed 's/.*\(stream=[^ ]*\).*/\1/')"
 
 # 4. The C suite on real CUDA memory.
 if gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -pthread -I include tests/c/cufile_suite.c -o "$WORK/cufile_suite" \

@@ -776,6 +776,11 @@ static void statistics(void)
     CHECK(l1.read_ops.ok == 4 && l1.read_bytes == 15196, "resumed without the stopped read: %llu ops",
           (unsigned long long)l1.read_ops.ok);
     ST(cuFileSetStatsLevel(1), CU_FILE_SUCCESS);
+    {
+        size_t v = 9;
+        ST(cuFileGetParameterSizeT(CUFILE_PARAM_PROFILE_STATS, &v), CU_FILE_SUCCESS);
+        CHECK(v == 1, "profile stats parameter follows the level: %zu", v);
+    }
     ST(cuFileGetStatsL2(&l2), CU_FILE_INVALID_VALUE);
     ST(cuFileGetStatsL1(NULL), CU_FILE_INVALID_VALUE);
     cuFileHandleDeregister(fh);

@@ -394,6 +394,8 @@ pub unsafe extern "C" fn cuFileGetParameterSizeT(param: c_int, value: *mut usize
         let st = state();
         let v = match (SIZE[i].home, open, st.staged_size[i]) {
             (_, false, Some(v)) => v as usize,
+            // The statistics level in force (cuFileSetStatsLevel changes it while open).
+            (Home::Own, true, _) if i == 0 => st.stats.level as usize,
             (Home::Own, _, _) => st.own_size[i] as usize,
             (Home::Engine, _, _) => e.get_size(param).map_err(cu)?,
         };
