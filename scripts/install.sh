@@ -8,10 +8,16 @@
 #   PREFIX/include/hipfile.h, PREFIX/include/hipfile-stats.h
 #   PREFIX/LIBDIR/pkgconfig/hipfile.pc       (Name hipfile, Version 0.5.0, Libs -lhipfile)
 #   PREFIX/share/man/man1/hipfile.1, hipfile-{check,cp,bench,stats}.1   (from doc/man/)
+#   PREFIX/LIBDIR/libcufile.so.0            NVIDIA's cuFile C ABI on the same engine (crates/cufile;
+#   PREFIX/LIBDIR/libcufile.so -> libcufile.so.0     SONAME libcufile.so.0; it finds
+#   PREFIX/include/cufile.h                          libhipfile.so.0 in its own directory)
 #
 # Usage: scripts/install.sh [--lib PATH] [--libdir DIR] [--tool] PREFIX
 #   --lib PATH    install this already-built libhipfile.so instead of building one
 #                 (`cargo build --release -p hipfile` otherwise)
+#   --cufile-lib PATH  install this already-built libcufile.so; the default is the libcufile.so
+#                 next to --lib's file when there is one, else `cargo build --release -p
+#                 hipfile-cufile`
 #   --libdir DIR  library directory relative to PREFIX; the default is cargo-c's: lib/<multiarch>
 #                 on Debian and derivatives (dpkg-architecture), else lib64 where /usr/lib64 is a
 #                 real directory, else lib
@@ -33,6 +39,7 @@ usage() {
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 lib=""
+cufile_lib=""
 libdir=""
 tool=0
 prefix=""
@@ -40,6 +47,8 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --lib) [ $# -ge 2 ] || usage; lib=$2; shift 2 ;;
         --lib=*) lib=${1#--lib=}; shift ;;
+        --cufile-lib) [ $# -ge 2 ] || usage; cufile_lib=$2; shift 2 ;;
+        --cufile-lib=*) cufile_lib=${1#--cufile-lib=}; shift ;;
         --libdir) [ $# -ge 2 ] || usage; libdir=$2; shift 2 ;;
         --libdir=*) libdir=${1#--libdir=}; shift ;;
         --tool) tool=1; shift ;;
@@ -93,12 +102,30 @@ if [ ! -f "$lib" ]; then
     echo "install.sh: $lib does not exist" >&2
     exit 1
 fi
+if [ -z "$cufile_lib" ]; then
+    if [ -f "$(dirname "$lib")/libcufile.so" ]; then
+        cufile_lib="$(dirname "$lib")/libcufile.so"
+    else
+        echo "install.sh: building libcufile (cargo build --release -p hipfile-cufile)"
+        (cd "$root" && cargo build --release -p hipfile-cufile --lib)
+        cufile_lib="${CARGO_TARGET_DIR:-$root/target}/release/libcufile.so"
+    fi
+fi
+if [ ! -f "$cufile_lib" ]; then
+    echo "install.sh: $cufile_lib does not exist" >&2
+    exit 1
+fi
 
 # The run-time loader finds the library by its SONAME: it must be the link we make.
 if command -v readelf >/dev/null 2>&1; then
     got=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
     if [ "$got" != "$soname" ]; then
         echo "install.sh: $lib has SONAME '${got:-none}', expected $soname" >&2
+        exit 1
+    fi
+    got=$(readelf -d "$cufile_lib" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
+    if [ "$got" != "libcufile.so.0" ]; then
+        echo "install.sh: $cufile_lib has SONAME '${got:-none}', expected libcufile.so.0" >&2
         exit 1
     fi
 fi
@@ -109,6 +136,10 @@ install -m 0755 "$lib" "$dest/$libdir/$real"
 ln -sfn "$real" "$dest/$libdir/$soname"
 ln -sfn "$real" "$dest/$libdir/libhipfile.so"
 install -m 0644 "$root/include/hipfile.h" "$root/include/hipfile-stats.h" "$dest/include/"
+# libcufile.so.0 finds libhipfile.so.0 in its own directory.
+install -m 0755 "$cufile_lib" "$dest/$libdir/libcufile.so.0"
+ln -sfn libcufile.so.0 "$dest/$libdir/libcufile.so"
+install -m 0644 "$root/include/cufile.h" "$dest/include/"
 # The tool's manual pages (generated from its command line by `hipfile manpages doc/man`;
 # tests/manpages in crates/hipfile-cli fails when they are stale).
 install -d "$dest/share/man/man1"
@@ -131,6 +162,7 @@ chmod 0644 "$dest/$libdir/pkgconfig/hipfile.pc"
 echo "installed into $dest:"
 echo "  $libdir/$real, $libdir/$soname -> $real, $libdir/libhipfile.so -> $real"
 echo "  include/hipfile.h, include/hipfile-stats.h"
+echo "  $libdir/libcufile.so.0, $libdir/libcufile.so -> libcufile.so.0, include/cufile.h"
 echo "  $libdir/pkgconfig/hipfile.pc"
 echo "  share/man/man1/hipfile.1 (and one page per subcommand)"
 

@@ -747,3 +747,67 @@ fn comment_scanner_finds_block_and_line_comments() {
     assert_eq!(comments(source, 0), ["first comment", "second one", ""]);
     assert_eq!(comments(source, 11), ["first comment"]);
 }
+
+/// A program compiled against NVIDIA's `cufile.h` (and the real `cuda.h`) runs against our
+/// library: `tests/c/cufile_suite.c`, built that way, passes on the simulator's CUDA side.
+#[test]
+fn suite_built_with_nvidia_s_header_passes_against_our_library() {
+    let Some(nvidia) = nvidia() else { return };
+    let deps = common::deps_dir();
+    let dir = out_dir("cufile_header").join("nvidia_built_suite");
+    std::fs::create_dir_all(&dir).unwrap();
+    let soname = dir.join("libcufile.so.0");
+    let _ = std::fs::remove_file(&soname);
+    std::os::unix::fs::symlink(deps.join("libcufile.so"), &soname).unwrap();
+    let exe = dir.join("cufile_suite");
+    let mut build = Command::new("cc");
+    build
+        .args([
+            "-std=gnu11",
+            "-D_GNU_SOURCE",
+            "-O2",
+            "-pthread",
+            "-Wall",
+            "-I",
+        ])
+        .arg(&nvidia.cufile_include)
+        .arg("-I")
+        .arg(&nvidia.cuda_include)
+        .arg(root().join("tests/c/cufile_suite.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", deps.display()))
+        .args(["-lcufile", "-ldl"])
+        .arg(format!("-Wl,-rpath,{}", dir.display()));
+    ok(
+        &run(build),
+        "compiling tests/c/cufile_suite.c against NVIDIA's cufile.h",
+    );
+    let work = dir.join("files");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let sim = common::hipsim_path();
+    let mut command = Command::new(&exe);
+    command.arg(&work).current_dir(&work);
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if ["HIPFILE_", "HIPSIM_", "CUFILE_"]
+            .iter()
+            .any(|p| k.starts_with(p))
+        {
+            command.env_remove(&k);
+        }
+    }
+    command
+        .env_remove("LD_LIBRARY_PATH")
+        .env("HIPFILE_PLATFORM", "nvidia")
+        .env("HIPFILE_CUDA_LIBRARY", &sim)
+        .env("CUFILE_SUITE_CUDA", &sim)
+        .env("HIPFILE_LOG", "error");
+    let out = ok(&run(command), "the suite built with NVIDIA's header");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("cufile suite: ") && l.ends_with(" checks, 0 failures")),
+        "{out}"
+    );
+}

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void};
 use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
 
 use super::symbols::sym;
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
@@ -79,6 +80,30 @@ struct CuFileApi {
     write: WriteFn,
 }
 
+/// Bytes hipfile's own `libcufile.so.0` (crates/cufile) carries: where it is the loaded
+/// `libcufile.so.0` (preloaded, or first on the library path), it must not become the
+/// engine's GPU-direct path, which would be the engine calling itself.
+const HIPFILE_CUFILE_MARKER: &[u8] = b"hipfile-cufile: libcufile.so.0 served by the hipfile engine";
+
+/// Whether the object defining `symbol` is hipfile's own cuFile library.
+fn is_hipfile_cufile(symbol: *const c_void) -> bool {
+    // SAFETY: Dl_info is plain data that dladdr fills for an address inside a loaded object.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::dladdr(symbol, &mut info) } == 0 || info.dli_fname.is_null() {
+        return false;
+    }
+    // SAFETY: dladdr gives a NUL-terminated path owned by the loader.
+    let path = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    bytes
+        .windows(HIPFILE_CUFILE_MARKER.len())
+        .any(|w| w == HIPFILE_CUFILE_MARKER)
+}
+
 /// What registering a descriptor with cuFile gave.
 #[derive(Clone, Copy, Debug)]
 enum Registration {
@@ -112,6 +137,9 @@ impl CuFile {
         };
         // Never dlclose: cuFile keeps threads and driver state.
         std::mem::forget(lib);
+        if is_hipfile_cufile(open as *const c_void) {
+            return Err("libcufile.so.0 is hipfile's own cuFile library (it runs on this engine: no GPUDirect Storage behind it)".into());
+        }
         // SAFETY: no arguments.
         let e = unsafe { open() };
         if e.err != 0 {

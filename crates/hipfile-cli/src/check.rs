@@ -4,6 +4,8 @@
 //! - the GPU runtime the library chose, why, what the loader tried, its version, device count,
 //!   and whether its GPU-direct entry points exist (AMD `hipAmdFileRead/Write`; on NVIDIA the
 //!   runtime's description carries cuFile's GDS status); the SIMULATED runtime is said loudly;
+//! - on NVIDIA, whether NVIDIA's cuFile would work here and which `libcufile.so.0` is loaded
+//!   (NVIDIA's or hipfile's own): [`crate::cufile_check`];
 //! - the kernel: `CONFIG_PCI_P2PDMA` (y, m, not set, unknown), on AMD whether amdgpu has the
 //!   AIS entry point (`kfd_ais_rw_file` in `/proc/kallsyms`), `RLIMIT_MEMLOCK`, io_uring;
 //! - each block-backed mount (source under `/dev/`), or each PATH given: mount point, file
@@ -114,6 +116,7 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "this executable".to_string());
+    let cufile = (rt.platform == Platform::Nvidia).then(crate::cufile_check::CufileReport::examine);
 
     // Every bad PATH but the one the failure line names.
     for v in volumes.iter().skip_while(|v| v.error.is_none()).skip(1) {
@@ -138,6 +141,7 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
             .with("device_count", rt.device_count)
             .with("runtime_version", rt.version)
             .with("gpu_direct_entry_points", rt.gpu_direct)
+            .with("cufile", cufile.as_ref().map(|c| c.json()))
             .with("kernel", kernel.json())
             .with(
                 "volumes",
@@ -160,6 +164,9 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
         );
         println!();
         print_runtime(rt, &reason);
+        if let Some(c) = &cufile {
+            c.print();
+        }
         kernel.print();
         print_volumes(&volumes, !paths.is_empty());
         print_config(&env, &config);

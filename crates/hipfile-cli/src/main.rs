@@ -10,6 +10,7 @@
 mod bench;
 mod check;
 mod cp;
+mod cufile_check;
 mod json;
 mod libprobe;
 mod measure;

@@ -1,0 +1,499 @@
+//! Files, buffers and I/O: synchronous, vectored, batch and stream-ordered.
+
+use std::ffi::{c_int, c_uint, c_void};
+
+use crate::abi::*;
+use crate::driver::{cu, eng, ensure_open};
+use crate::engine::Engine;
+use crate::hip_abi::*;
+use crate::{boundary, boundary_op};
+
+/// # Safety
+/// `fh` and `descr` are NULL or valid (a writable handle, a readable descriptor).
+#[no_mangle]
+pub unsafe extern "C" fn cuFileHandleRegister(
+    fh: *mut *mut c_void,
+    descr: *mut CUfileDescr_t,
+) -> CUfileError_t {
+    boundary_op(|| {
+        if fh.is_null() || descr.is_null() {
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
+        }
+        // SAFETY: non-NULL and readable per the C contract.
+        let d = unsafe { descr.read() };
+        // Linux descriptors only: Win32 handles and user-space file systems are not served.
+        if d.kind != HANDLE_TYPE_OPAQUE_FD {
+            return Err(CUfileError_t::op(code::IO_NOT_SUPPORTED));
+        }
+        // The union's `int fd`: the low half of the pointer-sized member.
+        let fd = d.handle as usize as u32 as c_int;
+        // SAFETY: F_GETFL only inspects the descriptor table.
+        if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFL) } < 0 {
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
+        }
+        // Regular files and block devices only (no directories, pipes, sockets).
+        // SAFETY: `st` is plain data that fstat fills for an open descriptor.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
+        }
+        let kind = st.st_mode & libc::S_IFMT;
+        if kind != libc::S_IFREG && kind != libc::S_IFBLK {
+            return Err(CUfileError_t::op(code::INVALID_FILE_TYPE));
+        }
+        let e = ensure_open()?;
+        let h = e.handle_register(fd).map_err(cu)?;
+        // SAFETY: non-NULL and writable per the C contract.
+        unsafe { fh.write(h) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuFileHandleDeregister(fh: *mut c_void) {
+    boundary((), || {
+        if let Some(e) = crate::engine::engine() {
+            e.handle_deregister(fh);
+        }
+    })
+}
+
+/// # Safety
+/// `base` names `length` bytes of memory the caller owns.
+#[no_mangle]
+pub unsafe extern "C" fn cuFileBufRegister(
+    base: *const c_void,
+    length: usize,
+    flags: c_int,
+) -> CUfileError_t {
+    boundary_op(|| {
+        if base.is_null() || length == 0 {
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
+        }
+        let e = ensure_open()?;
+        // cuFile's flags are RDMA hints; the engine takes none.
+        let _ = flags;
+        // SAFETY: the caller's contract.
+        unsafe { e.buf_register(base, length, 0) }.map_err(cu)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuFileBufDeregister(base: *const c_void) -> CUfileError_t {
+    boundary_op(|| {
+        if base.is_null() {
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
+        }
+        let e = eng()?;
+        // The final close dropped every registration: cuFile answers "closing" then.
+        if !crate::driver::is_open(e) {
+            return Err(CUfileError_t::op(code::DRIVER_CLOSING));
+        }
+        e.buf_deregister(base).map_err(cu)
+    })
+}
+
+fn errno() -> c_int {
+    // SAFETY: errno is thread-local.
+    unsafe { *libc::__errno_location() }
+}
+
+/// -1 with `errno` set: the one failure form of cuFile's data path.
+fn fail(errno: c_int) -> isize {
+    // SAFETY: errno is thread-local.
+    unsafe { *libc::__errno_location() = errno };
+    -1
+}
+
+/// The engine's read/write result as cuFile's: counts pass; -1 keeps the engine's `errno`;
+/// a negated hipFile status becomes -1 with that status (the same number in cuFile) in
+/// `errno`, except the engine's "invalid value", which after [`precheck`] means a request
+/// beyond its buffer: cuFile's `CU_FILE_INVALID_MAPPING_RANGE`; a negated GPU runtime code
+/// becomes -1 with `CU_FILE_CUDA_DRIVER_ERROR`.
+fn data_result(r: isize) -> isize {
+    match r {
+        // The engine holds its own descriptors of the file, so EBADF means the client opened it
+        // without the access the call needs: cuFile's "unsupported file open flags".
+        -1 if errno() == libc::EBADF => fail(code::INVALID_FILE_OPEN_FLAG),
+        r if r >= -1 => r,
+        r => {
+            let status = r.unsigned_abs();
+            if status > 5000 && status < 5100 {
+                fail(match status as c_int {
+                    HIP_IO_MAX_ERROR => code::INTERNAL_ERROR,
+                    HIP_INVALID_VALUE => code::INVALID_MAPPING_RANGE,
+                    s => s,
+                })
+            } else {
+                fail(code::CUDA_DRIVER_ERROR)
+            }
+        }
+    }
+}
+
+/// The checks cuFile makes before any transfer, in its order; `Some(result)` ends the call.
+fn precheck(
+    fh: *mut c_void,
+    base: *const c_void,
+    size: usize,
+    off: i64,
+    boff: i64,
+) -> Option<isize> {
+    if fh.is_null() || base.is_null() {
+        return Some(fail(libc::EINVAL));
+    }
+    if size == 0 {
+        return Some(0);
+    }
+    if off < 0 {
+        return Some(fail(code::INVALID_VALUE));
+    }
+    if boff < 0 {
+        return Some(fail(code::INTERNAL_ERROR));
+    }
+    None
+}
+
+fn engine_or_fail() -> Result<&'static Engine, isize> {
+    crate::engine::engine().ok_or_else(|| fail(code::PLATFORM_NOT_SUPPORTED))
+}
+
+/// # Safety
+/// `base + buf_offset` names `size` writable bytes (device or host memory).
+#[no_mangle]
+pub unsafe extern "C" fn cuFileRead(
+    fh: *mut c_void,
+    base: *mut c_void,
+    size: usize,
+    file_offset: i64,
+    buf_offset: i64,
+) -> isize {
+    boundary(fail(code::INTERNAL_ERROR), || {
+        if let Some(r) = precheck(fh, base, size, file_offset, buf_offset) {
+            return r;
+        }
+        let e = match engine_or_fail() {
+            Ok(e) => e,
+            Err(r) => return r,
+        };
+        // SAFETY: the caller's contract.
+        data_result(unsafe { e.read(fh, base, size, file_offset, buf_offset) })
+    })
+}
+
+/// # Safety
+/// `base + buf_offset` names `size` readable bytes (device or host memory).
+#[no_mangle]
+pub unsafe extern "C" fn cuFileWrite(
+    fh: *mut c_void,
+    base: *const c_void,
+    size: usize,
+    file_offset: i64,
+    buf_offset: i64,
+) -> isize {
+    boundary(fail(code::INTERNAL_ERROR), || {
+        if let Some(r) = precheck(fh, base, size, file_offset, buf_offset) {
+            return r;
+        }
+        let e = match engine_or_fail() {
+            Ok(e) => e,
+            Err(r) => return r,
+        };
+        // SAFETY: the caller's contract.
+        data_result(unsafe { e.write(fh, base, size, file_offset, buf_offset) })
+    })
+}
+
+/// The vectored calls: one contiguous file range, the buffers in turn; a read stops at EOF
+/// (a short count only there).
+///
+/// # Safety
+/// `iov` is valid for `iovcnt` entries, each naming memory valid for its direction.
+unsafe fn vectored(
+    write: bool,
+    fh: *mut c_void,
+    iov: *const CUfileIOVec_t,
+    iovcnt: usize,
+    file_offset: i64,
+) -> isize {
+    if fh.is_null() || (iov.is_null() && iovcnt > 0) {
+        return fail(libc::EINVAL);
+    }
+    if file_offset < 0 {
+        return fail(code::INVALID_VALUE);
+    }
+    let e = match engine_or_fail() {
+        Ok(e) => e,
+        Err(r) => return r,
+    };
+    let mut done: usize = 0;
+    for i in 0..iovcnt {
+        // SAFETY: i < iovcnt, readable per the contract.
+        let v = unsafe { iov.add(i).read() };
+        if v.len == 0 {
+            continue;
+        }
+        if v.base.is_null() {
+            return fail(libc::EINVAL);
+        }
+        let off = file_offset.saturating_add(done as i64);
+        // SAFETY: the entry names `len` bytes valid for this direction.
+        let r = unsafe {
+            if write {
+                e.write(fh, v.base, v.len, off, 0)
+            } else {
+                e.read(fh, v.base, v.len, off, 0)
+            }
+        };
+        if r < 0 {
+            return data_result(r);
+        }
+        done += r as usize;
+        if (r as usize) < v.len {
+            break; // end of file
+        }
+    }
+    done as isize
+}
+
+/// # Safety
+/// As [`vectored`].
+#[no_mangle]
+pub unsafe extern "C" fn cuFileReadv(
+    fh: *mut c_void,
+    iov: *const CUfileIOVec_t,
+    iovcnt: usize,
+    file_offset: i64,
+    _flags: c_uint,
+) -> isize {
+    boundary(fail(code::INTERNAL_ERROR), || {
+        // SAFETY: forwarded contract.
+        let r = unsafe { vectored(false, fh, iov, iovcnt, file_offset) };
+        crate::stats::count_vectored(false, r);
+        r
+    })
+}
+
+/// # Safety
+/// As [`vectored`].
+#[no_mangle]
+pub unsafe extern "C" fn cuFileWritev(
+    fh: *mut c_void,
+    iov: *const CUfileIOVec_t,
+    iovcnt: usize,
+    file_offset: i64,
+    _flags: c_uint,
+) -> isize {
+    boundary(fail(code::INTERNAL_ERROR), || {
+        // SAFETY: forwarded contract.
+        let r = unsafe { vectored(true, fh, iov, iovcnt, file_offset) };
+        crate::stats::count_vectored(true, r);
+        r
+    })
+}
+
+// ---- batch -----------------------------------------------------------------------------
+
+/// # Safety
+/// `batch_idp` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuFileBatchIOSetUp(
+    batch_idp: *mut *mut c_void,
+    nr: c_uint,
+) -> CUfileError_t {
+    boundary_op(|| {
+        if batch_idp.is_null() || nr == 0 {
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
+        }
+        let e = ensure_open()?;
+        // SAFETY: non-NULL and writable per the C contract.
+        unsafe { e.batch_setup(batch_idp, nr) }.map_err(cu)
+    })
+}
+
+/// Every refusal of a submission is cuFile's "batch submit internal error"; nothing runs.
+///
+/// # Safety
+/// `iocbp` is NULL or valid for reads of `nr` entries.
+#[no_mangle]
+pub unsafe extern "C" fn cuFileBatchIOSubmit(
+    batch_idp: *mut c_void,
+    nr: c_uint,
+    iocbp: *mut CUfileIOParams_t,
+    flags: c_uint,
+) -> CUfileError_t {
+    const _: () = assert!(std::mem::size_of::<CUfileIOParams_t>() == HIP_IO_PARAMS_SIZE);
+    boundary_op(|| {
+        if nr == 0 || iocbp.is_null() {
+            return Err(CUfileError_t::op(code::INTERNAL_BATCH_SUBMIT_ERROR));
+        }
+        let e = eng()?;
+        // SAFETY: the caller's contract; the entries have hipFile's layout.
+        unsafe { e.batch_submit(batch_idp, nr, iocbp.cast(), flags) }.map_err(|h| match h.err {
+            HIP_DRIVER_ERROR => cu(h),
+            _ => CUfileError_t::op(code::INTERNAL_BATCH_SUBMIT_ERROR),
+        })
+    })
+}
+
+/// # Safety
+/// `nr` is NULL or valid for reads and writes; `iocbp` for writes of `*nr` events; `timeout`
+/// is NULL or readable.
+#[no_mangle]
+pub unsafe extern "C" fn cuFileBatchIOGetStatus(
+    batch_idp: *mut c_void,
+    min_nr: c_uint,
+    nr: *mut c_uint,
+    iocbp: *mut CUfileIOEvents_t,
+    timeout: *mut libc::timespec,
+) -> CUfileError_t {
+    const _: () = assert!(std::mem::size_of::<CUfileIOEvents_t>() == HIP_IO_EVENTS_SIZE);
+    boundary_op(|| {
+        if nr.is_null() || iocbp.is_null() {
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
+        }
+        // SAFETY: non-NULL, readable per the C contract.
+        if min_nr > unsafe { nr.read() } {
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
+        }
+        let e = eng()?;
+        // SAFETY: the caller's contract; the events have hipFile's layout.
+        unsafe { e.batch_get_status(batch_idp, min_nr, nr, iocbp.cast(), timeout.cast()) }.map_err(
+            |h| match h.err {
+                HIP_DRIVER_ERROR => cu(h),
+                _ => CUfileError_t::op(code::INTERNAL_BATCH_GETSTATUS_ERROR),
+            },
+        )
+    })
+}
+
+/// A NULL or unknown batch is not an error (as NVIDIA's).
+#[no_mangle]
+pub extern "C" fn cuFileBatchIOCancel(batch_idp: *mut c_void) -> CUfileError_t {
+    boundary_op(|| {
+        if batch_idp.is_null() {
+            return Ok(());
+        }
+        match eng()?.batch_cancel(batch_idp) {
+            Err(h) if h.err == HIP_INVALID_VALUE => Ok(()),
+            r => r.map_err(cu),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuFileBatchIODestroy(batch_idp: *mut c_void) {
+    boundary((), || {
+        if let Some(e) = crate::engine::engine() {
+            e.batch_destroy(batch_idp);
+        }
+    })
+}
+
+// ---- streams ---------------------------------------------------------------------------
+
+#[no_mangle]
+pub extern "C" fn cuFileStreamRegister(stream: *mut c_void, flags: c_uint) -> CUfileError_t {
+    boundary_op(|| ensure_open()?.stream_register(stream, flags).map_err(cu))
+}
+
+#[no_mangle]
+pub extern "C" fn cuFileStreamDeregister(stream: *mut c_void) -> CUfileError_t {
+    boundary_op(|| eng()?.stream_deregister(stream).map_err(cu))
+}
+
+/// Both directions go to the engine's stream-ordered I/O. Where the engine answers
+/// `hipFileInternalError` (its stream-ordered I/O is not there yet) the answer is cuFile's for
+/// a library without stream support, `CU_FILE_ASYNC_NOT_SUPPORTED`.
+///
+/// # Safety
+/// As `cuFileReadAsync`: the pointers stay valid until the operation has run on `stream`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn async_io(
+    write: bool,
+    fh: *mut c_void,
+    base: *mut c_void,
+    size_p: *mut usize,
+    file_offset_p: *mut i64,
+    buf_offset_p: *mut i64,
+    bytes_p: *mut isize,
+    stream: *mut c_void,
+) -> Result<(), CUfileError_t> {
+    if size_p.is_null() || bytes_p.is_null() {
+        return Err(CUfileError_t::op(code::INVALID_VALUE));
+    }
+    let e = ensure_open()?;
+    let f = e.async_fn(write);
+    // SAFETY: the caller's contract, forwarded unchanged.
+    let r = unsafe {
+        f(
+            fh,
+            base,
+            size_p,
+            file_offset_p,
+            buf_offset_p,
+            bytes_p,
+            stream,
+        )
+    };
+    match r.err {
+        0 => Ok(()),
+        HIP_INTERNAL_ERROR => Err(CUfileError_t::op(code::ASYNC_NOT_SUPPORTED)),
+        _ => Err(cu(r)),
+    }
+}
+
+/// # Safety
+/// See [`async_io`].
+#[no_mangle]
+pub unsafe extern "C" fn cuFileReadAsync(
+    fh: *mut c_void,
+    base: *mut c_void,
+    size_p: *mut usize,
+    file_offset_p: *mut i64,
+    buf_offset_p: *mut i64,
+    bytes_read_p: *mut isize,
+    stream: *mut c_void,
+) -> CUfileError_t {
+    // SAFETY: forwarded contract.
+    boundary_op(|| unsafe {
+        async_io(
+            false,
+            fh,
+            base,
+            size_p,
+            file_offset_p,
+            buf_offset_p,
+            bytes_read_p,
+            stream,
+        )
+    })
+}
+
+/// # Safety
+/// See [`async_io`].
+#[no_mangle]
+pub unsafe extern "C" fn cuFileWriteAsync(
+    fh: *mut c_void,
+    base: *mut c_void,
+    size_p: *mut usize,
+    file_offset_p: *mut i64,
+    buf_offset_p: *mut i64,
+    bytes_written_p: *mut isize,
+    stream: *mut c_void,
+) -> CUfileError_t {
+    // SAFETY: forwarded contract.
+    boundary_op(|| unsafe {
+        async_io(
+            true,
+            fh,
+            base,
+            size_p,
+            file_offset_p,
+            buf_offset_p,
+            bytes_written_p,
+            stream,
+        )
+    })
+}

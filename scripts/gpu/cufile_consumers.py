@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""cuFile consumers on hipfile's libcufile.so.0 (run by cufile_consumers.sh under LD_PRELOAD).
+
+  cufile_consumers.py torch DIR             torch.cuda.gds.GdsFile: save_storage then load_storage
+                                            of a 1 GiB tensor, byte-exact
+  cufile_consumers.py kvikio FILE MODE N [--create] [--write W] [--size BYTES] [--repeat R]
+                                            one KvikIO process (MODE off: cuFile, i.e. our
+                                            libcufile; on: KvikIO's own POSIX compat mode; N
+                                            threads): reads FILE into a cupy array (best of R),
+                                            byte-exact against a pattern made on the GPU; with
+                                            --create it first writes FILE from that pattern, with
+                                            --write it writes the pattern to W (timed, removed)
+  cufile_consumers.py bindings DIR          cuda.bindings.cufile: open, register, write, read,
+                                            batch and stream calls
+
+Each prints RESULT lines (key=value) and a final "STATUS ok" or "STATUS FAIL reason"; the exit
+code is 0 only for ok. Every run also says which libcufile.so.0 the process mapped.
+"""
+import ctypes
+import os
+import sys
+import time
+
+GiB = 1 << 30
+
+
+def say(msg):
+    print(msg, flush=True)
+
+
+def mapped_cufile():
+    """The libcufile files this process mapped (must be only ours)."""
+    paths = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 6 and "libcufile" in parts[-1]:
+                paths.add(os.path.realpath(parts[-1]))
+    return sorted(paths)
+
+
+def check_mapped():
+    want = os.environ.get("CUFILE_EXPECT")
+    got = mapped_cufile()
+    say("RESULT mapped=%s" % ",".join(got))
+    if want and got != [os.path.realpath(want)]:
+        return "libcufile mapped: %s, expected only %s" % (got, want)
+    return None
+
+
+def finish(failure):
+    failure = failure or check_mapped()
+    say("STATUS ok" if not failure else "STATUS FAIL %s" % failure)
+    return 0 if not failure else 1
+
+
+# ---- torch ---------------------------------------------------------------------------------------
+
+
+def torch_gds(d):
+    import torch
+    from torch.cuda import gds
+
+    n = GiB
+    path = os.path.join(d, "torch-gds-%d.bin" % os.getpid())
+    torch.manual_seed(7)
+    src = torch.randint(0, 256, (n,), dtype=torch.uint8, device="cuda")
+    dst = torch.zeros(n, dtype=torch.uint8, device="cuda")
+    torch.cuda.synchronize()
+    try:
+        f = gds.GdsFile(path, os.O_CREAT | os.O_RDWR)
+        gds.gds_register_buffer(dst.untyped_storage())
+        t0 = time.perf_counter()
+        f.save_storage(src.untyped_storage(), 0)
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        f.load_storage(dst.untyped_storage(), 0)
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        gds.gds_deregister_buffer(dst.untyped_storage())
+        del f
+        same = bool(torch.equal(src, dst))
+        size = os.path.getsize(path)
+        say("RESULT torch save_gbps=%.2f load_gbps=%.2f bytes=%d file_size=%d byte_exact=%s"
+            % (n / (t1 - t0) / 1e9, n / (t2 - t1) / 1e9, n, size, same))
+        if not same:
+            return finish("the loaded tensor differs from the saved one")
+        if size != n:
+            return finish("file size %d, expected %d" % (size, n))
+        return finish(None)
+    except Exception as e:  # noqa: BLE001
+        return finish("%s: %s" % (type(e).__name__, e))
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+# ---- KvikIO --------------------------------------------------------------------------------------
+
+
+def pattern(cupy, n):
+    """n bytes made on the GPU from their offsets (the same in every process)."""
+    out = cupy.empty(n, dtype=cupy.uint8)
+    step = 1 << 28
+    for i in range(0, n, step):
+        m = min(step, n - i)
+        idx = cupy.arange(i, i + m, dtype=cupy.uint64)
+        out[i:i + m] = ((idx * cupy.uint64(0x9E3779B97F4A7C15)) >> cupy.uint64(56)).astype(cupy.uint8)
+    cupy.cuda.runtime.deviceSynchronize()
+    return out
+
+
+def kvikio_worker(argv):
+    file, mode, nthreads = argv[0], argv[1], int(argv[2])
+    create = "--create" in argv
+    write_to = argv[argv.index("--write") + 1] if "--write" in argv else None
+    size = int(argv[argv.index("--size") + 1]) if "--size" in argv else 8 * GiB
+    repeat = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 3
+    # Read by KvikIO at import.
+    os.environ["KVIKIO_COMPAT_MODE"] = "OFF" if mode == "off" else "ON"
+    os.environ["KVIKIO_NTHREADS"] = str(nthreads)
+    import cupy
+    import kvikio
+    import kvikio.defaults
+
+    tag = "kvikio_%s threads=%d" % (mode, nthreads)
+    try:
+        say("info: kvikio %s compat_mode=%s num_threads=%s" % (
+            kvikio.__version__, kvikio.defaults.get("compat_mode"), kvikio.defaults.get("num_threads")))
+    except Exception:  # noqa: BLE001
+        pass
+    ref = pattern(cupy, size)
+    failure = None
+    try:
+        if create:
+            with kvikio.CuFile(file, "w") as f:
+                t0 = time.perf_counter()
+                got = f.write(ref)
+                t = time.perf_counter() - t0
+            os.sync()
+            say("RESULT %s op=write bytes=%d gbps=%.2f" % (tag, got, size / t / 1e9))
+            if got != size:
+                return finish("wrote %d of %d bytes" % (got, size))
+        buf = cupy.zeros(size, dtype=cupy.uint8)
+        best = None
+        with kvikio.CuFile(file, "r") as f:
+            for _ in range(repeat):
+                buf.fill(0)
+                cupy.cuda.runtime.deviceSynchronize()
+                t0 = time.perf_counter()
+                got = f.read(buf)
+                cupy.cuda.runtime.deviceSynchronize()
+                t = time.perf_counter() - t0
+                best = t if best is None else min(best, t)
+                if got != size:
+                    return finish("read %d of %d bytes" % (got, size))
+        exact = bool(cupy.array_equal(buf, ref))
+        say("RESULT %s op=read bytes=%d gbps=%.2f byte_exact=%s" % (tag, size, size / best / 1e9, exact))
+        if not exact:
+            failure = "the bytes read differ from the file"
+        if write_to and not failure:
+            try:
+                with kvikio.CuFile(write_to, "w") as f:
+                    t0 = time.perf_counter()
+                    got = f.write(ref)
+                    t = time.perf_counter() - t0
+                # The written bytes, checked through the page cache.
+                with kvikio.CuFile(write_to, "r") as f:
+                    buf.fill(0)
+                    f.read(buf)
+                exact = bool(cupy.array_equal(buf, ref))
+                say("RESULT %s op=write bytes=%d gbps=%.2f byte_exact=%s" % (tag, got, size / t / 1e9, exact))
+                if got != size or not exact:
+                    failure = "write of %d bytes: %d written, byte_exact=%s" % (size, got, exact)
+            finally:
+                if os.path.exists(write_to):
+                    os.unlink(write_to)
+    except Exception as e:  # noqa: BLE001
+        failure = "%s: %s" % (type(e).__name__, e)
+    return finish(failure)
+
+
+# ---- cuda.bindings.cufile ------------------------------------------------------------------------
+
+
+class Descr(ctypes.Structure):
+    # int type; (padding); union { int fd; void *handle; } at 8; const CUfileFSOps_t *fs_ops.
+    _fields_ = [("type", ctypes.c_int), ("pad", ctypes.c_int), ("fd", ctypes.c_int),
+                ("pad2", ctypes.c_int), ("fs_ops", ctypes.c_void_p)]
+
+
+class IOParams(ctypes.Structure):
+    _fields_ = [("mode", ctypes.c_int), ("devPtr_base", ctypes.c_void_p), ("file_offset", ctypes.c_int64),
+                ("devPtr_offset", ctypes.c_int64), ("size", ctypes.c_size_t), ("fh", ctypes.c_void_p),
+                ("opcode", ctypes.c_int), ("cookie", ctypes.c_void_p)]
+
+
+class IOEvents(ctypes.Structure):
+    _fields_ = [("cookie", ctypes.c_void_p), ("status", ctypes.c_int), ("ret", ctypes.c_size_t)]
+
+
+class Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def bindings(d):
+    import cupy
+    from cuda.bindings import cufile
+
+    assert ctypes.sizeof(Descr) == 24 and Descr.fd.offset == 8 and Descr.fs_ops.offset == 16
+    assert ctypes.sizeof(IOParams) == 64 and IOParams.fh.offset == 40 and IOParams.cookie.offset == 56
+    assert ctypes.sizeof(IOEvents) == 24 and IOEvents.status.offset == 8 and IOEvents.ret.offset == 16
+    n = 8 << 20
+    path = os.path.join(d, "bindings-%d.bin" % os.getpid())
+    done = []
+    # CUDA first, as a CUDA program has it before its first cuFile call.
+    src = pattern(cupy, n)
+    dst = cupy.zeros(n, dtype=cupy.uint8)
+    try:
+        v = cufile.get_version()
+        if v != 1190:
+            return finish("get_version() = %r" % v)
+        done.append("version")
+        cufile.driver_open()
+        if cufile.use_count() != 1:
+            return finish("use_count() = %r after driver_open" % cufile.use_count())
+        fd = os.open(path, os.O_CREAT | os.O_RDWR | getattr(os, "O_DIRECT", 0), 0o644)
+        descr = Descr(type=1, fd=fd)
+        fh = cufile.handle_register(ctypes.addressof(descr))
+        done.append("open+register")
+        cufile.buf_register(dst.data.ptr, n, 0)
+        got = cufile.write(fh, src.data.ptr, n, 0, 0)
+        if got != n:
+            return finish("write returned %r" % got)
+        got = cufile.read(fh, dst.data.ptr, n, 0, 0)
+        if got != n or not bool(cupy.array_equal(src, dst)):
+            return finish("read returned %r or differs" % got)
+        # Unaligned: 100001 bytes from file offset 7 to buffer offset 3.
+        dst.fill(0)
+        got = cufile.read(fh, dst.data.ptr, 100001, 7, 3)
+        if got != 100001 or not bool(cupy.array_equal(dst[3:3 + 100001], src[7:7 + 100001])):
+            return finish("unaligned read returned %r or differs" % got)
+        done.append("read+write")
+        # Batch: two reads.
+        dst.fill(0)
+        cupy.cuda.runtime.deviceSynchronize()
+        bid = cufile.batch_io_set_up(2)
+        params = (IOParams * 2)()
+        for i in range(2):
+            params[i] = IOParams(mode=1, devPtr_base=dst.data.ptr, file_offset=i * (1 << 20) + 11,
+                                 devPtr_offset=i * (2 << 20), size=1 << 20, fh=fh, opcode=0, cookie=100 + i)
+        cufile.batch_io_submit(bid, 2, ctypes.addressof(params), 0)
+        events = (IOEvents * 2)()
+        nr = ctypes.c_uint(2)
+        ts = Timespec(10, 0)
+        cufile.batch_io_get_status(bid, 2, ctypes.addressof(nr), ctypes.addressof(events), ctypes.addressof(ts))
+        ok = nr.value == 2 and all(e.status == 0x10 and e.ret == (1 << 20) for e in events[:2])
+        for i in range(2):
+            a, b = i * (2 << 20), i * (1 << 20) + 11
+            ok = ok and bool(cupy.array_equal(dst[a:a + (1 << 20)], src[b:b + (1 << 20)]))
+        cufile.batch_io_destroy(bid)
+        if not ok:
+            return finish("batch: %d events %s" % (nr.value, [(e.status, e.ret) for e in events[:nr.value]]))
+        done.append("batch")
+        # Stream-ordered read.
+        stream = cupy.cuda.Stream(non_blocking=True)
+        size = ctypes.c_size_t(1 << 20)
+        foff, boff, nbytes = ctypes.c_int64(5), ctypes.c_int64(9), ctypes.c_ssize_t(0)
+        try:
+            cufile.stream_register(stream.ptr, 0)
+            dst.fill(0)
+            cupy.cuda.runtime.deviceSynchronize()
+            cufile.read_async(fh, dst.data.ptr, ctypes.addressof(size), ctypes.addressof(foff),
+                              ctypes.addressof(boff), ctypes.addressof(nbytes), stream.ptr)
+            stream.synchronize()
+            exact = bool(cupy.array_equal(dst[9:9 + (1 << 20)], src[5:5 + (1 << 20)]))
+            cufile.stream_deregister(stream.ptr)
+            say("RESULT bindings stream=works bytes=%d byte_exact=%s" % (nbytes.value, exact))
+            if nbytes.value != (1 << 20) or not exact:
+                return finish("stream read: %d bytes, byte_exact=%s" % (nbytes.value, exact))
+            done.append("stream")
+        except cufile.cuFileError as e:
+            # The engine's stream-ordered I/O is not there yet: cuFile's answer for that is 5038.
+            say("RESULT bindings stream=%s" % e)
+            if "5038" not in str(e) and "ASYNC_NOT_SUPPORTED" not in str(e):
+                return finish("stream: %s" % e)
+            done.append("stream(5038)")
+        cufile.buf_deregister(dst.data.ptr)
+        cufile.handle_deregister(fh)
+        os.close(fd)
+        cufile.driver_close()
+        if cufile.use_count() != 0:
+            return finish("use_count() = %r after driver_close" % cufile.use_count())
+        say("RESULT bindings calls=%s" % "+".join(done))
+        return finish(None)
+    except Exception as e:  # noqa: BLE001
+        return finish("after %s: %s: %s" % ("+".join(done) or "nothing", type(e).__name__, e))
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "torch":
+        return torch_gds(argv[1])
+    if len(argv) >= 4 and argv[0] == "kvikio":
+        return kvikio_worker(argv[1:])
+    if len(argv) >= 2 and argv[0] == "bindings":
+        return bindings(argv[1])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

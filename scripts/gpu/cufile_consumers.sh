@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# cuFile consumers on hipfile's libcufile.so.0, each with LD_PRELOAD of it, on an NVIDIA GPU
+# machine; one table at the end. Run from the repository root (about 3-4 minutes):
+#
+#   bash scripts/gpu/cufile_consumers.sh [FILE_DIR]
+#
+# Needs: .gpu/lib/libhipfile.so.0 and .gpu/lib/libcufile.so.0 (release builds; see below), gcc,
+# python3 with torch (CUDA build with cuFile), cupy and cuda.bindings, and for KvikIO either the
+# kvikio-cu13 package or its wheels in .whl/ (installed into /tmp/site, no network needed).
+# FILE_DIR (default: the first writable ext4/xfs directory with 17 GiB free among /mnt /data
+# /scratch /workspace /var/tmp /root /tmp and the repository) holds the 8 GiB test file and the
+# 8 GiB written copies (removed at the end).
+#
+# Build the two libraries (on any x86-64 Linux machine with Rust):
+#   cargo build --release -p hipfile -p hipfile-cufile
+#   mkdir -p .gpu/lib && cp target/release/libhipfile.so .gpu/lib/libhipfile.so.0 \
+#     && cp target/release/libcufile.so .gpu/lib/libcufile.so.0 \
+#     && ln -sf libcufile.so.0 .gpu/lib/libcufile.so && ln -sf libhipfile.so.0 .gpu/lib/libhipfile.so
+#
+# Rows (each a process with LD_PRELOAD=.gpu/lib/libcufile.so.0; each also checks that the only
+# libcufile the process mapped is ours):
+#   torch        torch.cuda.gds.GdsFile save_storage then load_storage of a 1 GiB tensor, byte-exact
+#   kvikio       KvikIO, KVIKIO_COMPAT_MODE=OFF (through cuFile, i.e. us) against KvikIO's own
+#                compat mode (ON) in the same run on the same 8 GiB file: read into a cupy array
+#                (best of 3, page cache warm), byte-exact; write from cupy, byte-exact; GB/s of
+#                the best thread count of each side and the ratio
+#   bindings     cuda.bindings.cufile: version, open, register, write, read (aligned and not),
+#                batch, stream
+#   C suite      tests/c/cufile_suite.c on real CUDA memory (libcuda.so.1)
+# Output: $OUT (default ./gpu-out)/cufile_consumers.txt (everything) and the table on stdout.
+# KV_SIZE=BYTES shrinks the KvikIO file (default 8 GiB) for a first smoke run.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
+LOG="$OUT/cufile_consumers.txt"; : > "$LOG"
+PY=${PY:-python3}
+LIB=$(cd .gpu/lib 2>/dev/null && pwd -P) || { echo "no .gpu/lib"; exit 2; }
+CUFILE="$LIB/libcufile.so.0"
+for f in "$CUFILE" "$LIB/libhipfile.so.0"; do
+    [ -f "$f" ] || { echo "missing $f (see the build lines at the top of this script)"; exit 2; }
+done
+[ -e "$LIB/libcufile.so" ] || ln -sf libcufile.so.0 "$LIB/libcufile.so"
+
+pick_dir() {
+    local d fs avail
+    for d in /mnt /data /scratch /workspace /var/tmp /root /tmp "$ROOT"; do
+        [ -d "$d" ] && [ -w "$d" ] || continue
+        fs=$(df --output=fstype "$d" 2>/dev/null | tail -1 | tr -d ' ')
+        avail=$(df --output=avail -B1 "$d" 2>/dev/null | tail -1 | tr -d ' ')
+        case "$fs" in ext4|xfs) ;; *) continue ;; esac
+        [ "${avail:-0}" -ge $((17 << 30)) ] && { echo "$d"; return 0; }
+    done
+    return 1
+}
+DIR=${1:-auto}
+[ "$DIR" = auto ] && { DIR=$(pick_dir) || { echo "no ext4/xfs directory with 17 GiB free"; exit 2; }; }
+WORK="$DIR/hipfile-cufile-$$"; mkdir -p "$WORK"
+trap 'rm -rf "$WORK"' EXIT
+
+# KvikIO from the carried wheels.
+KV_PATH=${PYTHONPATH:-}
+if ls .whl/*.whl > /dev/null 2>&1; then
+    timeout 120 $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl >> "$LOG" 2>&1 && KV_PATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+
+# A configuration file, as KvikIO wants one for its stream path ("{}" is enough).
+echo '{ // hipfile cuFile consumers run
+  "logging": { "level": "ERROR" } }' > "$WORK/cufile.json"
+
+run() { # NAME TIMEOUT CMD... : one consumer process with our libcufile preloaded
+    local name=$1 t=$2; shift 2
+    echo "== $name: $*" >> "$LOG"
+    (cd "$WORK" && env LD_PRELOAD="$CUFILE" LD_LIBRARY_PATH="$LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        CUFILE_EXPECT="$CUFILE" CUFILE_ENV_PATH_JSON="$WORK/cufile.json" HIPFILE_LOG=${HIPFILE_LOG:-warn} \
+        PYTHONPATH="$KV_PATH" timeout "$t" "$@") > "$WORK/$name.out" 2>&1
+    local rc=$?
+    cat "$WORK/$name.out" >> "$LOG"
+    echo "exit code $rc" >> "$LOG"
+    return $rc
+}
+status() { # NAME: ok, FAIL reason, or the exit code
+    local s
+    s=$(grep -m1 '^STATUS' "$WORK/$1.out" 2>/dev/null | cut -d' ' -f2-)
+    echo "${s:-no status (exit $2; see $LOG)}"
+}
+field() { # NAME KEY [FILTER]: the KEY= value of the first RESULT line matching FILTER
+    grep '^RESULT' "$WORK/$1.out" 2>/dev/null | grep -- "${3:-}" | head -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+ROWS=()
+row() { ROWS+=("$(printf '| %-10s | %-32s | %s |' "$1" "$2" "$3")"); }
+start=$(date +%s)
+
+# 1. torch
+run torch 120 $PY "$ROOT/scripts/gpu/cufile_consumers.py" torch "$WORK"; rc=$?
+row torch "$(status torch $rc)" "1 GiB save $(field torch save_gbps) GB/s, load $(field torch load_gbps) GB/s, byte_exact=$(field torch byte_exact)"
+
+# 2. KvikIO: ours (OFF) and KvikIO's compat mode (ON), same file, same run.
+F="$WORK/kvikio-8g.bin"
+KV=(--size "${KV_SIZE:-$((8 << 30))}")
+kv_ok=ok
+best() { # OP MODE THREADS...: best GB/s and its thread count
+    local op=$1 mode=$2 b=0 bt=- g n; shift 2
+    for n in "$@"; do
+        g=$(field "kv_${mode}_$n" gbps "op=$op")
+        [ -n "$g" ] && awk -v g="$g" -v b="$b" 'BEGIN{exit !(g>b)}' && { b=$g; bt=$n; }
+    done
+    echo "$b $bt"
+}
+run kv_off_16 150 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" off 16 --create "${KV[@]}"; rc=$?
+[ "$(status kv_off_16 $rc)" = ok ] || kv_ok="off/16: $(status kv_off_16 $rc)"
+if [ -f "$F" ]; then
+    run kv_off_8 90 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" off 8 --write "$WORK/w.bin" "${KV[@]}"; rc=$?
+    [ "$(status kv_off_8 $rc)" = ok ] || kv_ok="off/8: $(status kv_off_8 $rc)"
+    for n in 1 8 16; do
+        extra=(); [ "$n" != 1 ] && extra=(--write "$WORK/w.bin")
+        run "kv_on_$n" 120 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" on "$n" "${extra[@]}" "${KV[@]}"; rc=$?
+        [ "$(status "kv_on_$n" $rc)" = ok ] || kv_ok="on/$n: $(status "kv_on_$n" $rc)"
+    done
+fi
+read -r r_off r_off_t <<< "$(best read off 8 16)"
+read -r r_on r_on_t <<< "$(best read on 1 8 16)"
+read -r w_off w_off_t <<< "$(best write off 8 16)"
+read -r w_on w_on_t <<< "$(best write on 8 16)"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2fx", a/b; else print "n/a" }'; }
+row kvikio "$kv_ok" "read $(( ${KV_SIZE:-$((8 << 30))} >> 20 )) MiB: OFF(us) $r_off GB/s (t=$r_off_t) vs compat $r_on GB/s (t=$r_on_t) = $(ratio "$r_off" "$r_on"); write: $w_off (t=$w_off_t) vs $w_on (t=$w_on_t) = $(ratio "$w_off" "$w_on")"
+rm -f "$F"
+
+# 3. cuda.bindings.cufile
+run bindings 90 $PY "$ROOT/scripts/gpu/cufile_consumers.py" bindings "$WORK"; rc=$?
+row bindings "$(status bindings $rc)" "$(field bindings calls calls=) $(grep -m1 'stream=' "$WORK/bindings.out" | sed 's/.*\(stream=[^ ]*\).*/\1/')"
+
+# 4. The C suite on real CUDA memory.
+if gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -pthread -I include tests/c/cufile_suite.c -o "$WORK/cufile_suite" \
+    -L"$LIB" -l:libcufile.so.0 -ldl -Wl,-rpath,"$LIB" >> "$LOG" 2>&1; then
+    mkdir -p "$WORK/suite"
+    run suite 120 "$WORK/cufile_suite" "$WORK/suite"; rc=$?
+    s=$(grep -m1 '^cufile suite:' "$WORK/suite.out")
+    row "C suite" "$([ $rc = 0 ] && echo ok || echo "FAIL (exit $rc)")" "${s:-no summary} $(grep -m1 '^stream-ordered' "$WORK/suite.out")"
+    grep '^FAIL' "$WORK/suite.out" | head -10
+else
+    row "C suite" "FAIL (build)" "see $LOG"
+fi
+
+{
+    echo
+    echo "cuFile consumers with LD_PRELOAD=$CUFILE ($(($(date +%s) - start)) s, files in $DIR)"
+    printf '| %-10s | %-32s | %s |\n' consumer result detail
+    printf '| %-10s | %-32s | %s |\n' ---------- -------------------------------- ------
+    printf '%s\n' "${ROWS[@]}"
+} | tee -a "$LOG"
