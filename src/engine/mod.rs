@@ -73,6 +73,9 @@ pub(crate) struct Inner {
     pub(crate) threads: usize,
     pub(crate) request_parallelism: usize,
     pub(crate) chunk: usize,
+    /// Largest request served as one chunk straight through: larger device reads of at most
+    /// one chunk go in pieces (`pipeline::PIECE_MIN`).
+    pub(crate) single_max: usize,
     pub(crate) inline_threshold: usize,
 }
 
@@ -101,6 +104,7 @@ impl Engine {
                 threads: config.io_threads,
                 request_parallelism: config.request_parallelism,
                 chunk: config.chunk_size,
+                single_max: config.chunk_size.min(2 * pipeline::PIECE_MIN),
                 inline_threshold: config.inline_threshold,
             }),
         }

@@ -230,3 +230,72 @@ impl Drop for FromDevice<'_> {
         }
     }
 }
+
+/// One bounce buffer used in two halves for a read of at most one chunk in pieces: the file
+/// is read into one half while the copy of the other half's piece runs. It owns the buffer,
+/// so no half is handed out while its own copy may still read it.
+pub(crate) struct Halves<'p> {
+    bounce: Bounce<'p>,
+    rt: &'p dyn Runtime,
+    stream: StreamHandle,
+    events: [EventHandle; 2],
+    copying: [bool; 2],
+}
+
+impl<'p> Halves<'p> {
+    /// `bounce` in two halves, with copies on `lane`'s stream.
+    pub(crate) fn new(rt: &'p dyn Runtime, lane: &Lane, bounce: Bounce<'p>) -> Halves<'p> {
+        Halves {
+            bounce,
+            rt,
+            stream: lane.stream,
+            events: lane.events,
+            copying: [false; 2],
+        }
+    }
+
+    /// Bytes in one half.
+    pub(crate) fn half_len(&mut self) -> usize {
+        self.bounce.as_mut_slice().len() / 2
+    }
+
+    /// Half `h` (0 or 1) to read the file into, once the copy out of it has completed.
+    pub(crate) fn fill(&mut self, h: usize) -> RtResult<&mut [u8]> {
+        if self.copying[h] {
+            self.rt.event_synchronize(self.events[h])?;
+            self.copying[h] = false;
+        }
+        let half = self.half_len();
+        Ok(&mut self.bounce.as_mut_slice()[h * half..(h + 1) * half])
+    }
+
+    /// Start copying the first `n` bytes of half `h` to `dst`.
+    pub(crate) fn copy(&mut self, h: usize, dst: Address, n: usize) -> RtResult<()> {
+        let half = self.half_len();
+        assert!(
+            n <= half && !self.copying[h],
+            "copy of a busy or short half"
+        );
+        let src = self.bounce.as_mut_slice()[h * half..].as_ptr();
+        // SAFETY: the half is not handed out again (`fill`) before its event completed, and
+        // the buffer is neither released nor reused before the stream was synchronised
+        // (`finish`, or `drop`).
+        unsafe { self.rt.copy_to_device_async(dst.get(), src, n, self.stream) }?;
+        self.copying[h] = true;
+        self.rt.event_record(self.events[h], self.stream)
+    }
+
+    /// Wait for every copy; a failed one is reported here. The buffer goes back to its pool.
+    pub(crate) fn finish(mut self) -> RtResult<()> {
+        self.copying = [false; 2];
+        self.rt.stream_synchronize(self.stream)
+    }
+}
+
+impl Drop for Halves<'_> {
+    fn drop(&mut self) {
+        if self.copying.iter().any(|&c| c) {
+            let _ = self.rt.stream_synchronize(self.stream);
+        }
+    }
+}
