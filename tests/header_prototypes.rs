@@ -3,8 +3,8 @@
 //! cbindgen (configured by `cbindgen.toml`: functions only, C type names as written in
 //! `src/ffi`) generates the prototypes of every `#[no_mangle] extern "C"` function of the
 //! crate into `$CARGO_TARGET_TMPDIR/header_prototypes/generated_prototypes.h`. Then:
-//! - the set of generated function names must be exactly the 39 entry points of the ABI
-//!  , so a missing or extra export fails;
+//! - the set of generated function names must be exactly the 39 entry points of the ABI,
+//!   so a missing or extra export fails;
 //! - `tests/c/prototypes_check.c`, which includes `hipfile.h`, `hipfile-stats.h` and the
 //!   generated file, must compile as C11 and as C++17: both reject a redeclaration whose
 //!   type differs from the header's.

@@ -1,21 +1,29 @@
-//! Registered streams. Registrations survive driver close, as upstream.
+//! Registered streams and the queues of stream-ordered I/O.
+//!
+//! A registration (flags and device) survives driver close, as upstream. A queue
+//! ([`StreamQueue`]) is created on a stream's first stream-ordered operation of a driver open,
+//! registered or not, and kept until the driver closes: its pinned bounce buffers and the word
+//! its stream waits on are reused by every later operation on the stream. (Freeing pinned
+//! memory synchronises the device, so it is never done while the stream may still be waiting
+//! for one of our operations.) Deregistering a stream waits for its queued operations to
+//! finish; closing the driver waits for every queue.
 #![deny(unsafe_code)]
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::stream_queue::{StreamFlags, StreamQueue};
+use super::Session;
 use crate::error::{Error, Result};
 use crate::runtime::{Runtime, StreamHandle};
-
-/// Flags a stream may be registered with (`HIPFILE_STREAM_FLAGS_MASK`).
-pub const STREAM_FLAGS_MASK: u32 = 0xf;
 
 /// A registered stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StreamInfo {
-    /// `HIPFILE_STREAM_*` flags.
-    pub flags: u32,
+    /// Its flags.
+    pub flags: StreamFlags,
     /// The stream's device.
     pub device: i32,
 }
@@ -24,14 +32,17 @@ pub struct StreamInfo {
 #[derive(Default)]
 pub struct StreamRegistry {
     map: Mutex<HashMap<StreamHandle, StreamInfo>>,
+    queues: Mutex<HashMap<StreamHandle, Arc<StreamQueue>>>,
 }
 
 impl StreamRegistry {
     /// Register `stream` with `flags`.
-    pub fn register(&self, rt: &dyn Runtime, stream: StreamHandle, flags: u32) -> Result<()> {
-        if flags & !STREAM_FLAGS_MASK != 0 {
-            return Err(Error::InvalidValue("unknown stream flags"));
-        }
+    pub fn register(
+        &self,
+        rt: &dyn Runtime,
+        stream: StreamHandle,
+        flags: StreamFlags,
+    ) -> Result<()> {
         if self.map.lock().contains_key(&stream) {
             return Err(Error::InvalidValue("stream already registered"));
         }
@@ -44,12 +55,55 @@ impl StreamRegistry {
         Ok(())
     }
 
-    /// Deregister `stream`.
+    /// Deregister `stream`, after its queued operations finished.
     pub fn deregister(&self, stream: StreamHandle) -> Result<()> {
+        if !self.map.lock().contains_key(&stream) {
+            return Err(Error::InvalidValue("stream not registered"));
+        }
+        let queue = self.queues.lock().get(&stream).cloned();
+        if let Some(q) = queue {
+            q.drain();
+        }
         self.map
             .lock()
             .remove(&stream)
             .map(|_| ())
             .ok_or(Error::InvalidValue("stream not registered"))
+    }
+
+    /// The registration of `stream`, if any.
+    pub fn info(&self, stream: StreamHandle) -> Option<StreamInfo> {
+        self.map.lock().get(&stream).copied()
+    }
+
+    /// The queue of `stream` for this driver open, created on first use; `device` is the
+    /// stream's device (known from the registration, or asked of the runtime once).
+    pub(super) fn queue(
+        &self,
+        rt: &'static dyn Runtime,
+        stream: StreamHandle,
+        device: impl FnOnce() -> Result<i32>,
+        session: &Session,
+    ) -> Result<Arc<StreamQueue>> {
+        if let Some(q) = self.queues.lock().get(&stream) {
+            return Ok(q.clone());
+        }
+        // Created outside the lock: it allocates pinned memory and starts a thread.
+        let q = Arc::new(StreamQueue::new(rt, stream, device()?, session)?);
+        let mut queues = self.queues.lock();
+        Ok(queues.entry(stream).or_insert(q).clone())
+    }
+
+    /// The queue of `stream` if it has one.
+    pub(super) fn existing_queue(&self, stream: StreamHandle) -> Option<Arc<StreamQueue>> {
+        self.queues.lock().get(&stream).cloned()
+    }
+
+    /// At driver close: wait for every queue, then free them.
+    pub(super) fn close_queues(&self) {
+        let queues: Vec<Arc<StreamQueue>> = self.queues.lock().drain().map(|(_, q)| q).collect();
+        for q in &queues {
+            q.shut_down();
+        }
     }
 }

@@ -91,6 +91,9 @@ pub(crate) struct Inner {
     pub(crate) request_parallelism: usize,
     pub(crate) chunk: usize,
     pub(crate) inline_threshold: usize,
+    /// An engine of stream-ordered I/O ([`Engine::for_stream`]): every device copy goes
+    /// through a lane (a non-blocking stream), never a synchronous copy.
+    pub(crate) stream_ordered: bool,
 }
 
 /// The engine of one driver open.
@@ -107,11 +110,29 @@ impl Engine {
 
     /// An engine configured from `config`; threads and buffers are created on first use.
     pub fn new(rt: &'static dyn Runtime, config: &Config) -> Engine {
+        Engine::build(rt, config, config.bounce_budget, false)
+    }
+
+    /// The engine of one stream's ordered I/O: its own pinned bounce buffers
+    /// (`async_buffer_size` bytes in all, never the shared pool, so an operation a stream
+    /// waits for never waits for a synchronous caller) and its own helper threads; device
+    /// copies only on lanes, whose streams are non-blocking (a synchronous copy would wait for
+    /// the legacy default stream, which the application's stream may be holding).
+    pub fn for_stream(rt: &'static dyn Runtime, config: &Config) -> Engine {
+        Engine::build(rt, config, config.async_buffer_size, true)
+    }
+
+    fn build(
+        rt: &'static dyn Runtime,
+        config: &Config,
+        budget: usize,
+        stream_ordered: bool,
+    ) -> Engine {
         Engine {
             inner: Arc::new(Inner {
                 rt,
                 direct_copy: rt.direct_copy(),
-                bounce: BouncePool::new(rt, config.chunk_size, config.bounce_budget),
+                bounce: BouncePool::new(rt, config.chunk_size, budget),
                 lanes: lanes::LanePool::default(),
                 workers: OnceLock::new(),
                 batch_workers: OnceLock::new(),
@@ -119,6 +140,7 @@ impl Engine {
                 request_parallelism: config.request_parallelism,
                 chunk: config.chunk_size,
                 inline_threshold: config.inline_threshold,
+                stream_ordered,
             }),
         }
     }

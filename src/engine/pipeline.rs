@@ -148,7 +148,8 @@ impl Drop for HelperGuard {
 /// inlined into the caller so that the common small call is one flat function.
 #[inline(always)]
 pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
-    if t.size <= inner.chunk {
+    // Stream-ordered engines copy on lanes only (see `Engine::for_stream`).
+    if t.size <= inner.chunk && !inner.stream_ordered {
         return single_chunk(inner, &t);
     }
     execute_chunked(inner, t)

@@ -16,6 +16,7 @@ pub mod cufile;
 pub mod hip;
 pub mod host;
 pub mod loader;
+pub mod signal;
 mod symbols;
 
 use std::ffi::c_void;
@@ -23,6 +24,7 @@ use std::fmt;
 use std::os::fd::RawFd;
 
 pub use loader::{install, runtime, try_runtime};
+pub use signal::{HostGate, Signal};
 
 use crate::vocab::{Direction, MemoryType};
 
@@ -359,6 +361,29 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     fn event_synchronize(&self, event: EventHandle) -> RtResult<()>;
     /// Destroy `event`.
     fn event_destroy(&self, event: EventHandle);
+
+    /// A zeroed 32-bit word in host-mapped pinned memory that a stream can wait on
+    /// ([`Runtime::stream_wait_value32`]). "Not supported" by default.
+    fn signal_alloc(&self) -> RtResult<Signal> {
+        Err(RtError::NOT_SUPPORTED)
+    }
+
+    /// Free a word from [`Runtime::signal_alloc`]. May synchronise the device (pinned memory).
+    fn signal_free(&self, signal: Signal) {
+        // SAFETY: the word came from this runtime's pinned allocation (signal_alloc).
+        unsafe { self.host_free(signal.host_ptr()) }
+    }
+
+    /// Hold `stream` until `signal` equals `value` (`hipStreamWaitValue32` /
+    /// `cuStreamWaitValue32` with the "equal" condition). "Not supported" by default.
+    fn stream_wait_value32(
+        &self,
+        _stream: StreamHandle,
+        _signal: &Signal,
+        _value: u32,
+    ) -> RtResult<()> {
+        Err(RtError::NOT_SUPPORTED)
+    }
 
     /// Allocate `len` bytes of page-locked host memory (portable across devices).
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8>;
