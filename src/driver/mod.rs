@@ -516,6 +516,7 @@ impl Driver {
             buffer_offset,
         };
         params.set_result(Ok(0));
+        crate::stats::recorder::async_submitted(dir);
         if submitted.size == 0 {
             return Ok(());
         }
