@@ -216,10 +216,13 @@ impl StreamQueue {
                 None
             }
         };
+        let engine = Engine::for_stream(rt, &session.config);
+        // Pinned memory is allocated here, before the stream ever waits for us.
+        engine.preallocate_bounce();
         let shared = Arc::new(Shared {
             rt,
             stream,
-            engine: Engine::for_stream(rt, &session.config),
+            engine,
             signal,
             no_wait_value: AtomicBool::new(false),
             submit: Mutex::new(Submit {

@@ -169,6 +169,15 @@ impl Engine {
         }
     }
 
+    /// Allocate every bounce buffer of the budget now (a stream's engine, at its first
+    /// operation: pinned allocation is then never done while the stream waits for us).
+    pub fn preallocate_bounce(&self) {
+        let mut held = Vec::new();
+        while let Some(b) = self.inner.bounce.try_get() {
+            held.push(b);
+        }
+    }
+
     /// Change the bounce budget (`hipFileDriverSetMaxCacheSize`): applies to later requests;
     /// buffers above a lowered budget are freed as they come back.
     pub fn set_bounce_budget(&self, bytes: usize) {
