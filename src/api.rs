@@ -353,17 +353,21 @@ impl Drop for PinnedMemory {
 }
 
 /// A GPU stream for stream-ordered I/O, created through the runtime (a non-blocking stream of
-/// the current device); destroyed on drop.
+/// the current device) and registered (`hipFileStreamRegister`, flags 0: its pinned buffers
+/// are allocated now and reused); deregistered and destroyed on drop.
 pub struct GpuStream {
     handle: runtime::StreamHandle,
 }
 
 impl GpuStream {
-    /// A new stream.
+    /// A new registered stream.
     pub fn new() -> Result<GpuStream> {
-        Ok(GpuStream {
-            handle: gpu_runtime().stream_create()?,
-        })
+        let handle = gpu_runtime().stream_create()?;
+        if let Err(e) = driver().register_stream(handle, Default::default()) {
+            gpu_runtime().stream_destroy(handle);
+            return Err(e);
+        }
+        Ok(GpuStream { handle })
     }
 
     /// Wait until everything queued on the stream has run.
@@ -374,6 +378,7 @@ impl GpuStream {
 
 impl Drop for GpuStream {
     fn drop(&mut self) {
+        let _ = driver().streams().deregister(self.handle);
         gpu_runtime().stream_destroy(self.handle);
     }
 }

@@ -878,3 +878,57 @@ child_test!(
         assert_eq!((w.result(), r.result()), (n as isize, n as isize));
     }
 );
+
+// ---- registration ---------------------------------------------------------------------------
+
+// A stream registered on an open driver gets its pinned bounce buffers at once
+// (HIPFILE_ASYNC_BUFFER_SIZE, here 8 MiB: two 4 MiB chunks); deregistration frees them.
+// Registrations survive a driver close: the flags still apply after the next open.
+child_test!(
+    registration_allocates_the_stream_buffers_and_survives_close,
+    [("HIPFILE_ASYNC_BUFFER_SIZE", "8388608")],
+    {
+        open_driver();
+        let s = sim();
+        let stream = Stream::new();
+        let live = s.counter("pinned_bytes_live");
+        register_stream(&stream, 4);
+        assert_eq!(
+            s.counter("pinned_bytes_live") - live,
+            (8 << 20) + 64,
+            "buffers and the word"
+        );
+        assert_eq!(hipFileStreamDeregister(stream.0), OK);
+        assert_eq!(
+            s.counter("pinned_bytes_live"),
+            live,
+            "freed at deregistration"
+        );
+
+        register_stream(&stream, 4);
+        assert_eq!(hipFileDriverClose(), OK);
+        assert_eq!(s.counter("pinned_bytes_live"), live, "freed at close");
+        assert_eq!(
+            hipFileStreamRegister(stream.0, 0).err,
+            5022,
+            "still registered"
+        );
+        open_driver();
+        let n = 64 * 1024;
+        let data = pattern(n, 18);
+        let f = TestFile::new("async-survive", &data);
+        let dev = s.device_alloc(n);
+        let pause = Pause::hold(&stream);
+        let mut p = Params::new(1000, 0, 0);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+        p.set_size(500);
+        pause.release();
+        stream.sync();
+        assert_eq!(
+            p.result(),
+            1000,
+            "FIXED_FILE_SIZE still in force after the reopen"
+        );
+        assert_eq!(hipFileStreamDeregister(stream.0), OK);
+    }
+);

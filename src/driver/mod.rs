@@ -520,20 +520,47 @@ impl Driver {
         if submitted.size == 0 {
             return Ok(());
         }
-        let queue = match existing {
-            Some(q) => q,
-            None => self
-                .streams
-                .queue(rt, stream, || Ok(stream_device), &session)?,
-        };
-        queue.submit(stream_queue::Op {
+        let mut op = stream_queue::Op {
             dir,
             file,
             buf,
-            session,
+            session: session.clone(),
             flags: info.map(|i| i.flags).unwrap_or_default(),
             submitted,
             params,
-        })
+        };
+        let mut queue = existing;
+        loop {
+            let q = match queue.take() {
+                Some(q) => q,
+                None => self
+                    .streams
+                    .queue(rt, stream, || Ok(stream_device), &session)?,
+            };
+            match q.submit(op) {
+                Ok(r) => return r,
+                // The stream was deregistered meanwhile: its next queue takes the operation.
+                Err(back) => op = back,
+            }
+        }
+    }
+
+    /// `hipFileStreamRegister`: the registration, and on an open driver the stream's queue
+    /// (its pinned bounce buffers are allocated now, as upstream does at registration).
+    pub fn register_stream(
+        &self,
+        stream: runtime::StreamHandle,
+        flags: stream_queue::StreamFlags,
+    ) -> Result<()> {
+        let rt = self.rt();
+        self.streams.register(rt, stream, flags)?;
+        let session = self.state.read().session.clone();
+        if let (Some(session), Some(info)) = (session, self.streams.info(stream)) {
+            if let Err(e) = self.streams.queue(rt, stream, || Ok(info.device), &session) {
+                self.streams.unregister(stream);
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 }

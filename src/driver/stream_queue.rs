@@ -244,11 +244,20 @@ impl StreamQueue {
         })
     }
 
-    /// Enqueue `op` on the stream and in the queue (see the module comment).
-    pub fn submit(&self, op: Op) -> Result<()> {
+    /// Enqueue `op` on the stream and in the queue (see the module comment). A queue that was
+    /// shut down (its stream deregistered meanwhile) gives `op` back untouched.
+    pub fn submit(&self, op: Op) -> std::result::Result<Result<()>, Op> {
+        let sh = &*self.shared;
+        let mut sub = sh.submit.lock();
+        if sh.jobs.lock().shutdown {
+            return Err(op);
+        }
+        Ok(self.submit_locked(&mut sub, op))
+    }
+
+    fn submit_locked(&self, sub: &mut Submit, op: Op) -> Result<()> {
         let sh = &*self.shared;
         let rt = sh.rt;
-        let mut sub = sh.submit.lock();
         let event = match sub.free_events.pop() {
             Some(e) => e,
             None => {
@@ -292,7 +301,6 @@ impl StreamQueue {
         });
         jobs.pending += 1;
         drop(jobs);
-        drop(sub);
         sh.cv.notify_all();
         Ok(())
     }
@@ -325,9 +333,13 @@ impl StreamQueue {
     }
 
     /// Finish everything queued, stop the worker and free the queue's runtime resources.
+    /// Later submissions are refused (under the submission lock, so none slips in).
     pub fn shut_down(&self) {
         self.drain();
-        self.shared.jobs.lock().shutdown = true;
+        {
+            let _sub = self.shared.submit.lock();
+            self.shared.jobs.lock().shutdown = true;
+        }
         self.shared.cv.notify_all();
         if let Some(w) = self.worker.lock().take() {
             let _ = w.join();

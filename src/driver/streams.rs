@@ -1,12 +1,13 @@
 //! Registered streams and the queues of stream-ordered I/O.
 //!
 //! A registration (flags and device) survives driver close, as upstream. A queue
-//! ([`StreamQueue`]) is created on a stream's first stream-ordered operation of a driver open,
-//! registered or not, and kept until the driver closes: its pinned bounce buffers and the word
-//! its stream waits on are reused by every later operation on the stream. (Freeing pinned
-//! memory synchronises the device, so it is never done while the stream may still be waiting
-//! for one of our operations.) Deregistering a stream waits for its queued operations to
-//! finish; closing the driver waits for every queue.
+//! ([`StreamQueue`]) holds a stream's pinned bounce buffers, the word it waits on and its
+//! worker thread, reused by every operation on the stream: created when a stream is registered
+//! on an open driver, or at the first stream-ordered operation of a driver open (registered or
+//! not). It lives until the stream is deregistered (which waits for its queued operations
+//! first) or the driver closes (which waits for every queue); an unregistered stream's queue is
+//! kept until then, since freeing pinned memory synchronises the device and must not happen
+//! while the stream may still wait for one of our operations.
 #![deny(unsafe_code)]
 
 use std::collections::HashMap;
@@ -55,18 +56,27 @@ impl StreamRegistry {
         Ok(())
     }
 
-    /// Deregister `stream`, after its queued operations finished.
+    /// Deregister `stream`, after its queued operations finished; its queue (pinned buffers,
+    /// word, thread) goes with the registration.
     pub fn deregister(&self, stream: StreamHandle) -> Result<()> {
         if !self.map.lock().contains_key(&stream) {
             return Err(Error::InvalidValue("stream not registered"));
         }
         let queue = self.queues.lock().get(&stream).cloned();
-        if let Some(q) = queue {
+        if let Some(q) = &queue {
             q.drain();
         }
-        self.map
-            .lock()
-            .remove(&stream)
+        let removed = self.map.lock().remove(&stream);
+        if let Some(q) = queue {
+            // Only the queue this call drained (a later one belongs to later submissions).
+            let mut queues = self.queues.lock();
+            if queues.get(&stream).is_some_and(|cur| Arc::ptr_eq(cur, &q)) {
+                queues.remove(&stream);
+            }
+            drop(queues);
+            q.shut_down();
+        }
+        removed
             .map(|_| ())
             .ok_or(Error::InvalidValue("stream not registered"))
     }
@@ -92,6 +102,11 @@ impl StreamRegistry {
         let q = Arc::new(StreamQueue::new(rt, stream, device()?, session)?);
         let mut queues = self.queues.lock();
         Ok(queues.entry(stream).or_insert(q).clone())
+    }
+
+    /// Forget the registration of `stream` again (its queue could not be created).
+    pub(super) fn unregister(&self, stream: StreamHandle) {
+        self.map.lock().remove(&stream);
     }
 
     /// The queue of `stream` if it has one.

@@ -20,9 +20,7 @@ use crate::vocab::Direction;
 pub extern "C" fn hipFileStreamRegister(stream: hipStream_t, flags: c_uint) -> hipFileError_t {
     boundary_op(|| {
         let flags = StreamFlags::from_bits(flags)?;
-        let d = driver();
-        d.streams()
-            .register(d.rt(), StreamHandle(stream as usize), flags)
+        driver().register_stream(StreamHandle(stream as usize), flags)
     })
 }
 
