@@ -5,7 +5,8 @@
  *   - on a CPU-only machine against the simulated GPU runtime libhipsim.so (tests/c_suite.rs,
  *     built with -DSUITE_GPU_HIP, the default), and
  *   - on a machine with an NVIDIA GPU against real CUDA memory (scripts/gpu/build_suite.sh,
- *     built with -DSUITE_GPU_CUDA and linked with -lcudart).
+ *     built with -DSUITE_GPU_CUDA and linked with -lcudart and -lcuda: the async group creates
+ *     streams with cudaStreamCreate and cuStreamCreate).
  *
  * Usage: suite [DIR] [--large] [--only=SUBSTRING] [--case-timeout=SECONDS]
  *   DIR            existing directory for the test files (default "."); every file is created
