@@ -415,3 +415,35 @@ fn log_no_wait_value(e: RtError) {
         tracing::info!(target: "hipfile", "the GPU runtime cannot make a stream wait on a memory value ({e}); stream-ordered I/O holds streams with blocking host functions, which run one at a time on the runtime's callback thread (logged once)");
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_flags_from_bits() {
+        assert_eq!(StreamFlags::from_bits(0), Ok(StreamFlags::default()));
+        let all = StreamFlags::from_bits(0xf).unwrap();
+        assert!(
+            all.fixed_buf_offset
+                && all.fixed_file_offset
+                && all.fixed_file_size
+                && all.page_aligned_inputs
+        );
+        let two = StreamFlags::from_bits(2).unwrap();
+        assert_eq!(
+            (
+                two.fixed_buf_offset,
+                two.fixed_file_offset,
+                two.fixed_file_size
+            ),
+            (false, true, false)
+        );
+        for bad in [0x10, 0x1f, u32::MAX] {
+            assert!(matches!(
+                StreamFlags::from_bits(bad),
+                Err(Error::InvalidValue(_))
+            ));
+        }
+    }
+}

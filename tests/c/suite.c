@@ -2933,6 +2933,13 @@ static void t_async_paused(void)
     *(volatile uint32_t *)word = 0;
     GPU_OK(gpu_stream_create(&s));
     GPU_OK(gpu_event_create(&ev));
+    /* A first operation before the pause: the library sets up the stream's queue (pinned
+     * buffers) while nothing holds the stream. */
+    CHECK_ERR(aop_submit(0, fh, dev, &b, s), hipFileSuccess);
+    GPU_OK(gpu_stream_sync(s));
+    CHECK(aop_result(&b) == 1000, "warm-up read: %zd, want 1000", aop_result(&b));
+    b = (struct aop){ 1000, 0, 0, -77 };
+    GPU_OK(dev_poison(dev, n));
     rc = gpu_stream_wait_value32(s, word, 1);
     if (rc != 0) {
         case_skip("the runtime cannot make a stream wait on a memory value (%d: %s)", rc, gpu_err_text(rc));
