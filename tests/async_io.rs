@@ -569,6 +569,11 @@ child_test!(
             "the fallback moved every byte"
         );
         assert_eq!(s.download(dev.ptr, n), data);
+        // Visible in the statistics only: one retry, two async reads submitted.
+        let ext = hipfile::stats::snapshot_self()
+            .ext
+            .expect("our extension block");
+        assert_eq!((ext.fallback_retries, ext.async_ops), (1, [2, 0]));
         // EIO is not retried: -1 in *bytes_p.
         s.fault("fastpath_errno", i64::from(libc::EIO));
         let mut p = Params::new(n, 0, 0);
