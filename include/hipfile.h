@@ -666,14 +666,23 @@ HIPFILE_API hipFileError_t hipFileBatchIOCancel(hipFileBatchHandle_t batch_idp);
 HIPFILE_API void hipFileBatchIODestroy(hipFileBatchHandle_t batch_idp);
 
 /**
- * Queues a read on `stream`.  The caller keeps the pointed-to values alive until the
- * stream has passed the operation; the byte count or a negative code is stored in
- * `*bytes_read_p` when the operation completes.  A NULL stream means HIP's default
- * stream; the call returns without waiting for the transfer.
- * Returns hipFileSuccess; hipFileInvalidValue for a NULL pointer, bad bounds, or when
- * the driver was not open (it is then opened, but nothing is queued);
- * hipFileHandleNotRegistered; hipFileHipDriverError (with hip_drv_err) when the GPU
- * runtime fails; hipFileInternalError.
+ * Queues a read on `stream` and returns at once, with *bytes_read_p set to 0.
+ * The read starts when the work queued before it on `stream` is done.  It reads
+ * *size_p, *file_offset_p and *buffer_offset_p then (unless the stream was registered
+ * with the matching HIPFILE_STREAM_FIXED_* flag: then their values at this call), and
+ * stores the byte count (short at end of file), -1 for an operating-system error, or
+ * -hipFileOpError (-hipFileInvalidValue when the values no longer fit the buffer or the
+ * size grew) in *bytes_read_p before later work on `stream` runs.  Every backend serves
+ * it: GPU-direct I/O (falling back to the POSIX path on ENODEV/EREMOTEIO), the POSIX
+ * path through the stream's own pinned buffers, and host memory.  Operations on one
+ * stream run in the order they were queued.  A NULL stream is the default stream.
+ * The caller keeps the pointed-to values alive until the stream has passed the
+ * operation.  A size of 0 completes here (nothing is queued).
+ * Returns hipFileSuccess; hipFileInvalidValue for a NULL pointer, bad bounds, a buffer
+ * on another device than the stream, or when the driver was not open (it is then
+ * opened, but nothing is queued); hipFileHandleNotRegistered; hipFileHipDriverError
+ * (with hip_drv_err) when the GPU runtime fails; hipFileInternalError for memory no
+ * backend serves.
  */
 HIPFILE_API hipFileError_t hipFileReadAsync(hipFileHandle_t fh, void *buffer_base, size_t *size_p,
                                             hoff_t *file_offset_p, hoff_t *buffer_offset_p, ssize_t *bytes_read_p,
@@ -688,7 +697,8 @@ HIPFILE_API hipFileError_t hipFileWriteAsync(hipFileHandle_t fh, void *buffer_ba
                                              ssize_t *bytes_written_p, hipStream_t stream);
 
 /**
- * Registers `stream` with HIPFILE_STREAM_* `flags`.
+ * Registers `stream` with HIPFILE_STREAM_* `flags` (unregistered streams work too, as
+ * with flags 0).  Registrations survive hipFileDriverClose().
  * Returns hipFileSuccess; hipFileInvalidValue for unknown flag bits or a stream
  * already registered; hipFileHipDriverError (with hip_drv_err) when the GPU runtime
  * rejects the stream.
@@ -696,7 +706,7 @@ HIPFILE_API hipFileError_t hipFileWriteAsync(hipFileHandle_t fh, void *buffer_ba
 HIPFILE_API hipFileError_t hipFileStreamRegister(hipStream_t stream, unsigned flags);
 
 /**
- * Forgets a registered stream.
+ * Forgets a registered stream, after the operations queued on it have finished.
  * Returns hipFileSuccess, or hipFileInvalidValue when the stream is not registered.
  */
 HIPFILE_API hipFileError_t hipFileStreamDeregister(hipStream_t stream);

@@ -1,4 +1,4 @@
-//! The C examples (`copy_file.c`, `batch_read.c`): built with the system C compiler, `-Wall -Wextra -Werror`, against `include/hipfile.h` and linked
+//! The C examples (`copy_file.c`, `batch_read.c`, `async_read.c`): built with the system C compiler, `-Wall -Wextra -Werror`, against `include/hipfile.h` and linked
 //! against our `libhipfile.so` as any application would be (`-lhipfile`), with the simulated
 //! runtime (`libhipsim.so`) providing the HIP functions the examples call themselves.
 //!
@@ -241,6 +241,32 @@ fn batch_read_reads_a_file_in_rounds_of_batch_operations() {
             String::from_utf8_lossy(&out.stdout),
             format!(
                 "{}: {} bytes in {ops} batch reads ({rounds} rounds), fnv1a64 0x{:016x}\n",
+                file.display(),
+                data.len(),
+                fnv1a64(&data)
+            )
+        );
+    }
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn async_read_reads_a_file_on_two_streams() {
+    // 3 MiB + 123 bytes in 256 KiB blocks: 13 reads alternating between the two streams;
+    // in 1 MiB blocks: 4 reads, the last one short.
+    let data = random_bytes((3 << 20) + 123);
+    let file = scratch_file("async-read");
+    std::fs::write(&file, &data).unwrap();
+    for (block, ops) in [("262144", 13), ("1048576", 4)] {
+        let block = PathBuf::from(block);
+        let out = run_example("async_read", &[file.as_path(), block.as_path()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "async_read failed:\n{stderr}");
+        assert!(stderr.is_empty(), "{stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!(
+                "{}: {} bytes in {ops} async reads on 2 streams, fnv1a64 0x{:016x}\n",
                 file.display(),
                 data.len(),
                 fnv1a64(&data)

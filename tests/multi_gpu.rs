@@ -8,7 +8,8 @@
 //! keep a device they switched to, and the per-GPU statistics attribute I/O to the *buffer's*
 //! device (our documented deliberate difference from upstream's calling-thread device).
 //!
-//! The async API (streams of each device) does not exist yet and is not tested here.
+//! The async API's device rule (the buffer's device against the stream's) is tested in
+//! `tests/async_io.rs`.
 //!
 //! Note on hipsim: `hipMemcpy` / `cuMemcpy*` between host memory and device memory of any
 //! device work whatever the calling thread's current device is (as with unified addressing on

@@ -411,7 +411,9 @@ child_test!(properties_and_driver_setters, {
     assert_eq!(props.max_batch_io_count, 128);
     assert_eq!(
         props.feature_flags,
-        (1 << hipFileParallelIOSupported) | (1 << hipFileBatchIOSupported)
+        (1 << hipFileParallelIOSupported)
+            | (1 << hipFileBatchIOSupported)
+            | (1 << hipFileStreamsSupported)
     );
     // hipsim exports the GPU-direct entry points: NVMe support is reported.
     assert_eq!(props.nvfs.driver_status_flags, 1 << hipFileNVMeSupported);

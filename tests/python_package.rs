@@ -10,9 +10,9 @@
 //! runtime already loaded (no `HIPFILE_HIP_LIBRARY`). The script covers version and use count,
 //! open/close and the context manager, file and `hipMalloc` buffer registration, 8 MiB written
 //! and read back byte-exact at unaligned offsets, errors as `HipFileException` with our codes,
-//! properties, and async I/O on a registered stream. The async API is not built yet: until it
-//! is, the script asserts its documented refusal (`hipFileInternalError` after the argument
-//! checks).
+//! properties, and async I/O on a registered stream (a write and a read of the same bytes
+//! queued back to back, their `bytes_done` after the stream synchronised, the bytes on the
+//! device and in the file).
 //!
 //! Without a HIP runtime behind `libamdhip64.so.7` the package's extension does not import
 //! (`undefined symbol: hipPeekAtLastError`): it takes HIP symbols through libhipfile's

@@ -54,6 +54,7 @@ struct Sim {
     memcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> HipError,
     stream_create: unsafe extern "C" fn(*mut *mut c_void) -> HipError,
     stream_destroy: unsafe extern "C" fn(*mut c_void) -> HipError,
+    stream_synchronize: unsafe extern "C" fn(*mut c_void) -> HipError,
     counter: unsafe extern "C" fn(*const c_char) -> u64,
     set_fault: unsafe extern "C" fn(*const c_char, i64) -> c_int,
 }
@@ -97,6 +98,7 @@ fn sim() -> &'static Sim {
             memcpy: load!(lib, "hipMemcpy"),
             stream_create: load!(lib, "hipStreamCreate"),
             stream_destroy: load!(lib, "hipStreamDestroy"),
+            stream_synchronize: load!(lib, "hipStreamSynchronize"),
             counter: load!(lib, "hipsimCounter"),
             set_fault: load!(lib, "hipsimSetFault"),
             _lib: lib,
@@ -1402,7 +1404,8 @@ impl World {
                 }
             }
             _ => {
-                // The stream-ordered calls: argument checks, then "not implemented yet".
+                // The stream-ordered calls on the NULL stream; a queued operation is waited for
+                // before its parameters (locals here) go away, and its result checked.
                 let (fh, _) = self.pick_handle(u)?;
                 let mut size = size_edge(u)?;
                 let mut foff: hoff_t = 0;
@@ -1435,6 +1438,13 @@ impl World {
                     )
                 };
                 check_err("hipFile{Read,Write}Async", e);
+                if e.err == 0 {
+                    // SAFETY: the NULL stream.
+                    assert_eq!(unsafe { (sim().stream_synchronize)(std::ptr::null_mut()) }, 0);
+                    // SAFETY: written by the stream's worker, which is done with it now.
+                    let n = unsafe { std::ptr::read_volatile(&bytes) };
+                    check_ssize("hipFile{Read,Write}Async result", n, size.min(0x7fff_f000));
+                }
                 self.check_use_count();
             }
         }

@@ -97,12 +97,22 @@ else
 fi
 echo "libcudart:  $cudart_dir/$cudart_file -> $(readlink -f "$cudart")"
 
+# --- libcuda (the driver API: the async group creates streams with cuStreamCreate too) --------
+libcuda=$( (ldconfig -p 2>/dev/null || true) | awk '/libcuda\.so\.1 / && /x86-64|x86_64|64bit/ {print $NF}' | head -n 1)
+[[ -n $libcuda ]] || libcuda=$( (ldconfig -p 2>/dev/null || true) | awk '/libcuda\.so\.1 / {print $NF}' | head -n 1)
+for f in /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1; do
+    [[ -n $libcuda ]] || { [[ -e $f ]] && libcuda=$f; }
+done
+[[ -n $libcuda && -e $libcuda ]] || die "libcuda.so.1 (the NVIDIA driver) not found"
+cuda_link=(-L"$(dirname "$libcuda")" -l:libcuda.so.1)
+echo "libcuda:    $libcuda"
+
 # --- build ------------------------------------------------------------------------------------
 mkdir -p "$(dirname "$out")"
 cmd=(gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -DSUITE_GPU_CUDA
     -Iinclude -I/usr/local/cuda/include
     tests/c/suite.c -o "$out"
-    "${hipfile_link[@]}" "${cudart_link[@]}" -pthread
+    "${hipfile_link[@]}" "${cudart_link[@]}" "${cuda_link[@]}" -pthread
     -Wl,-rpath,"$libdir" -Wl,-rpath,"$cudart_dir")
 echo "+ ${cmd[*]}"
 "${cmd[@]}"

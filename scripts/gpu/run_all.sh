@@ -27,6 +27,9 @@ head -c $((64 << 20)) /dev/urandom > /tmp/hipfile-cp-src
 } > "$OUT/cufile_decision.txt" 2>&1
 grep -iE 'cufile|platform|verified|exit code' "$OUT/cufile_decision.txt" | head -12
 
+echo "== T6: stream-ordered reads against the synchronous calls (async_bench.sh)"
+timeout 120 bash scripts/gpu/async_bench.sh /tmp
+
 left=$(( 560 - ($(date +%s) - start) ))
 echo "== benchmarks (budget ${left}s)"
 bash scripts/gpu/bench.sh --budget "$left" auto

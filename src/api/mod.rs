@@ -355,3 +355,115 @@ impl PinnedMemory {
         self.mem.as_slice()
     }
 }
+
+/// A GPU stream for stream-ordered I/O, created through the runtime (a non-blocking stream of
+/// the current device) and registered (`hipFileStreamRegister`, flags 0: its pinned buffers
+/// are allocated now and reused); deregistered and destroyed on drop.
+pub struct GpuStream {
+    handle: runtime::StreamHandle,
+}
+
+impl GpuStream {
+    /// A new registered stream.
+    pub fn new() -> Result<GpuStream> {
+        let handle = runtime::runtime().stream_create()?;
+        if let Err(e) = driver().register_stream(handle, Default::default()) {
+            runtime::runtime().stream_destroy(handle);
+            return Err(e);
+        }
+        Ok(GpuStream { handle })
+    }
+
+    /// Wait until everything queued on the stream has run.
+    pub fn synchronize(&self) -> Result<()> {
+        Ok(runtime::runtime().stream_synchronize(self.handle)?)
+    }
+}
+
+impl Drop for GpuStream {
+    fn drop(&mut self) {
+        let _ = driver().streams().deregister(self.handle);
+        runtime::runtime().stream_destroy(self.handle);
+    }
+}
+
+/// The parameters and the outcome of one stream-ordered operation (what the C calls take by
+/// reference), shared with the stream's worker. The parameters may change until the stream
+/// reaches the operation; the outcome is final once the stream has passed it.
+#[derive(Clone)]
+pub struct AsyncOp(std::sync::Arc<AsyncSlots>);
+
+struct AsyncSlots {
+    size: std::sync::atomic::AtomicUsize,
+    file_offset: std::sync::atomic::AtomicU64,
+    mem_offset: std::sync::atomic::AtomicUsize,
+    outcome: parking_lot::Mutex<Option<Result<usize>>>,
+}
+
+impl AsyncOp {
+    /// `size` bytes between the file at `file_offset` and the memory at `mem_offset`.
+    pub fn new(size: usize, file_offset: u64, mem_offset: usize) -> AsyncOp {
+        AsyncOp(std::sync::Arc::new(AsyncSlots {
+            size: size.into(),
+            file_offset: file_offset.into(),
+            mem_offset: mem_offset.into(),
+            outcome: parking_lot::Mutex::new(None),
+        }))
+    }
+
+    /// Take the outcome (`Ok(0)` from the submission until the operation ran).
+    pub fn take_outcome(&self) -> Option<Result<usize>> {
+        self.0.outcome.lock().take()
+    }
+}
+
+impl crate::driver::stream_queue::AsyncParams for AsyncOp {
+    fn size(&self) -> usize {
+        self.0.size.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn file_offset(&self) -> Option<u64> {
+        let v = self
+            .0
+            .file_offset
+            .load(std::sync::atomic::Ordering::Acquire);
+        i64::try_from(v).is_ok().then_some(v)
+    }
+
+    fn buffer_offset(&self) -> Option<usize> {
+        let v = self.0.mem_offset.load(std::sync::atomic::Ordering::Acquire);
+        i64::try_from(v).is_ok().then_some(v)
+    }
+
+    fn set_result(&self, r: Result<usize>) {
+        *self.0.outcome.lock() = Some(r);
+    }
+}
+
+impl RegisteredFile {
+    /// Queue a read into device memory on `stream` (`hipFileReadAsync`).
+    pub fn read_async(&self, mem: &DeviceMemory, op: &AsyncOp, stream: &GpuStream) -> Result<()> {
+        self.submit_async(Direction::Read, mem, op, stream)
+    }
+
+    /// Queue a write from device memory on `stream` (`hipFileWriteAsync`).
+    pub fn write_async(&self, mem: &DeviceMemory, op: &AsyncOp, stream: &GpuStream) -> Result<()> {
+        self.submit_async(Direction::Write, mem, op, stream)
+    }
+
+    fn submit_async(
+        &self,
+        dir: Direction,
+        mem: &DeviceMemory,
+        op: &AsyncOp,
+        stream: &GpuStream,
+    ) -> Result<()> {
+        driver().submit_async(
+            dir,
+            self.token,
+            Address::new(mem.addr),
+            stream.handle,
+            Box::new(op.clone()),
+        )
+    }
+}

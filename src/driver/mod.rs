@@ -14,6 +14,7 @@ pub mod batch;
 pub mod buffers;
 pub mod files;
 mod slots;
+pub mod stream_queue;
 pub mod streams;
 
 use std::os::fd::RawFd;
@@ -145,6 +146,9 @@ impl Driver {
         for ctx in contexts {
             ctx.cancel_and_drain();
         }
+        // Stream-ordered operations queued before the close finish first (their streams wait
+        // for them); then their queues' threads and pinned memory go.
+        self.streams.close_queues();
         drop(session);
         Ok(())
     }
@@ -443,4 +447,120 @@ fn warn_host_only_once() {
             runtime::loader::choice().reason
         );
     });
+}
+
+impl Driver {
+    /// `hipFileReadAsync` / `hipFileWriteAsync` after the C argument checks, in upstream's
+    /// order: the handle, the buffer, the stream's device, the bounds with the current values
+    /// (size clamped), the buffer's device against the stream's; then `*bytes_p = 0`, a size
+    /// of 0 done at once, otherwise the operation queued on the stream
+    /// ([`stream_queue`]).
+    pub fn submit_async(
+        &self,
+        dir: Direction,
+        token: FileToken,
+        base: Address,
+        stream: runtime::StreamHandle,
+        params: Box<dyn stream_queue::AsyncParams>,
+    ) -> Result<()> {
+        let rt = self.rt();
+        let (file, registration, session) = {
+            let st = self.state.read();
+            if st.use_count == 0 {
+                return Err(Error::DriverNotInitialized);
+            }
+            let file = st
+                .files
+                .get(token)
+                .cloned()
+                .ok_or(Error::HandleNotRegistered)?;
+            let session = st.session.clone().expect("open driver has a session");
+            (file, st.buffers.get(base).cloned(), session)
+        };
+        let buf = match registration {
+            Some(b) => b,
+            None => Arc::new(
+                memory::resolve_unregistered(rt, base, session.config.host_io).map_err(
+                    |e| match e {
+                        // Upstream's async mapping of memory it does not serve.
+                        Error::MemoryTypeInvalid => {
+                            Error::Internal("stream-ordered I/O on memory no backend serves")
+                        }
+                        e => e,
+                    },
+                )?,
+            ),
+        };
+        let info = self.streams.info(stream);
+        let existing = self.streams.existing_queue(stream);
+        let stream_device = match (info, &existing) {
+            (Some(i), _) => i.device,
+            (None, Some(q)) => q.device,
+            (None, None) => rt.stream_device(stream)?,
+        };
+        let (Some(file_offset), Some(buffer_offset)) =
+            (params.file_offset(), params.buffer_offset())
+        else {
+            return Err(Error::InvalidValue("negative offset"));
+        };
+        let req = Request::new(dir, &file, &buf, params.size(), file_offset, buffer_offset);
+        req.check_bounds()?;
+        if buf.memory == crate::vocab::MemoryType::Device && buf.device != stream_device {
+            return Err(Error::InvalidValue(
+                "the buffer is not on the stream's device",
+            ));
+        }
+        let submitted = stream_queue::Submitted {
+            size: req.size,
+            file_offset,
+            buffer_offset,
+        };
+        params.set_result(Ok(0));
+        crate::stats::recorder::async_submitted(dir);
+        if submitted.size == 0 {
+            return Ok(());
+        }
+        let mut op = stream_queue::Op {
+            dir,
+            file,
+            buf,
+            session: session.clone(),
+            flags: info.map(|i| i.flags).unwrap_or_default(),
+            submitted,
+            params,
+        };
+        let mut queue = existing;
+        loop {
+            let q = match queue.take() {
+                Some(q) => q,
+                None => self
+                    .streams
+                    .queue(rt, stream, || Ok(stream_device), &session)?,
+            };
+            match q.submit(op) {
+                Ok(r) => return r,
+                // The stream was deregistered meanwhile: its next queue takes the operation.
+                Err(back) => op = back,
+            }
+        }
+    }
+
+    /// `hipFileStreamRegister`: the registration, and on an open driver the stream's queue
+    /// (its pinned bounce buffers are allocated now, as upstream does at registration).
+    pub fn register_stream(
+        &self,
+        stream: runtime::StreamHandle,
+        flags: stream_queue::StreamFlags,
+    ) -> Result<()> {
+        let rt = self.rt();
+        self.streams.register(rt, stream, flags)?;
+        let session = self.state.read().session.clone();
+        if let (Some(session), Some(info)) = (session, self.streams.info(stream)) {
+            if let Err(e) = self.streams.queue(rt, stream, || Ok(info.device), &session) {
+                self.streams.unregister(stream);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
 }

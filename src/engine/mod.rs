@@ -77,6 +77,9 @@ pub(crate) struct Inner {
     /// one chunk go in pieces (`pipeline::PIECE_MIN`).
     pub(crate) single_max: usize,
     pub(crate) inline_threshold: usize,
+    /// An engine of stream-ordered I/O ([`Engine::for_stream`]): every device copy goes
+    /// through a lane (a non-blocking stream), never a synchronous copy.
+    pub(crate) stream_ordered: bool,
 }
 
 /// The engine of one driver open.
@@ -93,19 +96,43 @@ impl Engine {
 
     /// An engine configured from `config`; threads and buffers are created on first use.
     pub fn new(rt: &'static dyn Runtime, config: &Config) -> Engine {
+        Engine::build(rt, config, config.bounce_budget, false)
+    }
+
+    /// The engine of one stream's ordered I/O: its own pinned bounce buffers
+    /// (`async_buffer_size` bytes in all, never the shared pool, so an operation a stream
+    /// waits for never waits for a synchronous caller) and its own helper threads; device
+    /// copies only on lanes, whose streams are non-blocking (a synchronous copy would wait for
+    /// the legacy default stream, which the application's stream may be holding).
+    pub fn for_stream(rt: &'static dyn Runtime, config: &Config) -> Engine {
+        Engine::build(rt, config, config.async_buffer_size, true)
+    }
+
+    fn build(
+        rt: &'static dyn Runtime,
+        config: &Config,
+        budget: usize,
+        stream_ordered: bool,
+    ) -> Engine {
         Engine {
             inner: Arc::new(Inner {
                 rt,
                 direct_copy: rt.direct_copy(),
-                bounce: BouncePool::new(rt, config.chunk_size, config.bounce_budget),
+                bounce: BouncePool::new(rt, config.chunk_size, budget),
                 lanes: lanes::LanePool::default(),
                 workers: OnceLock::new(),
                 batch_workers: OnceLock::new(),
                 threads: config.io_threads,
                 request_parallelism: config.request_parallelism,
                 chunk: config.chunk_size,
-                single_max: config.chunk_size.min(2 * pipeline::PIECE_MIN),
+                // A stream's engine never copies synchronously: nothing is a small request.
+                single_max: if stream_ordered {
+                    0
+                } else {
+                    config.chunk_size.min(2 * pipeline::PIECE_MIN)
+                },
                 inline_threshold: config.inline_threshold,
+                stream_ordered,
             }),
         }
     }
@@ -131,6 +158,15 @@ impl Engine {
         match pool {
             Some(p) => p.spawn(job),
             None => job(),
+        }
+    }
+
+    /// Allocate every bounce buffer of the budget now (a stream's engine, at its first
+    /// operation: pinned allocation is then never done while the stream waits for us).
+    pub fn preallocate_bounce(&self) {
+        let mut held = Vec::new();
+        while let Some(b) = self.inner.bounce.try_get() {
+            held.push(b);
         }
     }
 

@@ -145,10 +145,11 @@ impl Drop for HelperGuard {
 /// caller so that the common small call is one flat function.
 #[inline(always)]
 pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
+    // Zero for a stream-ordered engine, which copies on lanes only (`Engine::for_stream`).
     if t.size <= inner.single_max {
         return single_chunk(inner, &t);
     }
-    if t.size <= inner.chunk {
+    if t.size <= inner.chunk && !inner.stream_ordered {
         return one_chunk(inner, t);
     }
     execute_chunked(inner, t)

@@ -93,9 +93,10 @@ pub unsafe extern "C" fn hipFileDriverGetProperties(
                 driver_control_flags: bit(v.flag(BoolParam::UsePollMode), hipFileUsePollMode)
                     | bit(v.flag(BoolParam::AllowCompatMode), hipFileAllowCompatMode),
             },
-            // Batch I/O works; streams do not yet (the async calls refuse after their checks).
+            // Batch and stream-ordered I/O work, on every backend.
             feature_flags: bit(true, hipFileParallelIOSupported)
-                | bit(true, hipFileBatchIOSupported),
+                | bit(true, hipFileBatchIOSupported)
+                | bit(true, hipFileStreamsSupported),
             max_device_cache_size: v.size(SizeParam::MaxDeviceCacheSizeKb),
             per_buffer_cache_size: v.size(SizeParam::PerBufferCacheSizeKb),
             max_device_pinned_mem_size: v.size(SizeParam::MaxDevicePinnedMemSizeKb),

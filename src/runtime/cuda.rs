@@ -18,14 +18,14 @@ use std::sync::OnceLock;
 
 use libloading::os::unix::Library;
 
-use super::symbols::sym;
+use super::symbols::{opt_sym, sym};
 
 use super::cufile::CuFile;
 
 use super::RuntimeTools;
 use super::{
-    DeviceRestore, EventHandle, FastpathFault, Platform, PointerInfo, RtError, RtResult, Runtime,
-    StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
+    Runtime, StreamHandle,
 };
 use crate::vocab::{Direction, MemoryType};
 
@@ -210,6 +210,8 @@ const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
 const CU_POINTER_ATTRIBUTE_IS_MANAGED: c_int = 8;
 const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: c_int = 9;
 const CU_MEMHOSTALLOC_PORTABLE: c_uint = 0x1;
+const CU_MEMHOSTALLOC_DEVICEMAP: c_uint = 0x2;
+const CU_STREAM_WAIT_VALUE_EQ: c_uint = 0x1;
 const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
 const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
 /// `CU_STREAM_PER_THREAD`: the calling thread's implicit stream, which does not synchronise
@@ -250,6 +252,12 @@ struct CudaApi {
     mem_host_alloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> CuResult,
     mem_free_host: unsafe extern "C" fn(*mut c_void) -> CuResult,
     // Optional: not called by the library itself.
+    // Optional: the blocking hold of stream-ordered I/O where wait-values are missing.
+    launch_host_func: Option<unsafe extern "C" fn(*mut c_void, HostFn, *mut c_void) -> CuResult>,
+    // Optional: stream-ordered I/O holds a stream on a mapped word with it.
+    stream_wait_value32: Option<unsafe extern "C" fn(*mut c_void, u64, u32, c_uint) -> CuResult>,
+    mem_host_get_device_pointer:
+        Option<unsafe extern "C" fn(*mut u64, *mut c_void, c_uint) -> CuResult>,
 }
 
 /// The CUDA driver-API runtime.
@@ -313,6 +321,10 @@ impl CudaRuntime {
             mem_free: sym(&lib, "cuMemFree_v2")?,
             mem_host_alloc: sym(&lib, "cuMemHostAlloc")?,
             mem_free_host: sym(&lib, "cuMemFreeHost")?,
+            launch_host_func: opt_sym(&lib, "cuLaunchHostFunc"),
+            stream_wait_value32: opt_sym(&lib, "cuStreamWaitValue32_v2")
+                .or_else(|| opt_sym(&lib, "cuStreamWaitValue32")),
+            mem_host_get_device_pointer: opt_sym(&lib, "cuMemHostGetDevicePointer_v2"),
         };
         // SAFETY: cuInit takes a flags integer (must be 0).
         let rc = unsafe { (api.init)(0) };
@@ -579,6 +591,57 @@ impl Runtime for CudaRuntime {
         unsafe { (self.api.stream_destroy)(stream.0 as *mut c_void) };
     }
 
+    fn signal_alloc(&self) -> RtResult<super::Signal> {
+        let (Some(alias), Some(_)) = (
+            self.api.mem_host_get_device_pointer,
+            self.api.stream_wait_value32,
+        ) else {
+            return Err(RtError::NOT_SUPPORTED);
+        };
+        let _g = self.ctx()?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe {
+            (self.api.mem_host_alloc)(
+                &mut p,
+                64,
+                CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP,
+            )
+        })?;
+        let Some(host) = std::ptr::NonNull::new(p.cast::<u32>()) else {
+            return Err(RtError::OUT_OF_MEMORY);
+        };
+        let mut dev: u64 = 0;
+        // SAFETY: valid out-pointer; `p` is mapped pinned memory just allocated.
+        if let Err(e) = check(unsafe { alias(&mut dev, p, 0) }) {
+            // SAFETY: allocated above, not shared.
+            unsafe { (self.api.mem_free_host)(p) };
+            return Err(e);
+        }
+        // SAFETY: 64 bytes of pinned memory, page-aligned, ours until signal_free.
+        Ok(unsafe { super::Signal::new(host, dev as usize) })
+    }
+
+    fn stream_wait_value32(
+        &self,
+        stream: StreamHandle,
+        signal: &super::Signal,
+        value: u32,
+    ) -> RtResult<()> {
+        let wait = self.api.stream_wait_value32.ok_or(RtError::NOT_SUPPORTED)?;
+        let _g = self.ctx()?;
+        // SAFETY: the word is mapped pinned memory alive while the signal is; the driver
+        // validates the stream.
+        check(unsafe {
+            wait(
+                stream.0 as *mut c_void,
+                signal.device as u64,
+                value,
+                CU_STREAM_WAIT_VALUE_EQ,
+            )
+        })
+    }
+
     fn stream_synchronize(&self, stream: StreamHandle) -> RtResult<()> {
         let _g = self.ctx()?;
         // SAFETY: the driver validates the handle.
@@ -602,6 +665,18 @@ impl Runtime for CudaRuntime {
         drop(pushed);
         check(rc)?;
         Ok(d)
+    }
+
+    unsafe fn launch_host_func(
+        &self,
+        stream: StreamHandle,
+        f: HostFn,
+        data: *mut c_void,
+    ) -> RtResult<()> {
+        let launch = self.api.launch_host_func.ok_or(RtError::NOT_SUPPORTED)?;
+        let _g = self.ctx()?;
+        // SAFETY: the caller guarantees `f`/`data` per the trait contract.
+        check(unsafe { launch(stream.0 as *mut c_void, f, data) })
     }
 
     fn event_create(&self) -> RtResult<EventHandle> {

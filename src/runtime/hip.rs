@@ -15,8 +15,8 @@ use super::symbols::{opt_sym, sym};
 
 use super::RuntimeTools;
 use super::{
-    DeviceRestore, EventHandle, FastpathFault, Platform, PointerInfo, RtError, RtResult, Runtime,
-    StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
+    Runtime, StreamHandle,
 };
 use crate::vocab::{Direction, MemoryType};
 
@@ -59,6 +59,9 @@ type FileRwFn =
 const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
 const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
 const HIP_HOST_MALLOC_PORTABLE: c_uint = 0x1;
+const HIP_HOST_MALLOC_MAPPED: c_uint = 0x2;
+const HIP_STREAM_NON_BLOCKING: c_uint = 0x1;
+const HIP_STREAM_WAIT_VALUE_EQ: c_uint = 0x1;
 /// First HIP_VERSION with the ROCm 6 `hipMemoryType` numbering.
 const ROCM6: i32 = 60_000_000;
 
@@ -77,6 +80,16 @@ struct HipApi {
     memcpy_async:
         unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int, *mut c_void) -> HipError,
     stream_create: unsafe extern "C" fn(*mut *mut c_void) -> HipError,
+    // Optional: our streams are created non-blocking when the runtime has it.
+    stream_create_with_flags: Option<unsafe extern "C" fn(*mut *mut c_void, c_uint) -> HipError>,
+    // Optional: stream-ordered I/O holds a stream on a mapped word with it.
+    stream_wait_value32:
+        Option<unsafe extern "C" fn(*mut c_void, *mut c_void, u32, c_uint, u32) -> HipError>,
+    host_get_device_pointer:
+        Option<unsafe extern "C" fn(*mut *mut c_void, *mut c_void, c_uint) -> HipError>,
+    // Optional: the blocking hold of stream-ordered I/O where wait-values are missing (HIP 5.2,
+    // Debian 12's, lacks it).
+    launch_host_func: Option<unsafe extern "C" fn(*mut c_void, HostFn, *mut c_void) -> HipError>,
     stream_destroy: unsafe extern "C" fn(*mut c_void) -> HipError,
     stream_synchronize: unsafe extern "C" fn(*mut c_void) -> HipError,
     stream_get_device: Option<unsafe extern "C" fn(*mut c_void, *mut c_int) -> HipError>,
@@ -139,6 +152,10 @@ impl HipRuntime {
             memcpy: sym(&lib, "hipMemcpy")?,
             memcpy_async: sym(&lib, "hipMemcpyAsync")?,
             stream_create: sym(&lib, "hipStreamCreate")?,
+            stream_create_with_flags: opt_sym(&lib, "hipStreamCreateWithFlags"),
+            stream_wait_value32: opt_sym(&lib, "hipStreamWaitValue32"),
+            launch_host_func: opt_sym(&lib, "hipLaunchHostFunc"),
+            host_get_device_pointer: opt_sym(&lib, "hipHostGetDevicePointer"),
             stream_destroy: sym(&lib, "hipStreamDestroy")?,
             stream_synchronize: sym(&lib, "hipStreamSynchronize")?,
             stream_get_device: opt_sym(&lib, "hipStreamGetDevice"),
@@ -378,11 +395,67 @@ impl Runtime for HipRuntime {
         })
     }
 
+    /// Non-blocking when the runtime can (our copies never wait for the legacy default
+    /// stream, which an application's stream-ordered I/O may hold).
     fn stream_create(&self) -> RtResult<StreamHandle> {
         let mut s: *mut c_void = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        check(unsafe { (self.api.stream_create)(&mut s) })?;
+        match self.api.stream_create_with_flags {
+            // SAFETY: valid out-pointer.
+            Some(f) => check(unsafe { f(&mut s, HIP_STREAM_NON_BLOCKING) })?,
+            // SAFETY: valid out-pointer.
+            None => check(unsafe { (self.api.stream_create)(&mut s) })?,
+        }
         Ok(StreamHandle(s as usize))
+    }
+
+    fn signal_alloc(&self) -> RtResult<super::Signal> {
+        let (Some(alias), Some(_)) = (
+            self.api.host_get_device_pointer,
+            self.api.stream_wait_value32,
+        ) else {
+            return Err(RtError::NOT_SUPPORTED);
+        };
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe {
+            (self.api.host_malloc)(
+                &mut p,
+                64,
+                HIP_HOST_MALLOC_PORTABLE | HIP_HOST_MALLOC_MAPPED,
+            )
+        })?;
+        let Some(host) = std::ptr::NonNull::new(p.cast::<u32>()) else {
+            return Err(RtError::OUT_OF_MEMORY);
+        };
+        let mut dev: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; `p` is mapped pinned memory just allocated.
+        if let Err(e) = check(unsafe { alias(&mut dev, p, 0) }) {
+            // SAFETY: allocated above, not shared.
+            unsafe { (self.api.host_free)(p) };
+            return Err(e);
+        }
+        // SAFETY: 64 bytes of pinned memory, page-aligned, ours until signal_free.
+        Ok(unsafe { super::Signal::new(host, dev as usize) })
+    }
+
+    fn stream_wait_value32(
+        &self,
+        stream: StreamHandle,
+        signal: &super::Signal,
+        value: u32,
+    ) -> RtResult<()> {
+        let wait = self.api.stream_wait_value32.ok_or(RtError::NOT_SUPPORTED)?;
+        // SAFETY: the word is mapped pinned memory alive while the signal is; the runtime
+        // validates the stream.
+        check(unsafe {
+            wait(
+                stream.0 as *mut c_void,
+                signal.device as *mut c_void,
+                value,
+                HIP_STREAM_WAIT_VALUE_EQ,
+                u32::MAX,
+            )
+        })
     }
 
     fn stream_destroy(&self, stream: StreamHandle) {
@@ -405,6 +478,17 @@ impl Runtime for HipRuntime {
             }
             None => self.current_device(),
         }
+    }
+
+    unsafe fn launch_host_func(
+        &self,
+        stream: StreamHandle,
+        f: HostFn,
+        data: *mut c_void,
+    ) -> RtResult<()> {
+        let launch = self.api.launch_host_func.ok_or(RtError::NOT_SUPPORTED)?;
+        // SAFETY: the caller guarantees `f`/`data` per the trait contract.
+        check(unsafe { launch(stream.0 as *mut c_void, f, data) })
     }
 
     fn event_create(&self) -> RtResult<EventHandle> {

@@ -17,6 +17,7 @@ pub mod hip;
 pub mod host;
 pub mod loader;
 pub mod pinned;
+pub mod signal;
 mod symbols;
 
 use std::ffi::c_void;
@@ -26,6 +27,7 @@ use std::os::fd::RawFd;
 #[cfg(any(test, feature = "test-internals"))]
 pub use loader::install;
 pub use loader::{runtime, try_runtime};
+pub use signal::{HostGate, Signal};
 
 use crate::vocab::{Direction, MemoryType};
 
@@ -254,6 +256,9 @@ pub struct PointerInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct StreamHandle(pub usize);
 
+/// Host callback type of `hipLaunchHostFunc` / `cuLaunchHostFunc`.
+pub type HostFn = unsafe extern "C" fn(*mut c_void);
+
 /// An opaque event handle (`hipEvent_t` / `CUevent`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EventHandle(pub usize);
@@ -337,6 +342,20 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     fn stream_synchronize(&self, stream: StreamHandle) -> RtResult<()>;
     /// Device of `stream`.
     fn stream_device(&self, stream: StreamHandle) -> RtResult<i32>;
+    /// Enqueue a host function on `stream` (stream-ordered I/O holds a stream with one where
+    /// the runtime cannot wait on a value).
+    ///
+    /// # Safety
+    /// `f` must be safe to call with `data` once, from a runtime thread, and must not call the
+    /// GPU runtime.
+    unsafe fn launch_host_func(
+        &self,
+        _stream: StreamHandle,
+        _f: HostFn,
+        _data: *mut c_void,
+    ) -> RtResult<()> {
+        Err(RtError::NOT_SUPPORTED)
+    }
 
     /// Create an event.
     fn event_create(&self) -> RtResult<EventHandle>;
@@ -346,6 +365,29 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     fn event_synchronize(&self, event: EventHandle) -> RtResult<()>;
     /// Destroy `event`.
     fn event_destroy(&self, event: EventHandle);
+
+    /// A zeroed 32-bit word in host-mapped pinned memory that a stream can wait on
+    /// ([`Runtime::stream_wait_value32`]). "Not supported" by default.
+    fn signal_alloc(&self) -> RtResult<Signal> {
+        Err(RtError::NOT_SUPPORTED)
+    }
+
+    /// Free a word from [`Runtime::signal_alloc`]. May synchronise the device (pinned memory).
+    fn signal_free(&self, signal: Signal) {
+        // SAFETY: the word came from this runtime's pinned allocation (signal_alloc).
+        unsafe { self.host_free(signal.host_ptr()) }
+    }
+
+    /// Hold `stream` until `signal` equals `value` (`hipStreamWaitValue32` /
+    /// `cuStreamWaitValue32` with the "equal" condition). "Not supported" by default.
+    fn stream_wait_value32(
+        &self,
+        _stream: StreamHandle,
+        _signal: &Signal,
+        _value: u32,
+    ) -> RtResult<()> {
+        Err(RtError::NOT_SUPPORTED)
+    }
 
     /// Allocate `len` bytes of page-locked host memory (portable across devices).
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8>;

@@ -280,8 +280,7 @@ pub fn bounce_released(bytes: u64) {
     }
 }
 
-/// An asynchronous (stream) operation submitted. For the async API; nothing calls it yet.
-#[allow(dead_code)]
+/// An asynchronous (stream-ordered) operation accepted at submission.
 pub fn async_submitted(dir: Direction) {
     if let Some(s) = recording() {
         add(&s.ext.async_ops[dir_index(dir)], 1);

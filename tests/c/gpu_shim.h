@@ -13,6 +13,7 @@
 #define SUITE_GPU_SHIM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(SUITE_GPU_CUDA) && defined(SUITE_GPU_HIP)
 #error "define at most one of SUITE_GPU_CUDA and SUITE_GPU_HIP"
@@ -51,6 +52,42 @@ static inline int gpu_sync(void) { return cudaDeviceSynchronize(); }
 static inline const char *gpu_errstr(int e) { return cudaGetErrorString(e); }
 static inline int gpu_malloc_managed(void **p, size_t n) { return cudaMallocManaged(p, n, GPU_MEM_ATTACH_GLOBAL); }
 
+/* Streams and events for the async group: the runtime API's streams and the driver API's
+ * (libcuda: link with -lcuda), created by the application as a CUDA program does. */
+int cudaStreamCreate(hipStream_t *s);
+int cudaStreamDestroy(hipStream_t s);
+int cudaStreamSynchronize(hipStream_t s);
+int cudaEventCreate(void **e);
+int cudaEventRecord(void *e, hipStream_t s);
+int cudaEventSynchronize(void *e);
+int cudaEventDestroy(void *e);
+int cudaHostAlloc(void **p, size_t n, unsigned flags);
+int cudaHostGetDevicePointer(void **d, void *h, unsigned flags);
+int cuStreamCreate(hipStream_t *s, unsigned flags);
+int cuStreamDestroy_v2(hipStream_t s);
+int cuStreamWaitValue32_v2(hipStream_t s, unsigned long long addr, unsigned value, unsigned flags);
+
+#define GPU_STREAM_RT_NAME "cudaStreamCreate"
+#define GPU_STREAM_DRV_NAME "cuStreamCreate"
+static inline int gpu_stream_create(hipStream_t *s) { return cudaStreamCreate(s); }
+static inline int gpu_stream_create_drv(hipStream_t *s) { return cuStreamCreate(s, 0); }
+static inline int gpu_stream_destroy(hipStream_t s) { return cudaStreamDestroy(s); }
+static inline int gpu_stream_destroy_drv(hipStream_t s) { return cuStreamDestroy_v2(s); }
+static inline int gpu_stream_sync(hipStream_t s) { return cudaStreamSynchronize(s); }
+static inline int gpu_event_create(void **e) { return cudaEventCreate(e); }
+static inline int gpu_event_record(void *e, hipStream_t s) { return cudaEventRecord(e, s); }
+static inline int gpu_event_sync(void *e) { return cudaEventSynchronize(e); }
+static inline int gpu_event_destroy(void *e) { return cudaEventDestroy(e); }
+/* A word of mapped pinned memory (cudaHostAllocMapped) and a stream wait until it equals
+ * `value` (CU_STREAM_WAIT_VALUE_EQ). */
+static inline int gpu_host_alloc_mapped(void **p, size_t n) { return cudaHostAlloc(p, n, 2u); }
+static inline int gpu_stream_wait_value32(hipStream_t s, void *word, unsigned value)
+{
+    void *d = NULL;
+    int rc = cudaHostGetDevicePointer(&d, word, 0);
+    return rc != 0 ? rc : cuStreamWaitValue32_v2(s, (unsigned long long)(uintptr_t)d, value, 1u);
+}
+
 #else /* SUITE_GPU_HIP */
 
 /* When the real HIP header was included (HIP platform macro defined), its prototypes win. */
@@ -65,6 +102,16 @@ int hipSetDevice(int device);
 int hipDeviceSynchronize(void);
 const char *hipGetErrorString(int error);
 int hipMallocManaged(void **ptr, size_t size, unsigned flags);
+int hipStreamCreate(hipStream_t *s);
+int hipStreamCreateWithFlags(hipStream_t *s, unsigned flags);
+int hipStreamDestroy(hipStream_t s);
+int hipStreamSynchronize(hipStream_t s);
+typedef struct ihipEvent_t *hipEvent_t;
+int hipEventCreate(hipEvent_t *e);
+int hipEventRecord(hipEvent_t e, hipStream_t s);
+int hipEventSynchronize(hipEvent_t e);
+int hipEventDestroy(hipEvent_t e);
+int hipStreamWaitValue32(hipStream_t s, void *ptr, uint32_t value, unsigned flags, uint32_t mask);
 #endif
 
 #define GPU_SHIM_NAME "HIP runtime"
@@ -83,6 +130,26 @@ static inline int gpu_set_device(int d) { return (int)hipSetDevice(d); }
 static inline int gpu_sync(void) { return (int)hipDeviceSynchronize(); }
 static inline const char *gpu_errstr(int e) { return hipGetErrorString(e); }
 static inline int gpu_malloc_managed(void **p, size_t n) { return (int)hipMallocManaged(p, n, GPU_MEM_ATTACH_GLOBAL); }
+
+/* Streams and events for the async group (the second kind: created with explicit flags). */
+#define GPU_STREAM_RT_NAME "hipStreamCreate"
+#define GPU_STREAM_DRV_NAME "hipStreamCreateWithFlags"
+static inline int gpu_stream_create(hipStream_t *s) { return (int)hipStreamCreate(s); }
+static inline int gpu_stream_create_drv(hipStream_t *s) { return (int)hipStreamCreateWithFlags(s, 0u); }
+static inline int gpu_stream_destroy(hipStream_t s) { return (int)hipStreamDestroy(s); }
+static inline int gpu_stream_destroy_drv(hipStream_t s) { return (int)hipStreamDestroy(s); }
+static inline int gpu_stream_sync(hipStream_t s) { return (int)hipStreamSynchronize(s); }
+static inline int gpu_event_create(void **e) { return (int)hipEventCreate((hipEvent_t *)e); }
+static inline int gpu_event_record(void *e, hipStream_t s) { return (int)hipEventRecord((hipEvent_t)e, s); }
+static inline int gpu_event_sync(void *e) { return (int)hipEventSynchronize((hipEvent_t)e); }
+static inline int gpu_event_destroy(void *e) { return (int)hipEventDestroy((hipEvent_t)e); }
+/* A word of mapped pinned memory (hipHostMallocMapped) and a stream wait until it equals
+ * `value` (hipStreamWaitValueEq). */
+static inline int gpu_host_alloc_mapped(void **p, size_t n) { return (int)hipHostMalloc(p, n, 2u); }
+static inline int gpu_stream_wait_value32(hipStream_t s, void *word, unsigned value)
+{
+    return (int)hipStreamWaitValue32(s, word, value, 1u, 0xffffffffu);
+}
 
 #endif
 

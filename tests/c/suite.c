@@ -5,7 +5,8 @@
  *   - on a CPU-only machine against the simulated GPU runtime libhipsim.so (tests/c_suite.rs,
  *     built with -DSUITE_GPU_HIP, the default), and
  *   - on a machine with an NVIDIA GPU against real CUDA memory (scripts/gpu/build_suite.sh,
- *     built with -DSUITE_GPU_CUDA and linked with -lcudart).
+ *     built with -DSUITE_GPU_CUDA and linked with -lcudart and -lcuda: the async group creates
+ *     streams with cudaStreamCreate and cuStreamCreate).
  *
  * Usage: suite [DIR] [--large] [--only=SUBSTRING] [--case-timeout=SECONDS]
  *   DIR            existing directory for the test files (default "."); every file is created
@@ -2640,6 +2641,397 @@ done:
 
 #define BCD_SIZE (256 * KiB)
 
+/* ===========================================================================================
+ * async: stream-ordered reads and writes on streams the application created
+ * ========================================================================================= */
+
+/* The by-reference parameters of one async operation (they live until the stream passed it). */
+struct aop {
+    size_t size;
+    hoff_t foff, boff;
+    ssize_t bytes;
+};
+
+static hipFileError_t aop_submit(int write, hipFileHandle_t fh, void *buf, struct aop *p, hipStream_t s)
+{
+    if (write)
+        return hipFileWriteAsync(fh, buf, &p->size, &p->foff, &p->boff, &p->bytes, s);
+    return hipFileReadAsync(fh, buf, &p->size, &p->foff, &p->boff, &p->bytes, s);
+}
+
+static ssize_t aop_result(const struct aop *p) { return *(const volatile ssize_t *)&p->bytes; }
+
+/* Creates a stream the way `kind` says: 0 the runtime API, 1 the driver API. */
+static int stream_new(int kind, hipStream_t *s) { return kind ? gpu_stream_create_drv(s) : gpu_stream_create(s); }
+
+static void stream_release(int kind, hipStream_t *s)
+{
+    if (*s) {
+        if (kind)
+            gpu_stream_destroy_drv(*s);
+        else
+            gpu_stream_destroy(*s);
+        *s = NULL;
+    }
+}
+
+#define AS_LEN (256 * KiB + 5)
+
+/* Every combination of the four stream flags x read/write x (zero offsets with size-1, file
+ * offset 1 with size-1, buffer offset 1 with size-1, size 0) on a stream of `kind`. */
+static void t_async_matrix(int kind)
+{
+    char path[PATH_MAX] = "";
+    int fd = -1, opened = 0;
+    hipFileHandle_t fh = NULL;
+    void *dev = NULL;
+    hipStream_t s = NULL;
+    int registered = 0;
+    const uint64_t seed = next_seed();
+    static const size_t shapes[][3] = { { 0, 0, AS_LEN - 1 }, { 1, 0, AS_LEN - 1 }, { 0, 1, AS_LEN - 1 }, { 5, 9, 0 } };
+    case_begin("async_flag_matrix_%s", kind ? GPU_STREAM_DRV_NAME : GPU_STREAM_RT_NAME);
+    OPEN_DRIVER(opened);
+    OPEN_TMP(path, fd, O_RDWR);
+    CHECK(file_write_pattern(fd, 0, AS_LEN, seed) == 0, "write: %s", strerror(errno));
+    REG_FD(fd, fh);
+    GPU_OK(gpu_malloc(&dev, AS_LEN));
+    GPU_OK(stream_new(kind, &s));
+    for (unsigned flags = 0; flags < 16; flags++) {
+        CHECK_ERR(hipFileStreamRegister(s, flags), hipFileSuccess);
+        registered = 1;
+        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+            size_t foff = shapes[k][0], boff = shapes[k][1], n = shapes[k][2];
+            const uint64_t wseed = next_seed();
+            struct aop p = { n, (hoff_t)foff, (hoff_t)boff, -77 };
+            snprintf(t_ctx, sizeof t_ctx, "flags %u, %zu/%zu/%zu: ", flags, foff, boff, n);
+            GPU_OK(dev_poison(dev, AS_LEN));
+            CHECK_ERR(aop_submit(0, fh, dev, &p, s), hipFileSuccess);
+            GPU_OK(gpu_stream_sync(s));
+            CHECK(aop_result(&p) == (ssize_t)n, "read: *bytes_p %zd, want %zu", aop_result(&p), n);
+            CHECK_DEV(dev, AS_LEN, boff, n, seed, foff);
+            /* Write a new pattern to [foff, foff + n), then put the original back. */
+            GPU_OK(dev_upload_layout(dev, AS_LEN, boff, n, wseed, foff, SRC_FILL));
+            p = (struct aop){ n, (hoff_t)foff, (hoff_t)boff, -77 };
+            CHECK_ERR(aop_submit(1, fh, dev, &p, s), hipFileSuccess);
+            GPU_OK(gpu_stream_sync(s));
+            CHECK(aop_result(&p) == (ssize_t)n, "write: *bytes_p %zd, want %zu", aop_result(&p), n);
+            CHECK_FILE(fd, foff, n, wseed);
+            CHECK(file_write_pattern(fd, 0, AS_LEN, seed) == 0, "rewrite: %s", strerror(errno));
+        }
+        CHECK_ERR(hipFileStreamDeregister(s), hipFileSuccess);
+        registered = 0;
+    }
+    t_ctx[0] = '\0';
+done:
+    t_ctx[0] = '\0';
+    if (registered)
+        hipFileStreamDeregister(s);
+    stream_release(kind, &s);
+    release_handle(&fh);
+    release_driver(&opened);
+    release_dev(&dev);
+    release_fd(&fd, path);
+    case_end();
+}
+
+/* Write, read, write, read of the same range queued on one stream without a synchronisation:
+ * each read sees the write before it. Then a read past the end of the file returns the bytes
+ * up to it, and one at the end 0. */
+static void t_async_order_eof(void)
+{
+    char path[PATH_MAX] = "";
+    int fd = -1, opened = 0;
+    hipFileHandle_t fh = NULL;
+    void *a = NULL, *b = NULL, *c = NULL;
+    hipStream_t s = NULL;
+    const size_t n = 3 * MiB + 11;
+    const uint64_t s1 = next_seed(), s2 = next_seed();
+    struct aop w1 = { n, 0, 0, -77 }, r1 = { n, 0, 0, -77 }, w2 = { n, 0, 0, -77 }, r2 = { n, 0, 0, -77 };
+    struct aop eof = { n, 4096, 0, -77 }, at_end = { 4096, (hoff_t)n, 0, -77 };
+    case_begin("async_order_and_eof");
+    OPEN_DRIVER(opened);
+    OPEN_TMP(path, fd, O_RDWR);
+    REG_FD(fd, fh);
+    GPU_OK(gpu_malloc(&a, n));
+    GPU_OK(gpu_malloc(&b, n));
+    GPU_OK(gpu_malloc(&c, n));
+    GPU_OK(dev_upload_layout(a, n, 0, n, s1, 0, 0));
+    GPU_OK(dev_upload_layout(c, n, 0, n, s2, 0, 0));
+    GPU_OK(dev_poison(b, n));
+    GPU_OK(gpu_stream_create(&s));
+    CHECK_ERR(aop_submit(1, fh, a, &w1, s), hipFileSuccess);
+    CHECK_ERR(aop_submit(0, fh, b, &r1, s), hipFileSuccess);
+    CHECK_ERR(aop_submit(1, fh, c, &w2, s), hipFileSuccess);
+    CHECK_ERR(aop_submit(0, fh, a, &r2, s), hipFileSuccess);
+    GPU_OK(gpu_stream_sync(s));
+    CHECK(aop_result(&w1) == (ssize_t)n && aop_result(&r1) == (ssize_t)n && aop_result(&w2) == (ssize_t)n &&
+              aop_result(&r2) == (ssize_t)n,
+          "results %zd %zd %zd %zd, want %zu each", aop_result(&w1), aop_result(&r1), aop_result(&w2),
+          aop_result(&r2), n);
+    CHECK_DEV_FILL(b, n, 0, n, s1, 0, 0);
+    CHECK_DEV_FILL(a, n, 0, n, s2, 0, 0);
+    CHECK_FILE(fd, 0, n, s2);
+    GPU_OK(dev_poison(b, n));
+    CHECK_ERR(aop_submit(0, fh, b, &eof, s), hipFileSuccess);
+    CHECK_ERR(aop_submit(0, fh, b, &at_end, s), hipFileSuccess);
+    GPU_OK(gpu_stream_sync(s));
+    CHECK(aop_result(&eof) == (ssize_t)(n - 4096), "read past the end: %zd, want %zu", aop_result(&eof), n - 4096);
+    CHECK(aop_result(&at_end) == 0, "read at the end: %zd, want 0", aop_result(&at_end));
+    CHECK_DEV_EOF(b, n, 0, n - 4096, s2, 4096, eof_slack(4096, n, b, n));
+done:
+    stream_release(0, &s);
+    release_handle(&fh);
+    release_driver(&opened);
+    release_dev(&a);
+    release_dev(&b);
+    release_dev(&c);
+    release_fd(&fd, path);
+    case_end();
+}
+
+/* The NULL stream (small and large reads, a write), and host memory on a stream. */
+static void t_async_null_stream_and_host(void)
+{
+    char path[PATH_MAX] = "";
+    int fd = -1, opened = 0;
+    hipFileHandle_t fh = NULL;
+    void *dev = NULL;
+    uint8_t *host = NULL;
+    hipStream_t s = NULL;
+    const size_t n = 300 * KiB + 1;
+    const uint64_t seed = next_seed(), wseed = next_seed();
+    struct aop small = { 100, 5, 0, -77 }, large = { n - 200, 200, 200, -77 };
+    struct aop hr = { n - 1, 1, 0, -77 }, w = { n, 0, 0, -77 };
+    case_begin("async_null_stream_and_host_memory");
+    OPEN_DRIVER(opened);
+    OPEN_TMP(path, fd, O_RDWR);
+    CHECK(file_write_pattern(fd, 0, n, seed) == 0, "write: %s", strerror(errno));
+    REG_FD(fd, fh);
+    GPU_OK(gpu_malloc(&dev, n));
+    GPU_OK(dev_poison(dev, n));
+    CHECK_ERR(aop_submit(0, fh, dev, &small, NULL), hipFileSuccess);
+    CHECK_ERR(aop_submit(0, fh, dev, &large, NULL), hipFileSuccess);
+    GPU_OK(gpu_stream_sync(NULL));
+    CHECK(aop_result(&small) == 100 && aop_result(&large) == (ssize_t)(n - 200), "NULL stream results %zd %zd",
+          aop_result(&small), aop_result(&large));
+    CHECK_DEV_FILL((uint8_t *)dev + 200, n - 200, 0, n - 200, seed, 200, 0);
+    host = malloc(n);
+    CHECK(host != NULL, "malloc");
+    memset(host, POISON, n);
+    GPU_OK(gpu_stream_create(&s));
+    CHECK_ERR(aop_submit(0, fh, host, &hr, s), hipFileSuccess);
+    GPU_OK(gpu_stream_sync(s));
+    CHECK(aop_result(&hr) == (ssize_t)(n - 1), "host read: %zd", aop_result(&hr));
+    CHECK_HOST(host, n, 0, n - 1, seed, 1);
+    pattern_fill(host, n, wseed, 0);
+    CHECK_ERR(aop_submit(1, fh, host, &w, s), hipFileSuccess);
+    GPU_OK(gpu_stream_sync(s));
+    CHECK(aop_result(&w) == (ssize_t)n, "host write: %zd", aop_result(&w));
+    CHECK_FILE(fd, 0, n, wseed);
+done:
+    free(host);
+    stream_release(0, &s);
+    release_handle(&fh);
+    release_driver(&opened);
+    release_dev(&dev);
+    release_fd(&fd, path);
+    case_end();
+}
+
+/* 8 threads, each with its own stream (half runtime-API, half driver-API streams), queue 100
+ * reads of different sizes and offsets before synchronising once; every byte is checked. */
+#define AM_OPS 100
+#define AM_SLOT (64 * KiB)
+#define AM_FILE (8 * MiB)
+struct am_arg {
+    int t;
+    hipFileHandle_t fh;
+    uint64_t seed;
+};
+
+static void *am_worker(void *argp)
+{
+    struct am_arg *arg = argp;
+    void *dev = NULL;
+    hipStream_t s = NULL;
+    const int kind = arg->t % 2;
+    struct aop *p = calloc(AM_OPS, sizeof *p);
+    snprintf(t_ctx, sizeof t_ctx, "thread %d: ", arg->t);
+    CHECK(p != NULL, "calloc");
+    GPU_OK(gpu_set_device(0));
+    GPU_OK(gpu_malloc(&dev, AM_OPS * AM_SLOT));
+    GPU_OK(stream_new(kind, &s));
+    for (int i = 0; i < AM_OPS; i++) {
+        size_t k = (size_t)arg->t * AM_OPS + (size_t)i;
+        size_t size = 1 + (k * 7919) % (AM_SLOT - 1);
+        p[i] = (struct aop){ size, (hoff_t)((k * 104729) % (AM_FILE - size)), (hoff_t)((size_t)i * AM_SLOT), -77 };
+        CHECK_ERR(aop_submit(0, arg->fh, dev, &p[i], s), hipFileSuccess);
+    }
+    GPU_OK(gpu_stream_sync(s));
+    for (int i = 0; i < AM_OPS; i++) {
+        CHECK(aop_result(&p[i]) == (ssize_t)p[i].size, "op %d: %zd, want %zu", i, aop_result(&p[i]), p[i].size);
+        CHECK_DEV_FILL((uint8_t *)dev + (size_t)i * AM_SLOT, p[i].size, 0, p[i].size, arg->seed, (uint64_t)p[i].foff, 0);
+    }
+done:
+    stream_release(kind, &s);
+    release_dev(&dev);
+    free(p);
+    t_ctx[0] = '\0';
+    return NULL;
+}
+
+static void t_async_many_streams(void)
+{
+    char path[PATH_MAX] = "";
+    int fd = -1, opened = 0, started = 0;
+    hipFileHandle_t fh = NULL;
+    pthread_t th[8];
+    struct am_arg args[8];
+    const uint64_t seed = next_seed();
+    case_begin("async_8_streams_x_100_ops_8_threads");
+    OPEN_DRIVER(opened);
+    OPEN_TMP(path, fd, O_RDWR);
+    CHECK(file_write_pattern(fd, 0, AM_FILE, seed) == 0, "write: %s", strerror(errno));
+    REG_FD(fd, fh);
+    for (; started < 8; started++) {
+        args[started] = (struct am_arg){ started, fh, seed };
+        CHECK(pthread_create(&th[started], NULL, am_worker, &args[started]) == 0, "pthread_create");
+    }
+done:
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    release_handle(&fh);
+    release_driver(&opened);
+    release_fd(&fd, path);
+    case_end();
+}
+
+/* A stream held on a word of mapped pinned memory before the read; the parameters change
+ * behind the pointers, then the word releases it: a smaller size, moved file and buffer
+ * offsets are honoured; a larger size gives -hipFileInvalidValue. Skipped where the runtime
+ * cannot make a stream wait on a memory value. */
+static void t_async_paused(void)
+{
+    char path[PATH_MAX] = "";
+    int fd = -1, opened = 0;
+    hipFileHandle_t fh = NULL;
+    void *dev = NULL, *word = NULL;
+    hipStream_t s = NULL;
+    void *ev = NULL;
+    const size_t n = 256 * KiB;
+    const uint64_t seed = next_seed();
+    struct aop a = { n, 0, 0, -77 }, b = { 1000, 0, 0, -77 };
+    int rc;
+    case_begin("async_paused_stream_parameters");
+    OPEN_DRIVER(opened);
+    OPEN_TMP(path, fd, O_RDWR);
+    CHECK(file_write_pattern(fd, 0, n, seed) == 0, "write: %s", strerror(errno));
+    REG_FD(fd, fh);
+    GPU_OK(gpu_malloc(&dev, n));
+    GPU_OK(dev_poison(dev, n));
+    GPU_OK(gpu_host_alloc_mapped(&word, 64));
+    *(volatile uint32_t *)word = 0;
+    GPU_OK(gpu_stream_create(&s));
+    GPU_OK(gpu_event_create(&ev));
+    /* A first operation before the pause: the library sets up the stream's queue (pinned
+     * buffers) while nothing holds the stream. */
+    CHECK_ERR(aop_submit(0, fh, dev, &b, s), hipFileSuccess);
+    GPU_OK(gpu_stream_sync(s));
+    CHECK(aop_result(&b) == 1000, "warm-up read: %zd, want 1000", aop_result(&b));
+    b = (struct aop){ 1000, 0, 0, -77 };
+    GPU_OK(dev_poison(dev, n));
+    rc = gpu_stream_wait_value32(s, word, 1);
+    if (rc != 0) {
+        case_skip("the runtime cannot make a stream wait on a memory value (%d: %s)", rc, gpu_err_text(rc));
+        goto done;
+    }
+    CHECK_ERR(aop_submit(0, fh, dev, &a, s), hipFileSuccess);
+    CHECK_ERR(aop_submit(0, fh, dev, &b, s), hipFileSuccess);
+    GPU_OK(gpu_event_record(ev, s));
+    sleep_ms(50);
+    CHECK(aop_result(&a) == 0 && aop_result(&b) == 0, "before the release: %zd %zd, want 0 0", aop_result(&a),
+          aop_result(&b));
+    a.size = 5000;
+    a.foff = 12345;
+    a.boff = 777;
+    b.size = 2000;
+    __atomic_store_n((uint32_t *)word, 1u, __ATOMIC_RELEASE);
+    GPU_OK(gpu_event_sync(ev));
+    CHECK(aop_result(&a) == 5000, "smaller size, moved offsets: %zd, want 5000", aop_result(&a));
+    CHECK(aop_result(&b) == -hipFileInvalidValue, "larger size: %zd, want %d", aop_result(&b), -hipFileInvalidValue);
+    CHECK_DEV(dev, n, 777, 5000, seed, 12345);
+done:
+    if (word)
+        __atomic_store_n((uint32_t *)word, 1u, __ATOMIC_RELEASE);
+    if (s)
+        gpu_stream_sync(s);
+    if (ev)
+        gpu_event_destroy(ev);
+    stream_release(0, &s);
+    if (word)
+        gpu_host_free(word);
+    release_handle(&fh);
+    release_driver(&opened);
+    release_dev(&dev);
+    release_fd(&fd, path);
+    case_end();
+}
+
+/* Deregistering a stream and closing the driver with operations queued wait for them. */
+static void t_async_dereg_close(void)
+{
+    char path[PATH_MAX] = "";
+    int fd = -1, opened = 0, registered = 0;
+    hipFileHandle_t fh = NULL;
+    void *dev = NULL;
+    hipStream_t s = NULL;
+    const size_t n = 4 * MiB;
+    const uint64_t seed = next_seed();
+    struct aop p[4];
+    case_begin("async_deregister_and_close_wait");
+    OPEN_DRIVER(opened);
+    OPEN_TMP(path, fd, O_RDWR);
+    CHECK(file_write_pattern(fd, 0, n, seed) == 0, "write: %s", strerror(errno));
+    REG_FD(fd, fh);
+    GPU_OK(gpu_malloc(&dev, n));
+    GPU_OK(gpu_stream_create(&s));
+    CHECK_ERR(hipFileStreamRegister(s, 0), hipFileSuccess);
+    registered = 1;
+    for (int i = 0; i < 4; i++) {
+        p[i] = (struct aop){ n / 4, (hoff_t)((size_t)i * n / 4), (hoff_t)((size_t)i * n / 4), -77 };
+        CHECK_ERR(aop_submit(0, fh, dev, &p[i], s), hipFileSuccess);
+    }
+    CHECK_ERR(hipFileStreamDeregister(s), hipFileSuccess);
+    registered = 0;
+    for (int i = 0; i < 4; i++)
+        CHECK(aop_result(&p[i]) == (ssize_t)(n / 4), "after deregistration: op %d %zd", i, aop_result(&p[i]));
+    for (int i = 0; i < 4; i++) {
+        p[i] = (struct aop){ n / 4, (hoff_t)((size_t)i * n / 4), (hoff_t)((size_t)i * n / 4), -77 };
+        CHECK_ERR(aop_submit(0, fh, dev, &p[i], s), hipFileSuccess);
+    }
+    release_handle(&fh);
+    release_driver(&opened);
+    if (hipFileUseCount() == 0) {
+        for (int i = 0; i < 4; i++)
+            CHECK(aop_result(&p[i]) == (ssize_t)(n / 4), "after the close: op %d %zd", i, aop_result(&p[i]));
+    } else {
+        printf("# async_deregister_and_close_wait: the driver stays open elsewhere (use count %lld): the close "
+               "did not end the session\n",
+               (long long)hipFileUseCount());
+    }
+    GPU_OK(gpu_stream_sync(s));
+    CHECK_DEV_FILL(dev, n, 0, n, seed, 0, 0);
+done:
+    if (registered)
+        hipFileStreamDeregister(s);
+    stream_release(0, &s);
+    release_handle(&fh);
+    release_driver(&opened);
+    release_dev(&dev);
+    release_fd(&fd, path);
+    case_end();
+}
+
 static void t_batch_cancel_destroy(void)
 {
     char path[PATH_MAX] = "";
@@ -2976,6 +3368,16 @@ done:
         t_batch_status_rules();
         t_batch_cancel_destroy();
         t_batch_failures();
+    }
+    if (group_selected("async")) {
+        group_begin("async");
+        t_async_matrix(0);
+        t_async_matrix(1);
+        t_async_order_eof();
+        t_async_null_stream_and_host();
+        t_async_many_streams();
+        t_async_paused();
+        t_async_dereg_close();
     }
     group_begin("closed_driver");
     t_closed_driver();

@@ -57,7 +57,7 @@ PROPS = {
     "nvfs_max_direct_io_size": 16384,
     "nvfs_driver_status_flags": 1 << 4,  # NVMe: the runtime has GPU-direct entry points
     "nvfs_driver_control_flags": 1 << 1,  # compat mode allowed, no poll mode
-    "feature_flags": (1 << 1) | (1 << 3),  # batch I/O, parallel I/O
+    "feature_flags": (1 << 1) | (1 << 2) | (1 << 3),  # batch I/O, streams, parallel I/O
     "max_device_cache_size": 64 * 1024,  # KiB, HIPFILE_BOUNCE_BUDGET
     "per_buffer_cache_size": 2 * 1024,  # KiB, HIPFILE_CHUNK_SIZE
     "max_device_pinned_mem_size": 33554432,
@@ -195,9 +195,9 @@ def main(scratch):
                     check("read while copies fail: hipfile_err (hipErrorIllegalAddress)",
                           (e.hipfile_err, e.hip_err), (HIP_ERROR_ILLEGAL_ADDRESS, 0))
 
-                    # Async I/O on a registered stream. Not built yet in this library: after the
-                    # argument checks, hipFileReadAsync/WriteAsync answer hipFileInternalError.
-                    # This block asserts that refusal until the async API lands.
+                    # Async I/O on a registered stream: a write and then a read of the same
+                    # bytes queued back to back, without waiting in between; both results are
+                    # written when the stream reaches them, the read sees the write.
                     check("supports_async() (hipFileStreamRegister(NULL) succeeds)", supports_async(), True)
                     stream = ctypes.c_void_p()
                     hip_ok("hipStreamCreate", hip.hipStreamCreate(ctypes.byref(stream)))
@@ -208,11 +208,24 @@ def main(scratch):
                                        lambda: fh.read_async(Buffer(0, 0, 0), 4096, 0, 0, st.handle))
                             hipfile_error("read_async with a NULL buffer (argument check)", e, 5022,
                                           "One or more arguments have an invalid value")
-                            for what, op in [("read_async", fh.read_async), ("write_async", fh.write_async)]:
-                                e = raises(what, HipFileException,
-                                           lambda op=op: op(buf, 4096, 0, 0, st.handle))
-                                hipfile_error(f"{what} (not built yet: the documented refusal)", e,
-                                              5030, "Internal GPU IO library error")
+                            n = MIB + 5
+                            fresh = random.Random(18).randbytes(n)
+                            to_device(dev.value, 0, fresh)
+                            hip_ok("hipMemset", hip.hipMemset(dev2, 0, SIZE + 8192))
+                            w = fh.write_async(buf, n, 3, 0, st.handle)
+                            r = fh.read_async(buf2, n, 3, 11, st.handle)
+                            hip_ok("hipStreamSynchronize", hip.hipStreamSynchronize(stream))
+                            check("write_async bytes_done after the stream synchronised", w.bytes_done, n)
+                            check("read_async bytes_done after the stream synchronised", r.bytes_done, n)
+                            check("read_async saw the write queued before it",
+                                  from_device(dev2.value, 11, n) == fresh, True)
+                            with open(path, "rb") as f:
+                                f.seek(3)
+                                check("file bytes equal the device bytes written asynchronously",
+                                      f.read(n) == fresh, True)
+                            # A read whose size is 0 completes at submission.
+                            z = fh.read_async(buf2, 0, 0, 0, st.handle)
+                            check("zero-size read_async bytes_done at once", z.bytes_done, 0)
                         check("Stream deregistered", st.registered, False)
                     finally:
                         hip_ok("hipStreamDestroy", hip.hipStreamDestroy(stream))

@@ -26,8 +26,8 @@ use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use hipfile::api::{
-    Batch, BatchOp, ConfigSnapshot, DeviceMemory, Direction, DriverGuard, PinnedMemory, Platform,
-    RegisteredBuffer, RegisteredFile, RuntimeReport,
+    AsyncOp, Batch, BatchOp, ConfigSnapshot, DeviceMemory, Direction, DriverGuard, GpuStream,
+    PinnedMemory, Platform, RegisteredBuffer, RegisteredFile, RuntimeReport,
 };
 
 use crate::json::Value;
@@ -475,6 +475,109 @@ fn batch_ops(
     Ok(lat)
 }
 
+/// Time the submitting threads spent in `hipFileReadAsync`/`WriteAsync` calls, and the calls.
+static SUBMIT_NS: AtomicU64 = AtomicU64::new(0);
+static SUBMITS: AtomicU64 = AtomicU64::new(0);
+
+/// `--api async`: each round queues up to `streams * depth` operations, operation j on stream
+/// `j % streams` into bytes `j * slot_len..` of `mem`, without waiting; then waits for every
+/// stream. An operation's latency runs from the round's first submission until its stream was
+/// synchronised; the submission calls themselves are timed apart ([`submit_micros`]).
+#[allow(clippy::too_many_arguments)]
+fn async_ops(
+    reg: &RegisteredFile,
+    mem: &DeviceMemory,
+    ops: &[Op],
+    streams: usize,
+    depth: usize,
+    slot_len: usize,
+    read: bool,
+    shared: &Shared,
+) -> Result<Vec<f64>, String> {
+    let what = if read { "read" } else { "write" };
+    let queues = (0..streams)
+        .map(|_| GpuStream::new())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("cannot create a GPU stream: {}", lib_text(&e)))?;
+    let mut lat = Vec::with_capacity(ops.len());
+    let timed = shared.deadline.get().is_some();
+    let mut next = 0usize;
+    let mut round: Vec<(AsyncOp, usize)> = Vec::with_capacity(streams * depth);
+    while !ops.is_empty()
+        && if timed {
+            !shared.time_up()
+        } else {
+            next < ops.len()
+        }
+    {
+        if let Some(why) = shared.stop() {
+            return Err(why);
+        }
+        round.clear();
+        let t0 = Instant::now();
+        for j in 0..streams * depth {
+            if !timed && next >= ops.len() {
+                break;
+            }
+            let i = next % ops.len();
+            let op = AsyncOp::new(ops[i].len, ops[i].offset, j * slot_len);
+            let stream = &queues[j % streams];
+            let s0 = Instant::now();
+            let r = if read {
+                reg.read_async(mem, &op, stream)
+            } else {
+                reg.write_async(mem, &op, stream)
+            };
+            SUBMIT_NS.fetch_add(s0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            SUBMITS.fetch_add(1, Ordering::Relaxed);
+            r.map_err(|e| format!("async {what} at offset {}: {}", ops[i].offset, lib_text(&e)))?;
+            round.push((op, i));
+            next += 1;
+        }
+        for q in &queues {
+            q.synchronize()
+                .map_err(|e| format!("stream synchronisation: {}", lib_text(&e)))?;
+        }
+        let done = micros(t0);
+        for (op, i) in &round {
+            let n = match op.take_outcome() {
+                Some(Ok(n)) => n,
+                Some(Err(e)) => {
+                    return Err(format!(
+                        "async {what} at offset {}: {}",
+                        ops[*i].offset,
+                        lib_text(&e)
+                    ))
+                }
+                None => return Err("an async operation without an outcome".into()),
+            };
+            if n != ops[*i].len {
+                return Err(format!(
+                    "async {what} at offset {}: {n} of {} bytes",
+                    ops[*i].offset, ops[*i].len
+                ));
+            }
+            lat.push(done);
+            shared.progress.fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+    Ok(lat)
+}
+
+/// Mean microseconds per `hipFileReadAsync`/`WriteAsync` call so far, and the call count.
+fn submit_micros() -> (f64, u64) {
+    let n = SUBMITS.load(Ordering::Relaxed);
+    let ns = SUBMIT_NS.load(Ordering::Relaxed);
+    (
+        if n == 0 {
+            0.0
+        } else {
+            ns as f64 / n as f64 / 1000.0
+        },
+        n,
+    )
+}
+
 /// Bytes this process's statistics count per backend (fastpath, fallback, host) in `dir`;
 /// `None` at statistics level 0 or without our extension block.
 fn backend_bytes(dir: Direction) -> Option<[u64; 3]> {
@@ -710,10 +813,15 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     if a.api == Api::Batch && a.mem != Mem::Device {
         return fail("--api batch moves data between files and device memory: use --mem device");
     }
-    // Batch: each thread keeps `depth` operations in flight, each in its own slice of memory.
+    if a.api == Api::Async && a.mem != Mem::Device {
+        return fail("--api async moves data between files and device memory: use --mem device");
+    }
+    // Batch and async: each thread keeps `depth` operations in flight, each in its own slice
+    // of memory.
     let depth = match a.api {
         Api::Sync => 1,
         Api::Batch => a.batch_depth as usize,
+        Api::Async => (a.streams * a.depth) as usize,
     };
     if a.direct && (a.io_size % PAGE as u64 != 0 || a.size % PAGE as u64 != 0) {
         return fail(format!(
@@ -884,6 +992,16 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
                             (Api::Batch, Buf::Device(m)) => {
                                 batch_ops(&reg, m, ops, depth, io_size, read, sh)
                             }
+                            (Api::Async, Buf::Device(m)) => async_ops(
+                                &reg,
+                                m,
+                                ops,
+                                a.streams as usize,
+                                a.depth as usize,
+                                io_size,
+                                read,
+                                sh,
+                            ),
                             _ => timed_ops(ops, sh, |op| hipfile_op(&reg, buf, op, read)),
                         },
                         None,
@@ -1007,6 +1125,12 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             .with("mem", a.mem.name())
             .with("api", a.api.name())
             .with("batch_depth", (a.api == Api::Batch).then_some(depth))
+            .with("streams", (a.api == Api::Async).then_some(a.streams))
+            .with("depth", (a.api == Api::Async).then_some(a.depth))
+            .with(
+                "submit_us",
+                (a.api == Api::Async).then(|| submit_micros().0),
+            )
             .with("direct", a.direct)
             .with("drop_cache", a.drop_cache)
             .with("warm_up", warm)
@@ -1027,6 +1151,13 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     );
     println!("{}", hip.gdsio_line());
     println!("HIPFILE served by: {}", backends_text(served));
+    if a.api == Api::Async {
+        let (us, n) = submit_micros();
+        println!(
+            "submission: {us:.1} us per hipFile{}Async call (mean of {n} calls)",
+            if read { "Read" } else { "Write" }
+        );
+    }
     if let Some(n) = verified {
         println!(
             "verify: {} read again through hipfile, identical to the file",
@@ -1074,6 +1205,10 @@ fn header(
         match a.api {
             Api::Sync => "sync".to_string(),
             Api::Batch => format!("batch (depth {} per thread)", a.batch_depth),
+            Api::Async => format!(
+                "async ({} stream(s) x {} queued per thread)",
+                a.streams, a.depth
+            ),
         },
         a.repeat,
         if a.drop_cache {

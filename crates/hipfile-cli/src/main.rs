@@ -183,6 +183,9 @@ pub enum Api {
     Sync,
     /// `hipFileBatchIO*`: each thread keeps `--batch-depth` operations in flight.
     Batch,
+    /// `hipFileReadAsync` / `hipFileWriteAsync`: each thread queues `--depth` operations on
+    /// each of its `--streams` streams, then waits for the streams.
+    Async,
 }
 
 impl Api {
@@ -191,6 +194,7 @@ impl Api {
         match self {
             Api::Sync => "sync",
             Api::Batch => "batch",
+            Api::Async => "async",
         }
     }
 }
@@ -217,9 +221,16 @@ pub struct BenchArgs {
     /// Memory the data moves to or from.
     #[arg(long, value_enum, default_value_t = Mem::Device)]
     pub mem: Mem,
-    /// API: `sync` (hipFileRead/Write) or `batch` (hipFileBatchIO*, device memory only).
+    /// API: `sync` (hipFileRead/Write), `batch` (hipFileBatchIO*) or `async`
+    /// (hipFileReadAsync/WriteAsync on GPU streams); batch and async: device memory only.
     #[arg(long, value_name = "API", default_value = "sync", value_parser = api_arg)]
     pub api: Api,
+    /// With --api async: GPU streams each thread queues its operations on (1-64).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub streams: u32,
+    /// With --api async: operations queued on each stream before the thread waits (1-128).
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=128))]
+    pub depth: u32,
     /// With --api batch: operations each thread keeps in flight (1-128).
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=128))]
     pub batch_depth: u32,
@@ -313,11 +324,9 @@ pub fn api_arg(s: &str) -> Result<Api, String> {
     match s.to_ascii_lowercase().as_str() {
         "sync" => Ok(Api::Sync),
         "batch" => Ok(Api::Batch),
-        "async" | "stream" => Err(format!(
-            "'{s}' is not implemented yet: 'sync' and 'batch' are available"
-        )),
+        "async" => Ok(Api::Async),
         _ => Err(format!(
-            "unknown API '{s}': 'sync' and 'batch' are available"
+            "unknown API '{s}': 'sync', 'batch' and 'async' are available"
         )),
     }
 }
@@ -560,7 +569,7 @@ mod tests {
     }
 
     #[test]
-    fn apis_sync_and_batch_others_refused_clearly() {
+    fn apis_sync_batch_and_async_others_refused_clearly() {
         assert_eq!(bench(&["--api", "sync"]).api, Api::Sync);
         let b = bench(&["--api", "batch"]);
         assert_eq!((b.api, b.batch_depth), (Api::Batch, 32));
@@ -570,9 +579,17 @@ mod tests {
         );
         assert!(parse(&["bench", "--batch-depth", "0"]).is_err());
         assert!(parse(&["bench", "--batch-depth", "129"]).is_err());
-        let e = parse(&["bench", "--api", "async"]).unwrap_err().to_string();
-        assert!(e.contains("'sync' and 'batch' are available"), "{e}");
-        assert!(parse(&["bench", "--api", "nope"]).is_err());
+        let b = bench(&["--api", "async"]);
+        assert_eq!((b.api, b.streams, b.depth), (Api::Async, 1, 8));
+        let b = bench(&["--api", "async", "--streams", "8", "--depth", "1"]);
+        assert_eq!((b.streams, b.depth), (8, 1));
+        assert!(parse(&["bench", "--streams", "0"]).is_err());
+        assert!(parse(&["bench", "--depth", "129"]).is_err());
+        let e = parse(&["bench", "--api", "nope"]).unwrap_err().to_string();
+        assert!(
+            e.contains("'sync', 'batch' and 'async' are available"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -269,10 +269,47 @@ fn bench_text_lines_and_modes() {
         "{}",
         text(&refused.stderr)
     );
-    let refused = hipfile(&tmp, &["bench", "--api", "async"]);
+    // The async API: reads and writes queued on GPU streams.
+    for (mode, streams, depth) in [("read", "2", "3"), ("write", "1", "4")] {
+        let out = ok(&hipfile(
+            &tmp,
+            &[
+                "bench",
+                "--file",
+                f,
+                "--size",
+                "8M",
+                "--io-size",
+                "256K",
+                "--threads",
+                "2",
+                "--mode",
+                mode,
+                "--force",
+                "--api",
+                "async",
+                "--streams",
+                streams,
+                "--depth",
+                depth,
+                "--repeat",
+                "1",
+                "--json",
+            ],
+        ));
+        let v = parse(out.trim()).unwrap();
+        let m = v.get("hipfile").unwrap();
+        assert_eq!(num(m, "ops"), 32.0, "{mode}");
+        let cfg = v.get("config").unwrap();
+        assert_eq!(cfg.get("api").and_then(Value::as_str), Some("async"));
+        assert_eq!(num(cfg, "streams"), streams.parse::<f64>().unwrap());
+        assert_eq!(num(cfg, "depth"), depth.parse::<f64>().unwrap());
+        assert!(num(cfg, "submit_us") > 0.0, "{mode}");
+    }
+    let refused = hipfile(&tmp, &["bench", "--api", "async", "--mem", "host"]);
     assert!(!refused.status.success());
     assert!(
-        text(&refused.stderr).contains("not implemented yet"),
+        text(&refused.stderr).contains("use --mem device"),
         "{}",
         text(&refused.stderr)
     );

@@ -612,7 +612,7 @@ pub unsafe extern "C" fn cuStreamCreate(ph_stream: *mut CuStream, flags: c_uint)
         if flags > 1 {
             return Err(SimError::INVALID_VALUE);
         }
-        out.set(stream::create(ctx_device()?)? as CuStream);
+        out.set(stream::create(ctx_device()?, flags == 0)? as CuStream);
         Ok(())
     })
 }
@@ -668,8 +668,48 @@ pub unsafe extern "C" fn cuLaunchHostFunc(
     user_data: *mut c_void,
 ) -> CuResult {
     cu_call("cuLaunchHostFunc", || {
-        enqueue_host_fn(&*cu_stream(s)?, f, user_data)
+        enqueue_host_fn(&cu_stream(s)?, f, user_data)
     })
+}
+
+/// `CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+/// unsigned int flags)`: flags `CU_STREAM_WAIT_VALUE_GEQ` (0), `EQ` (1), `AND` (2), `NOR` (3);
+/// `CU_STREAM_WAIT_VALUE_FLUSH` (1 << 30) is accepted. The stream holds until the word at
+/// `addr` meets the condition.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamWaitValue32_v2(
+    s: CuStream,
+    addr: CuDevicePtr,
+    value: u32,
+    flags: c_uint,
+) -> CuResult {
+    cu_call("cuStreamWaitValue32_v2", || {
+        wait_value32(s, addr, value, flags)
+    })
+}
+
+/// `cuStreamWaitValue32`: the name CUDA 11 headers bind (same behaviour as `_v2`).
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamWaitValue32(
+    s: CuStream,
+    addr: CuDevicePtr,
+    value: u32,
+    flags: c_uint,
+) -> CuResult {
+    cu_call("cuStreamWaitValue32", || {
+        wait_value32(s, addr, value, flags)
+    })
+}
+
+fn wait_value32(s: CuStream, addr: CuDevicePtr, value: u32, flags: c_uint) -> SimResult<()> {
+    let cond = match flags & !(1 << 30) {
+        0 => stream::WaitCondition::Geq,
+        1 => stream::WaitCondition::Eq,
+        2 => stream::WaitCondition::And,
+        3 => stream::WaitCondition::Nor,
+        _ => return Err(SimError::INVALID_VALUE),
+    };
+    crate::hip_api::enqueue_wait_value32(&cu_stream(s)?, addr as usize, value, u32::MAX, cond)
 }
 
 // ---- events ----------------------------------------------------------------------------------
@@ -693,7 +733,7 @@ pub unsafe extern "C" fn cuEventRecord(event: CuEvent, s: CuStream) -> CuResult 
     cu_call("cuEventRecord", || {
         device::cuda_require_init()?;
         let ev = stream::event_resolve(event as usize)?;
-        ev.record(&*cu_stream(s)?);
+        ev.record(&cu_stream(s)?);
         Ok(())
     })
 }

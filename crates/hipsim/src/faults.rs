@@ -21,6 +21,7 @@
 //! | `cufile_register_error` | `HIPSIM_CUFILE_REGISTER_ERROR` | `cuFileHandleRegister` fails with this cuFile error (e.g. 5027), `*fh` untouched |
 //! | `cufile_io_errno` | `HIPSIM_CUFILE_IO_ERRNO` | `cuFileRead/Write` return -1 with this errno, without I/O |
 //! | `cufile_io_error` | `HIPSIM_CUFILE_IO_ERROR` | `cuFileRead/Write` return -(this cuFile error), without I/O |
+//! | `no_wait_value` | `HIPSIM_NO_WAIT_VALUE` | `hipStreamWaitValue32` / `cuStreamWaitValue32` answer "not supported" (a device without stream memory operations) |
 //!
 //! Errno values may be written in the environment as numbers or names (`EIO`, `ENODEV`, ...);
 //! HIP error values as numbers or names (`hipErrorUnknown`, ...); cuFile error values as
@@ -66,6 +67,8 @@ pub enum Fault {
     CufileIoErrno,
     /// `cufile_io_error`.
     CufileIoError,
+    /// `no_wait_value`.
+    NoWaitValue,
 }
 
 #[derive(Clone, Copy)]
@@ -190,10 +193,17 @@ const SPECS: [Spec; COUNT] = [
         parse: Parse::CufileError,
         default: 0,
     },
+    Spec {
+        fault: Fault::NoWaitValue,
+        name: "no_wait_value",
+        env: "HIPSIM_NO_WAIT_VALUE",
+        parse: Parse::Int,
+        default: 0,
+    },
 ];
 
 /// Number of settings.
-const COUNT: usize = 15;
+const COUNT: usize = 16;
 
 /// Most devices the simulator can expose.
 pub const MAX_DEVICES: i64 = 16;

@@ -521,7 +521,7 @@ pub unsafe extern "C" fn hipStreamCreate(s: *mut HipStream) -> HipError {
     hip_call("hipStreamCreate", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(s) }?;
-        out.set(stream::create(device::hip_current()?)? as HipStream);
+        out.set(stream::create(device::hip_current()?, true)? as HipStream);
         Ok(())
     })
 }
@@ -536,7 +536,7 @@ pub unsafe extern "C" fn hipStreamCreateWithFlags(s: *mut HipStream, flags: c_ui
         if flags > 1 {
             return Err(SimError::INVALID_VALUE);
         }
-        out.set(stream::create(device::hip_current()?)? as HipStream);
+        out.set(stream::create(device::hip_current()?, flags == 0)? as HipStream);
         Ok(())
     })
 }
@@ -582,18 +582,72 @@ pub unsafe extern "C" fn hipStreamGetDevice(s: HipStream, device_out: *mut c_int
     })
 }
 
-/// Queues a C host function on a stream (shared with the CUDA face).
-pub(crate) fn enqueue_host_fn(st: &Stream, f: HostFn, user_data: *mut c_void) -> SimResult<()> {
+/// Queues a C host function on a stream (shared with the CUDA face): it runs on the
+/// simulator's one callback thread, as a real runtime's host functions do.
+pub(crate) fn enqueue_host_fn(
+    st: &std::sync::Arc<Stream>,
+    f: HostFn,
+    user_data: *mut c_void,
+) -> SimResult<()> {
     let f = f.ok_or(SimError::INVALID_VALUE)?;
     let data = user_data as usize;
-    st.enqueue(Box::new(move || {
-        // SAFETY: the application guarantees that `f` may be called with `user_data` once its
-        // preceding stream work has completed (the hipLaunchHostFunc contract).
-        unsafe { f(data as *mut c_void) };
-        counters::bump("host_funcs_run");
-        Ok(())
-    }));
+    stream::enqueue_host_fn(
+        st,
+        Box::new(move || {
+            // SAFETY: the application guarantees that `f` may be called with `user_data` once
+            // its preceding stream work has completed (the hipLaunchHostFunc contract).
+            unsafe { f(data as *mut c_void) };
+            counters::bump("host_funcs_run");
+        }),
+    );
     Ok(())
+}
+
+/// Checks and queues a wait on a 32-bit word (shared with the CUDA face): `addr` must be a
+/// 4-byte aligned word of pinned or registered host memory (a mapped allocation's device alias
+/// is the same address here).
+pub(crate) fn enqueue_wait_value32(
+    st: &std::sync::Arc<Stream>,
+    addr: usize,
+    value: u32,
+    mask: u32,
+    cond: stream::WaitCondition,
+) -> SimResult<()> {
+    if faults::get(faults::Fault::NoWaitValue) != 0 {
+        return Err(SimError::NOT_SUPPORTED);
+    }
+    if addr % 4 != 0 {
+        return Err(SimError::INVALID_VALUE);
+    }
+    match memory::lookup(addr) {
+        Some(r) if matches!(r.kind, Kind::PinnedHost | Kind::Registered) => {}
+        _ => return Err(SimError::INVALID_VALUE),
+    }
+    stream::enqueue_wait_value(st, addr, value, mask, cond);
+    Ok(())
+}
+
+/// `hipError_t hipStreamWaitValue32(hipStream_t stream, void *ptr, uint32_t value, unsigned
+/// int flags, uint32_t mask)`: flags `hipStreamWaitValueGte` (0), `Eq` (1), `And` (2), `Nor`
+/// (3). The stream holds until the word at `ptr` meets the condition.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamWaitValue32(
+    s: HipStream,
+    ptr: *mut c_void,
+    value: u32,
+    flags: c_uint,
+    mask: u32,
+) -> HipError {
+    hip_call("hipStreamWaitValue32", || {
+        let cond = match flags {
+            0 => stream::WaitCondition::Geq,
+            1 => stream::WaitCondition::Eq,
+            2 => stream::WaitCondition::And,
+            3 => stream::WaitCondition::Nor,
+            _ => return Err(SimError::INVALID_VALUE),
+        };
+        enqueue_wait_value32(&current_stream(s)?, ptr as usize, value, mask, cond)
+    })
 }
 
 /// `hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void *userData)`: `fn`
@@ -605,7 +659,7 @@ pub unsafe extern "C" fn hipLaunchHostFunc(
     user_data: *mut c_void,
 ) -> HipError {
     hip_call("hipLaunchHostFunc", || {
-        enqueue_host_fn(&*current_stream(s)?, f, user_data)
+        enqueue_host_fn(&current_stream(s)?, f, user_data)
     })
 }
 
@@ -641,7 +695,7 @@ pub unsafe extern "C" fn hipEventCreateWithFlags(event: *mut HipEvent, _flags: c
 pub unsafe extern "C" fn hipEventRecord(event: HipEvent, s: HipStream) -> HipError {
     hip_call("hipEventRecord", || {
         let ev = stream::event_resolve(event as usize)?;
-        ev.record(&*current_stream(s)?);
+        ev.record(&current_stream(s)?);
         Ok(())
     })
 }

@@ -1,10 +1,22 @@
 //! Streams and events.
 //!
 //! Every stream owns a worker thread that runs the stream's queued work strictly in order
-//! (copies, memsets, host functions, event markers). A stream remembers the device current at
-//! its creation. The NULL stream (and the special handles 1 and 2: CUDA's legacy and
+//! (copies, memsets, event markers, waits on a memory value). A stream remembers the device
+//! current at its creation. The NULL stream (and the special handles 1 and 2: CUDA's legacy and
 //! per-thread default streams, HIP's `hipStreamPerThread`) is a per-device default stream,
-//! created lazily, with its own worker; it does not implicitly synchronise with other streams.
+//! created lazily, with its own worker.
+//!
+//! The hazards of a real GPU are kept:
+//! - **The legacy default stream synchronises.** Work queued on a blocking stream (created
+//!   without the non-blocking flag) starts only after the work queued on the default stream
+//!   before it, and work queued on the default stream only after the work queued before it on
+//!   every blocking stream of the device. A synchronous copy runs on the default stream, so it
+//!   waits for all of them. Non-blocking streams are independent.
+//! - **Host functions of every stream run on one runtime thread** (`hipsim-callbacks`): a host
+//!   function that blocks holds up the host functions of all other streams.
+//! - **A wait on a memory value** (`hipStreamWaitValue32`, `cuStreamWaitValue32`) holds the
+//!   stream until the 32-bit word in pinned (mapped) memory meets the condition; the word is
+//!   polled, as a GPU would.
 //!
 //! A failure of queued work (e.g. an injected copy fault) is kept by the stream and returned by
 //! the next [`Stream::synchronize`]; only the first failure since the last synchronisation is
@@ -46,6 +58,8 @@ struct Shared {
 /// A simulated stream.
 pub struct Stream {
     device: i32,
+    /// Synchronises with the legacy default stream (false: created non-blocking).
+    blocking: bool,
     shared: Arc<Shared>,
     worker: Mutex<Option<JoinHandle<()>>>,
     worker_id: ThreadId,
@@ -78,7 +92,7 @@ fn worker_loop(shared: &Shared) {
 }
 
 impl Stream {
-    fn spawn(device: i32) -> SimResult<Arc<Stream>> {
+    fn spawn(device: i32, blocking: bool) -> SimResult<Arc<Stream>> {
         let shared = Arc::new(Shared::default());
         let for_worker = Arc::clone(&shared);
         let n = NEXT_WORKER.fetch_add(1, Ordering::Relaxed);
@@ -89,6 +103,7 @@ impl Stream {
         let worker_id = handle.thread().id();
         Ok(Arc::new(Stream {
             device,
+            blocking,
             shared,
             worker: Mutex::new(Some(handle)),
             worker_id,
@@ -100,8 +115,53 @@ impl Stream {
         self.device
     }
 
-    /// Queues `work` behind everything already queued.
-    pub fn enqueue(&self, work: Work) {
+    /// Queues `work` behind everything already queued, and (legacy default stream semantics)
+    /// behind what the default stream, or for the default stream every blocking stream of the
+    /// device, has queued so far.
+    pub fn enqueue(self: &Arc<Self>, work: Work) {
+        let deps = self.legacy_dependencies();
+        let work: Work = if deps.is_empty() {
+            work
+        } else {
+            Box::new(move || {
+                for (shared, target) in deps {
+                    let mut q = shared.queue.lock();
+                    while q.completed < target {
+                        shared.cv.wait(&mut q);
+                    }
+                }
+                work()
+            })
+        };
+        self.enqueue_plain(work);
+    }
+
+    /// The streams (and their queued counts now) that work queued on this stream now must
+    /// wait for.
+    fn legacy_dependencies(self: &Arc<Self>) -> Vec<(Arc<Shared>, u64)> {
+        let is_default = existing_default(self.device).is_some_and(|d| Arc::ptr_eq(&d, self));
+        let others: Vec<Arc<Stream>> = if is_default {
+            STREAMS
+                .lock()
+                .values()
+                .filter(|s| s.device == self.device && s.blocking)
+                .cloned()
+                .collect()
+        } else if self.blocking {
+            existing_default(self.device).into_iter().collect()
+        } else {
+            Vec::new()
+        };
+        others
+            .into_iter()
+            .filter_map(|s| {
+                let q = s.shared.queue.lock();
+                (q.completed < q.enqueued).then(|| (Arc::clone(&s.shared), q.enqueued))
+            })
+            .collect()
+    }
+
+    fn enqueue_plain(&self, work: Work) {
         let mut q = self.shared.queue.lock();
         q.items.push_back(work);
         q.enqueued += 1;
@@ -159,9 +219,10 @@ static STREAMS: LazyLock<Mutex<HashMap<usize, Arc<Stream>>>> =
 static DEFAULT_STREAMS: Mutex<[Option<Arc<Stream>>; MAX_DEVICES]> =
     Mutex::new([const { None }; MAX_DEVICES]);
 
-/// Creates a stream on `device`; returns its handle.
-pub fn create(device: i32) -> SimResult<usize> {
-    let s = Stream::spawn(device)?;
+/// Creates a stream on `device` (`blocking`: it synchronises with the legacy default stream);
+/// returns its handle.
+pub fn create(device: i32, blocking: bool) -> SimResult<usize> {
+    let s = Stream::spawn(device, blocking)?;
     let handle = Arc::as_ptr(&s) as usize;
     STREAMS.lock().insert(handle, s);
     counters::gauge_add(Gauge::Streams, 1);
@@ -183,7 +244,7 @@ pub fn default_stream(device: i32) -> SimResult<Arc<Stream>> {
     if let Some(s) = &defaults[idx] {
         return Ok(Arc::clone(s));
     }
-    let s = Stream::spawn(device)?;
+    let s = Stream::spawn(device, true)?;
     defaults[idx] = Some(Arc::clone(&s));
     Ok(s)
 }
@@ -252,12 +313,128 @@ pub fn wait_device_idle(device: i32) {
     }
 }
 
-/// Waits for `device`'s default stream if it exists (synchronous copies are ordered after
-/// work queued on the NULL stream).
+/// What a synchronous copy waits for: `device`'s default stream if it exists, and (legacy
+/// default stream semantics) every blocking stream of the device.
 pub fn wait_default_idle(device: i32) {
     if let Some(s) = existing_default(device) {
         s.wait_idle();
     }
+    let blocking: Vec<Arc<Stream>> = STREAMS
+        .lock()
+        .values()
+        .filter(|s| s.device == device && s.blocking)
+        .cloned()
+        .collect();
+    for s in blocking {
+        s.wait_idle();
+    }
+}
+
+// ---- host functions --------------------------------------------------------------------------
+
+type Callback = Box<dyn FnOnce() + Send>;
+
+/// The one runtime thread that runs the host functions of every stream.
+struct Callbacks {
+    queue: Mutex<VecDeque<Callback>>,
+    cv: Condvar,
+}
+
+static CALLBACKS: LazyLock<Arc<Callbacks>> = LazyLock::new(|| {
+    let c = Arc::new(Callbacks {
+        queue: Mutex::new(VecDeque::new()),
+        cv: Condvar::new(),
+    });
+    let for_thread = Arc::clone(&c);
+    std::thread::Builder::new()
+        .name("hipsim-callbacks".into())
+        .spawn(move || loop {
+            let f = {
+                let mut q = for_thread.queue.lock();
+                loop {
+                    if let Some(f) = q.pop_front() {
+                        break f;
+                    }
+                    for_thread.cv.wait(&mut q);
+                }
+            };
+            let _ = panic::catch_unwind(AssertUnwindSafe(f));
+        })
+        .expect("the simulator's callback thread starts");
+    c
+});
+
+/// Queues `f` as a host function on `stream`: when the stream reaches it, it runs on the
+/// callback thread, and the stream waits until it returned.
+pub fn enqueue_host_fn(stream: &Arc<Stream>, f: Callback) {
+    stream.enqueue(Box::new(move || {
+        let done = Arc::new((Mutex::new(false), Condvar::new()));
+        let signal = Arc::clone(&done);
+        {
+            let mut q = CALLBACKS.queue.lock();
+            q.push_back(Box::new(move || {
+                f();
+                *signal.0.lock() = true;
+                signal.1.notify_all();
+            }));
+            CALLBACKS.cv.notify_one();
+        }
+        let mut finished = done.0.lock();
+        while !*finished {
+            done.1.wait(&mut finished);
+        }
+        Ok(())
+    }));
+}
+
+// ---- waits on a memory value -----------------------------------------------------------------
+
+/// The condition of a wait on a 32-bit word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitCondition {
+    /// `(int32_t)(*addr - value) >= 0` (CUDA's GEQ; HIP's `hipStreamWaitValueGte`).
+    Geq,
+    /// `*addr == value`.
+    Eq,
+    /// `(*addr & value) != 0`.
+    And,
+    /// `~(*addr | value) != 0`.
+    Nor,
+}
+
+impl WaitCondition {
+    fn holds(self, word: u32, value: u32) -> bool {
+        match self {
+            WaitCondition::Geq => (word.wrapping_sub(value) as i32) >= 0,
+            WaitCondition::Eq => word == value,
+            WaitCondition::And => word & value != 0,
+            WaitCondition::Nor => !(word | value) != 0,
+        }
+    }
+}
+
+/// Queues a wait on the 32-bit word at `addr` (pinned or registered host memory, checked by
+/// the caller): the stream holds until `cond` holds for `word & mask`.
+pub fn enqueue_wait_value(
+    stream: &Arc<Stream>,
+    addr: usize,
+    value: u32,
+    mask: u32,
+    cond: WaitCondition,
+) {
+    stream.enqueue(Box::new(move || {
+        // SAFETY: the caller checked that `addr` is a live, 4-byte aligned word of pinned or
+        // registered host memory; freeing pinned memory waits for the device's streams, so it
+        // stays mapped while this wait runs. Other threads write it, hence the atomic view.
+        let word = unsafe { std::sync::atomic::AtomicU32::from_ptr(addr as *mut u32) };
+        let mut pause = std::time::Duration::from_micros(1);
+        while !cond.holds(word.load(Ordering::Acquire) & mask, value & mask) {
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_micros(100));
+        }
+        counters::bump("stream_value_waits");
+        Ok(())
+    }));
 }
 
 // ---- events ----------------------------------------------------------------------------------
@@ -306,7 +483,7 @@ pub fn event_destroy(handle: usize) -> SimResult<()> {
 
 impl Event {
     /// Queues a marker for this event on `stream`.
-    pub fn record(self: &Arc<Self>, stream: &Stream) {
+    pub fn record(self: &Arc<Self>, stream: &Arc<Stream>) {
         let seq = {
             let mut st = self.state.lock();
             st.recorded += 1;

@@ -185,6 +185,7 @@ api! {
     hipStreamQuery: fn(Stream) -> c_int;
     hipStreamGetDevice: fn(Stream, *mut c_int) -> c_int;
     hipLaunchHostFunc: fn(Stream, HostFn, *mut c_void) -> c_int;
+    hipStreamWaitValue32: fn(Stream, *mut c_void, u32, c_uint, u32) -> c_int;
     hipEventCreate: fn(*mut *mut c_void) -> c_int;
     hipEventCreateWithFlags: fn(*mut *mut c_void, c_uint) -> c_int;
     hipEventRecord: fn(*mut c_void, Stream) -> c_int;
@@ -236,6 +237,7 @@ api! {
     cuStreamQuery: fn(Stream) -> c_int;
     cuStreamGetCtx: fn(Stream, *mut *mut c_void) -> c_int;
     cuLaunchHostFunc: fn(Stream, HostFn, *mut c_void) -> c_int;
+    cuStreamWaitValue32_v2: fn(Stream, u64, u32, c_uint) -> c_int;
     cuEventCreate: fn(*mut *mut c_void, c_uint) -> c_int;
     cuEventRecord: fn(*mut c_void, Stream) -> c_int;
     cuEventSynchronize: fn(*mut c_void) -> c_int;

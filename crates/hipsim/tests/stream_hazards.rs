@@ -1,0 +1,209 @@
+//! The hazards of a real GPU's streams that the simulator keeps: the legacy default stream
+//! synchronises with blocking streams (and synchronous copies wait for both), host functions of
+//! every stream run on one runtime thread, and a stream waits on a word of pinned memory.
+
+mod common;
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+
+use common::*;
+
+fn stream_with_flags(s: &Sim, flags: u32) -> Stream {
+    let mut st = ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { (s.hipStreamCreateWithFlags)(&mut st, flags) }, 0);
+    st
+}
+
+/// A zeroed word of pinned memory.
+fn word(s: &Sim) -> *mut u32 {
+    let mut p = ptr::null_mut();
+    // SAFETY: valid out-pointer; 2 = hipHostMallocMapped.
+    assert_eq!(unsafe { (s.hipHostMalloc)(&mut p, 64, 2) }, 0);
+    let w = p.cast::<u32>();
+    // SAFETY: 64 bytes we own.
+    unsafe { w.write(0) };
+    w
+}
+
+fn set(w: *mut u32, v: u32) {
+    // SAFETY: a live pinned word, polled atomically by the simulator.
+    unsafe { AtomicU32::from_ptr(w) }.store(v, Ordering::Release);
+}
+
+fn idle(s: &Sim, st: Stream) -> bool {
+    // SAFETY: a live stream.
+    unsafe { (s.hipStreamQuery)(st) == 0 }
+}
+
+fn settle() {
+    std::thread::sleep(Duration::from_millis(50));
+}
+
+#[test]
+fn a_stream_waits_on_a_word_until_it_has_the_value() {
+    let (s, _g) = sim();
+    let st = stream_with_flags(s, 1);
+    let w = word(s);
+    for (flags, value, release, hold) in [(1, 7, 7, 6), (0, 5, 9, 4)] {
+        // SAFETY: a live stream and word; flags 1 = equal, 0 = greater or equal.
+        assert_eq!(
+            unsafe { (s.hipStreamWaitValue32)(st, w.cast(), value, flags, u32::MAX) },
+            0
+        );
+        set(w, hold);
+        settle();
+        assert!(!idle(s, st), "held while the word is {hold}");
+        set(w, release);
+        // SAFETY: a live stream.
+        assert_eq!(unsafe { (s.hipStreamSynchronize)(st) }, 0);
+        set(w, 0);
+    }
+    // The CUDA face: CU_STREAM_WAIT_VALUE_EQ.
+    // SAFETY: flags 0; then a live stream and word.
+    assert_eq!(unsafe { (s.cuInit)(0) }, 0);
+    // SAFETY: as above.
+    assert_eq!(unsafe { (s.cuStreamWaitValue32_v2)(st, w as u64, 3, 1) }, 0);
+    settle();
+    assert!(!idle(s, st));
+    set(w, 3);
+    // SAFETY: a live stream.
+    assert_eq!(unsafe { (s.hipStreamSynchronize)(st) }, 0);
+    // Pageable memory cannot be waited on; a fault says "not supported".
+    let mut pageable = 0u32;
+    // SAFETY: the simulator refuses the address before queueing anything.
+    assert_eq!(
+        unsafe { (s.hipStreamWaitValue32)(st, (&raw mut pageable).cast(), 1, 1, u32::MAX) },
+        1
+    );
+    set_fault(s, "no_wait_value", 1);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { (s.hipStreamWaitValue32)(st, w.cast(), 1, 1, u32::MAX) },
+        801
+    );
+    set_fault(s, "no_wait_value", 0);
+    // SAFETY: allocated above; the stream is idle.
+    unsafe {
+        (s.hipHostFree)(w.cast());
+        (s.hipStreamDestroy)(st);
+    }
+}
+
+#[test]
+fn the_legacy_default_stream_and_blocking_streams_wait_for_each_other() {
+    let (s, _g) = sim();
+    let blocking = stream_with_flags(s, 0);
+    let non_blocking = stream_with_flags(s, 1);
+    let w = word(s);
+    let dev = dmalloc(s, 4096);
+    // Hold the NULL stream: later work on a blocking stream waits for it, a non-blocking
+    // stream's does not.
+    // SAFETY: NULL is the default stream; the word is pinned.
+    assert_eq!(
+        unsafe { (s.hipStreamWaitValue32)(ptr::null_mut(), w.cast(), 1, 1, u32::MAX) },
+        0
+    );
+    let src = pattern(4096, 3);
+    for st in [blocking, non_blocking] {
+        // SAFETY: valid host and device memory; the host memory outlives the synchronisation.
+        assert_eq!(
+            unsafe { (s.hipMemcpyHtoDAsync)(dev, src.as_ptr() as *mut c_void, 4096, st) },
+            0
+        );
+    }
+    settle();
+    assert!(
+        idle(s, non_blocking),
+        "a non-blocking stream is independent"
+    );
+    assert!(
+        !idle(s, blocking),
+        "a blocking stream waits for the default stream"
+    );
+    set(w, 1);
+    // SAFETY: a live stream.
+    assert_eq!(unsafe { (s.hipStreamSynchronize)(blocking) }, 0);
+    set(w, 0);
+    // Hold a blocking stream: work queued on the NULL stream after it waits, and a synchronous
+    // copy (which runs on the NULL stream) does not return until it is released.
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { (s.hipStreamWaitValue32)(blocking, w.cast(), 1, 1, u32::MAX) },
+        0
+    );
+    let copied = std::sync::Arc::new(AtomicBool::new(false));
+    let c = copied.clone();
+    let dev_addr = dev as usize;
+    let t = std::thread::spawn(move || {
+        let s = sim_raw();
+        let host = [0u8; 16];
+        // SAFETY: valid host and device memory.
+        assert_eq!(
+            unsafe { (s.hipMemcpy)(dev_addr as *mut c_void, host.as_ptr().cast(), 16, 1) },
+            0
+        );
+        c.store(true, Ordering::SeqCst);
+    });
+    settle();
+    assert!(
+        !copied.load(Ordering::SeqCst),
+        "the synchronous copy waits for the blocking stream"
+    );
+    set(w, 1);
+    t.join().unwrap();
+    assert!(copied.load(Ordering::SeqCst));
+    // SAFETY: the streams are idle; allocated above.
+    unsafe {
+        (s.hipStreamSynchronize)(ptr::null_mut());
+        (s.hipHostFree)(w.cast());
+        (s.hipFree)(dev);
+        (s.hipStreamDestroy)(blocking);
+        (s.hipStreamDestroy)(non_blocking);
+    }
+}
+
+static RELEASED: AtomicBool = AtomicBool::new(false);
+static SECOND_RAN: AtomicBool = AtomicBool::new(false);
+
+unsafe extern "C" fn block(_: *mut c_void) {
+    while !RELEASED.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+unsafe extern "C" fn mark(_: *mut c_void) {
+    SECOND_RAN.store(true, Ordering::Release);
+}
+
+#[test]
+fn host_functions_of_all_streams_run_on_one_thread() {
+    let (s, _g) = sim();
+    let (a, b) = (stream_with_flags(s, 1), stream_with_flags(s, 1));
+    // SAFETY: plain functions without data.
+    unsafe {
+        assert_eq!((s.hipLaunchHostFunc)(a, Some(block), ptr::null_mut()), 0);
+        settle();
+        assert_eq!((s.hipLaunchHostFunc)(b, Some(mark), ptr::null_mut()), 0);
+    }
+    settle();
+    assert!(
+        !SECOND_RAN.load(Ordering::Acquire),
+        "another stream's host function waits for the blocked callback thread"
+    );
+    RELEASED.store(true, Ordering::Release);
+    // SAFETY: live streams.
+    unsafe {
+        assert_eq!((s.hipStreamSynchronize)(b), 0);
+        assert_eq!((s.hipStreamSynchronize)(a), 0);
+    }
+    assert!(SECOND_RAN.load(Ordering::Acquire));
+    // SAFETY: idle streams.
+    unsafe {
+        (s.hipStreamDestroy)(a);
+        (s.hipStreamDestroy)(b);
+    }
+}

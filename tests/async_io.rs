@@ -1,0 +1,939 @@
+//! Stream-ordered I/O (`hipFileReadAsync` / `hipFileWriteAsync`) through the C ABI on the
+//! simulated GPU runtime, whose streams keep a real GPU's hazards: the legacy default stream
+//! synchronises with blocking streams (and synchronous copies wait for both), host functions of
+//! every stream run on one runtime thread, and `hipStreamWaitValue32` holds a stream until a
+//! word of pinned memory has a value. Every test runs in its own child process.
+//!
+//! A test pauses a stream by queueing, before the operation, a wait on a word of pinned memory
+//! it owns (`hipStreamWaitValue32`), changes the parameters behind the caller's pointers, and
+//! releases the stream by writing the word. Results are exact: `*bytes_p`, file and device
+//! bytes, and hipsim's counters where they say which backend served a request.
+
+mod common;
+
+use std::ffi::{c_int, c_uint, c_void};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const K4: usize = 4096;
+/// `hipFileInvalidValue`.
+const INVALID_VALUE: isize = 5022;
+
+type HipStream = *mut c_void;
+type HostFn = unsafe extern "C" fn(*mut c_void);
+
+/// The simulator's stream, event and wait-value entry points the tests use themselves.
+struct StreamApi {
+    _lib: libloading::Library,
+    create_with_flags: unsafe extern "C" fn(*mut HipStream, c_uint) -> HipError,
+    synchronize: unsafe extern "C" fn(HipStream) -> HipError,
+    query: unsafe extern "C" fn(HipStream) -> HipError,
+    wait_value32: unsafe extern "C" fn(HipStream, *mut c_void, u32, c_uint, u32) -> HipError,
+    launch_host_func: unsafe extern "C" fn(HipStream, HostFn, *mut c_void) -> HipError,
+}
+
+// SAFETY: function pointers and a library handle; hipsim is thread-safe.
+unsafe impl Sync for StreamApi {}
+// SAFETY: as above.
+unsafe impl Send for StreamApi {}
+
+fn api() -> &'static StreamApi {
+    static API: OnceLock<StreamApi> = OnceLock::new();
+    API.get_or_init(|| {
+        // SAFETY: our own simulator library, already loaded by the library under test.
+        let lib = unsafe { libloading::Library::new(hipsim_path()) }.expect("load hipsim");
+        macro_rules! f {
+            ($name:literal) => {
+                // SAFETY: the symbol has the C signature of the field it is stored in.
+                *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
+                    .unwrap_or_else(|e| panic!("hipsim lacks {}: {e}", $name))
+            };
+        }
+        StreamApi {
+            create_with_flags: f!("hipStreamCreateWithFlags"),
+            synchronize: f!("hipStreamSynchronize"),
+            query: f!("hipStreamQuery"),
+            wait_value32: f!("hipStreamWaitValue32"),
+            launch_host_func: f!("hipLaunchHostFunc"),
+            _lib: lib,
+        }
+    })
+}
+
+/// An application stream (blocking, as `hipStreamCreate` makes them), destroyed on drop.
+struct Stream(HipStream);
+
+// SAFETY: a stream handle may be used from any thread.
+unsafe impl Send for Stream {}
+// SAFETY: as above.
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    fn new() -> Stream {
+        let mut s = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (api().create_with_flags)(&mut s, 0) }, 0);
+        Stream(s)
+    }
+
+    fn sync(&self) {
+        // SAFETY: a live stream (or NULL).
+        assert_eq!(unsafe { (api().synchronize)(self.0) }, 0);
+    }
+
+    fn idle(&self) -> bool {
+        // SAFETY: as above.
+        unsafe { (api().query)(self.0) == 0 }
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: created by hipStreamCreateWithFlags.
+            unsafe { (sim().stream_destroy)(self.0) };
+        }
+    }
+}
+
+/// A word of pinned memory a stream waits on until the test releases it.
+struct Pause {
+    word: *mut u32,
+}
+
+// SAFETY: the word is only accessed atomically.
+unsafe impl Send for Pause {}
+// SAFETY: as above.
+unsafe impl Sync for Pause {}
+
+impl Pause {
+    /// Hold `stream` from now until [`Pause::release`].
+    fn hold(stream: &Stream) -> Pause {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (sim().host_malloc)(&mut p, 64, 0x2) }, 0);
+        let word = p.cast::<u32>();
+        // SAFETY: 64 bytes of pinned memory we own.
+        unsafe { word.write(0) };
+        // SAFETY: a live stream, a word of pinned memory; flags 1: equal.
+        assert_eq!(
+            unsafe { (api().wait_value32)(stream.0, p, 1, 1, u32::MAX) },
+            0
+        );
+        Pause { word }
+    }
+
+    fn release(&self) {
+        // SAFETY: pinned memory alive until drop; the stream polls it atomically.
+        unsafe { AtomicU32::from_ptr(self.word) }.store(1, Ordering::Release);
+    }
+}
+
+impl Drop for Pause {
+    fn drop(&mut self) {
+        self.release();
+        // SAFETY: allocated by hipHostMalloc above.
+        unsafe { (sim().host_free)(self.word.cast()) };
+    }
+}
+
+/// The by-reference parameters of one operation (kept at a stable address until the stream
+/// has passed it).
+#[derive(Debug)]
+struct Params {
+    size: usize,
+    file_offset: i64,
+    buffer_offset: i64,
+    bytes: isize,
+}
+
+impl Params {
+    fn new(size: usize, file_offset: i64, buffer_offset: i64) -> Box<Params> {
+        Box::new(Params {
+            size,
+            file_offset,
+            buffer_offset,
+            bytes: -77,
+        })
+    }
+
+    /// `bytes`, read as the stream's worker wrote it.
+    fn result(&self) -> isize {
+        // SAFETY: a field of a live value; the library writes it from another thread.
+        unsafe { std::ptr::read_volatile(&self.bytes) }
+    }
+
+    fn set_size(&mut self, v: usize) {
+        // SAFETY: as above; the library reads it when the operation runs.
+        unsafe { std::ptr::write_volatile(&mut self.size, v) }
+    }
+
+    fn set_offsets(&mut self, file_offset: i64, buffer_offset: i64) {
+        // SAFETY: as above.
+        unsafe {
+            std::ptr::write_volatile(&mut self.file_offset, file_offset);
+            std::ptr::write_volatile(&mut self.buffer_offset, buffer_offset);
+        }
+    }
+}
+
+fn read_async(fh: hipFileHandle_t, buf: *mut c_void, p: &mut Params, s: &Stream) -> hipFileError_t {
+    // SAFETY: the parameters live (boxed) until the test synchronised the stream.
+    unsafe {
+        hipFileReadAsync(
+            fh,
+            buf,
+            &mut p.size,
+            &mut p.file_offset,
+            &mut p.buffer_offset,
+            &mut p.bytes,
+            s.0,
+        )
+    }
+}
+
+fn write_async(
+    fh: hipFileHandle_t,
+    buf: *mut c_void,
+    p: &mut Params,
+    s: &Stream,
+) -> hipFileError_t {
+    // SAFETY: as for `read_async`.
+    unsafe {
+        hipFileWriteAsync(
+            fh,
+            buf,
+            &mut p.size,
+            &mut p.file_offset,
+            &mut p.buffer_offset,
+            &mut p.bytes,
+            s.0,
+        )
+    }
+}
+
+/// A registered scratch file, removed on drop.
+struct TestFile {
+    path: PathBuf,
+    fd: c_int,
+    fh: hipFileHandle_t,
+}
+
+// SAFETY: a file handle may be used from any thread.
+unsafe impl Send for TestFile {}
+// SAFETY: as above.
+unsafe impl Sync for TestFile {}
+
+impl TestFile {
+    fn new(tag: &str, contents: &[u8]) -> TestFile {
+        let path = scratch_file(tag);
+        make_file(&path, contents);
+        let fd = open_fd(&path, libc::O_RDWR);
+        let fh = register_fd(fd);
+        TestFile { path, fd, fh }
+    }
+
+    fn contents(&self) -> Vec<u8> {
+        std::fs::read(&self.path).unwrap()
+    }
+}
+
+impl Drop for TestFile {
+    fn drop(&mut self) {
+        hipFileHandleDeregister(self.fh);
+        // SAFETY: our descriptor.
+        unsafe { libc::close(self.fd) };
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn register_stream(s: &Stream, flags: c_uint) {
+    assert_eq!(hipFileStreamRegister(s.0, flags), OK);
+}
+
+// ---- the FIXED-flag matrix ------------------------------------------------------------------
+
+// Every combination of the four flags × read/write × the shapes of the issue: zero offsets
+// with size−1, file offset 1 with size−1, buffer offset 1 with size−1, and size 0 (which
+// overwrites a preset `*bytes_p` at submission and queues nothing).
+child_test!(fixed_flag_matrix, {
+    open_driver();
+    let s = sim();
+    let n = 192 * 1024 + 7;
+    let data = pattern(n, 1);
+    let dev = s.device_alloc(n);
+    let f = TestFile::new("async-matrix", &data);
+    for flags in 0..16u32 {
+        let stream = Stream::new();
+        register_stream(&stream, flags);
+        for (foff, boff, size) in [(0, 0, n - 1), (1, 0, n - 1), (0, 1, n - 1), (5, 9, 0)] {
+            let want = if size == 0 { 0 } else { size };
+            // Read: the file bytes land at the buffer offset.
+            s.upload(dev.ptr, &vec![0xee; n]);
+            let mut p = Params::new(size, foff as i64, boff as i64);
+            assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+            stream.sync();
+            assert_eq!(
+                p.result(),
+                want as isize,
+                "read flags {flags} {foff}/{boff}/{size}"
+            );
+            let got = s.download(dev.ptr, n);
+            assert_eq!(&got[boff..boff + size], &data[foff..foff + size]);
+            assert!(got[..boff]
+                .iter()
+                .chain(&got[boff + size..])
+                .all(|&b| b == 0xee));
+
+            // Write: the buffer bytes land at the file offset.
+            let fresh = pattern(n, 100 + u64::from(flags));
+            s.upload(dev.ptr, &fresh);
+            let mut p = Params::new(size, foff as i64, boff as i64);
+            assert_eq!(write_async(f.fh, dev.ptr, &mut p, &stream), OK);
+            stream.sync();
+            assert_eq!(
+                p.result(),
+                want as isize,
+                "write flags {flags} {foff}/{boff}/{size}"
+            );
+            let mut expect = data.clone();
+            expect[foff..foff + size].copy_from_slice(&fresh[boff..boff + size]);
+            assert_eq!(f.contents(), expect);
+            std::fs::write(&f.path, &data).unwrap();
+        }
+        assert_eq!(hipFileStreamDeregister(stream.0), OK);
+    }
+});
+
+// ---- ordering ---------------------------------------------------------------------------------
+
+// A write then a read of the same bytes on one stream, queued back to back without a
+// synchronisation between them: the read sees the write (and a later read on the stream sees a
+// second write), so the operations ran in submission order.
+child_test!(operations_on_one_stream_see_each_other, {
+    open_driver();
+    let s = sim();
+    let n = 3 * 1024 * 1024 + 11;
+    let f = TestFile::new("async-order", &vec![0u8; n]);
+    let a = s.device_alloc(n);
+    let b = s.device_alloc(n);
+    let c = s.device_alloc(n);
+    let first = pattern(n, 2);
+    let second = pattern(n, 3);
+    s.upload(a.ptr, &first);
+    s.upload(c.ptr, &second);
+    let stream = Stream::new();
+    let mut w1 = Params::new(n, 0, 0);
+    let mut r1 = Params::new(n, 0, 0);
+    let mut w2 = Params::new(n, 0, 0);
+    let mut r2 = Params::new(n, 0, 0);
+    assert_eq!(write_async(f.fh, a.ptr, &mut w1, &stream), OK);
+    assert_eq!(read_async(f.fh, b.ptr, &mut r1, &stream), OK);
+    assert_eq!(write_async(f.fh, c.ptr, &mut w2, &stream), OK);
+    assert_eq!(read_async(f.fh, a.ptr, &mut r2, &stream), OK);
+    stream.sync();
+    for p in [&w1, &r1, &w2, &r2] {
+        assert_eq!(p.result(), n as isize);
+    }
+    assert_eq!(
+        s.download(b.ptr, n),
+        first,
+        "the first read saw the first write"
+    );
+    assert_eq!(
+        s.download(a.ptr, n),
+        second,
+        "the second read saw the second write"
+    );
+    assert_eq!(f.contents(), second);
+});
+
+// ---- a paused stream --------------------------------------------------------------------------
+
+// The stream is held before the operation; the parameters change behind the caller's pointers,
+// then the stream is released. `*bytes_p` is 0 from the submission until the operation ran.
+child_test!(paused_stream_reads_the_parameters_when_it_runs, {
+    open_driver();
+    let s = sim();
+    let n = 256 * 1024;
+    let data = pattern(n, 4);
+    let f = TestFile::new("async-paused", &data);
+    let dev = s.device_alloc(n);
+    let stream = Stream::new();
+    let run = |change: &dyn Fn(&mut Params), submitted: (usize, i64, i64)| -> (isize, Vec<u8>) {
+        s.upload(dev.ptr, &vec![0u8; n]);
+        let pause = Pause::hold(&stream);
+        let mut p = Params::new(submitted.0, submitted.1, submitted.2);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(p.result(), 0, "*bytes_p is 0 until the operation ran");
+        change(&mut p);
+        pause.release();
+        stream.sync();
+        (p.result(), s.download(dev.ptr, n))
+    };
+    // A smaller size works.
+    let (r, got) = run(&|p| p.set_size(1000), (n, 0, 0));
+    assert_eq!(r, 1000);
+    assert_eq!(&got[..1000], &data[..1000]);
+    assert!(got[1000..].iter().all(|&b| b == 0));
+    // A larger size than at submission: -hipFileInvalidValue, nothing moved.
+    let (r, got) = run(&|p| p.set_size(2000), (1000, 0, 0));
+    assert_eq!(r, -INVALID_VALUE);
+    assert!(got.iter().all(|&b| b == 0));
+    // A buffer offset past the end of the buffer: -hipFileInvalidValue.
+    let (r, _) = run(&|p| p.set_offsets(0, n as i64), (K4, 0, 0));
+    assert_eq!(r, -INVALID_VALUE);
+    // A buffer offset that leaves too little room for the size: -hipFileInvalidValue.
+    let (r, _) = run(&|p| p.set_offsets(0, (n - 10) as i64), (K4, 0, 0));
+    assert_eq!(r, -INVALID_VALUE);
+    // A negative file offset at run time: -hipFileInvalidValue.
+    let (r, _) = run(&|p| p.set_offsets(-1, 0), (K4, 0, 0));
+    assert_eq!(r, -INVALID_VALUE);
+    // Moved file and buffer offsets are honoured.
+    let (r, got) = run(&|p| p.set_offsets(12345, 777), (K4, 0, 0));
+    assert_eq!(r, K4 as isize);
+    assert_eq!(&got[777..777 + K4], &data[12345..12345 + K4]);
+    assert!(got[..777].iter().chain(&got[777 + K4..]).all(|&b| b == 0));
+});
+
+// With all three FIXED flags the values of the submission are used, whatever the pointers hold
+// when the operation runs.
+child_test!(fixed_flags_freeze_the_parameters_at_submission, {
+    open_driver();
+    let s = sim();
+    let n = 64 * 1024;
+    let data = pattern(n, 5);
+    let f = TestFile::new("async-fixed", &data);
+    let dev = s.device_alloc(n);
+    for (flags, want_size, want_foff, want_boff) in [
+        (1 | 2 | 4, 5000, 100, 10),
+        (4, 5000, 300, 30),
+        (2, 4000, 100, 30),
+        (1, 4000, 300, 10),
+    ] {
+        let stream = Stream::new();
+        register_stream(&stream, flags);
+        s.upload(dev.ptr, &vec![0u8; n]);
+        let pause = Pause::hold(&stream);
+        let mut p = Params::new(5000, 100, 10);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+        p.set_size(4000);
+        p.set_offsets(300, 30);
+        pause.release();
+        stream.sync();
+        assert_eq!(p.result(), want_size as isize, "flags {flags}");
+        let got = s.download(dev.ptr, n);
+        assert_eq!(
+            &got[want_boff..want_boff + want_size],
+            &data[want_foff..want_foff + want_size],
+            "flags {flags}"
+        );
+        assert_eq!(hipFileStreamDeregister(stream.0), OK);
+    }
+});
+
+// ---- results --------------------------------------------------------------------------------
+
+// A read past the end of the file returns the bytes up to it; one at the end returns 0.
+child_test!(read_past_the_end_of_file_returns_the_bytes_up_to_it, {
+    open_driver();
+    let s = sim();
+    let n = 1 << 20;
+    let data = pattern(n, 6);
+    let f = TestFile::new("async-eof", &data);
+    let dev = s.device_alloc(n);
+    let stream = Stream::new();
+    let mut p = Params::new(n, K4 as i64, 0);
+    assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+    let mut q = Params::new(K4, n as i64, 0);
+    assert_eq!(read_async(f.fh, dev.ptr, &mut q, &stream), OK);
+    stream.sync();
+    assert_eq!(p.result(), (n - K4) as isize);
+    assert_eq!(q.result(), 0);
+    assert_eq!(&s.download(dev.ptr, n - K4)[..], &data[K4..]);
+});
+
+// Submission checks, in upstream's order, answered by the call itself.
+child_test!(submission_checks, [("HIPSIM_DEVICE_COUNT", "2")], {
+    open_driver();
+    let s = sim();
+    let n = 64 * 1024;
+    let f = TestFile::new("async-checks", &pattern(n, 7));
+    let dev = s.device_alloc(n);
+    let stream = Stream::new();
+    let call = |fh, buf, size, foff, boff| {
+        let mut p = Params::new(size, foff, boff);
+        let e = read_async(fh, buf, &mut p, &stream);
+        (e.err, p.result())
+    };
+    // NULL arguments.
+    let mut p = Params::new(n, 0, 0);
+    // SAFETY: NULL pointers are checked before anything is read.
+    let e = unsafe {
+        hipFileReadAsync(
+            f.fh,
+            dev.ptr,
+            std::ptr::null_mut(),
+            &mut p.file_offset,
+            &mut p.buffer_offset,
+            &mut p.bytes,
+            stream.0,
+        )
+    };
+    assert_eq!(e.err, 5022);
+    assert_eq!(p.result(), -77, "*bytes_p untouched by a refused call");
+    // An unknown handle.
+    assert_eq!(
+        call(0xdead as hipFileHandle_t, dev.ptr, n, 0, 0),
+        (5027, -77)
+    );
+    // Bounds with the current values: too big, offset past the end, negative offsets.
+    assert_eq!(call(f.fh, dev.ptr, n + 1, 0, 0), (5022, -77));
+    assert_eq!(call(f.fh, dev.ptr, 1, 0, n as i64), (5022, -77));
+    assert_eq!(call(f.fh, dev.ptr, 1, -1, 0), (5022, -77));
+    assert_eq!(call(f.fh, dev.ptr, 1, 0, -1), (5022, -77));
+    // The buffer's device against the stream's.
+    // SAFETY: device 1 exists (HIPSIM_DEVICE_COUNT=2).
+    assert_eq!(unsafe { (s.set_device)(1) }, 0);
+    let other = Stream::new();
+    // SAFETY: back to device 0.
+    assert_eq!(unsafe { (s.set_device)(0) }, 0);
+    let mut p = Params::new(K4, 0, 0);
+    assert_eq!(read_async(f.fh, dev.ptr, &mut p, &other).err, 5022);
+    assert_eq!(p.result(), -77);
+    // Size 0 overwrites *bytes_p at once and queues nothing.
+    assert_eq!(call(f.fh, dev.ptr, 0, 0, 0), (0, 0));
+    let before = s.counter("hipEventRecord");
+    let mut p = Params::new(0, 3, 3);
+    assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+    assert_eq!((p.result(), s.counter("hipEventRecord")), (0, before));
+});
+
+// ---- backends ---------------------------------------------------------------------------------
+
+// A fastpath ENODEV on a stream is served by the fallback at the same position on the stream:
+// the bytes are right and the caller sees only the byte count.
+child_test!(
+    fastpath_enodev_on_a_stream_is_served_by_the_fallback,
+    [("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", "true")],
+    {
+        open_driver();
+        if !odirect_works() {
+            eprintln!(
+                "O_DIRECT does not work in {}; test skipped",
+                scratch_dir().display()
+            );
+            return;
+        }
+        let s = sim();
+        let n = 256 * 1024;
+        let data = pattern(n, 8);
+        let f = TestFile::new("async-enodev", &data);
+        let dev = s.device_alloc(n);
+        let stream = Stream::new();
+        // First without a fault: the fastpath serves it, no copy.
+        let (fast, copied) = (s.counter("hipAmdFileRead"), s.counter("h2d_bytes"));
+        let mut p = Params::new(n, 0, 0);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+        stream.sync();
+        assert_eq!(p.result(), n as isize);
+        assert_eq!(s.counter("hipAmdFileRead") - fast, 1);
+        assert_eq!(
+            s.counter("h2d_bytes") - copied,
+            0,
+            "GPU-direct: no bounce copy"
+        );
+        assert_eq!(s.download(dev.ptr, n), data);
+        // Then ENODEV: tried on the fastpath, served by the fallback.
+        s.upload(dev.ptr, &vec![0u8; n]);
+        s.fault("fastpath_errno", i64::from(libc::ENODEV));
+        let (fast, copied) = (s.counter("hipAmdFileRead"), s.counter("h2d_bytes"));
+        let mut p = Params::new(n, 0, 0);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+        stream.sync();
+        s.fault("fastpath_errno", 0);
+        assert_eq!(p.result(), n as isize);
+        assert_eq!(
+            s.counter("hipAmdFileRead") - fast,
+            1,
+            "the fastpath was tried"
+        );
+        assert_eq!(
+            s.counter("h2d_bytes") - copied,
+            n as u64,
+            "the fallback moved every byte"
+        );
+        assert_eq!(s.download(dev.ptr, n), data);
+        // Visible in the statistics only: one retry, two async reads submitted.
+        let ext = hipfile::api::stats::own_snapshot()
+            .ext
+            .expect("our extension block");
+        assert_eq!((ext.fallback_retries, ext.async_ops), (1, [2, 0]));
+        // EIO is not retried: -1 in *bytes_p.
+        s.fault("fastpath_errno", i64::from(libc::EIO));
+        let mut p = Params::new(n, 0, 0);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+        stream.sync();
+        s.fault("fastpath_errno", 0);
+        assert_eq!(p.result(), -1);
+    }
+);
+
+// The NULL stream: the call returns at once, the operation runs on the default stream, in order
+// with the application's own work there. Small requests too (one chunk), whose copies must not
+// be synchronous: a synchronous copy waits for the default stream, which the operation holds.
+child_test!(the_null_stream, {
+    open_driver();
+    let s = sim();
+    let n = 96 * 1024 + 3;
+    let data = pattern(n, 9);
+    let f = TestFile::new("async-null", &data);
+    let dev = s.device_alloc(n);
+    let null = Stream(std::ptr::null_mut());
+    let mut small = Params::new(100, 5, 0);
+    let mut large = Params::new(n - 200, 200, 200);
+    assert_eq!(read_async(f.fh, dev.ptr, &mut small, &null), OK);
+    assert_eq!(read_async(f.fh, dev.ptr, &mut large, &null), OK);
+    null.sync();
+    assert_eq!((small.result(), large.result()), (100, (n - 200) as isize));
+    let got = s.download(dev.ptr, n);
+    assert_eq!(&got[..100], &data[5..105]);
+    assert_eq!(&got[200..], &data[200..]);
+    // A write on the NULL stream, then a synchronous read sees it.
+    let fresh = pattern(n, 10);
+    s.upload(dev.ptr, &fresh);
+    let mut w = Params::new(n, 0, 0);
+    assert_eq!(write_async(f.fh, dev.ptr, &mut w, &null), OK);
+    null.sync();
+    assert_eq!(w.result(), n as isize);
+    assert_eq!(f.contents(), fresh);
+    std::mem::forget(null);
+});
+
+// Host memory (which upstream's async path refuses) is served by the host backend.
+child_test!(host_memory, {
+    open_driver();
+    let n = 300 * 1024 + 1;
+    let data = pattern(n, 11);
+    let f = TestFile::new("async-host", &data);
+    let mut host = vec![0u8; n];
+    let stream = Stream::new();
+    let mut p = Params::new(n - 1, 1, 0);
+    assert_eq!(
+        read_async(f.fh, host.as_mut_ptr().cast(), &mut p, &stream),
+        OK
+    );
+    stream.sync();
+    assert_eq!(p.result(), (n - 1) as isize);
+    assert_eq!(&host[..n - 1], &data[1..]);
+    let fresh = pattern(n, 12);
+    host.copy_from_slice(&fresh);
+    let mut w = Params::new(n, 0, 0);
+    assert_eq!(
+        write_async(f.fh, host.as_mut_ptr().cast(), &mut w, &stream),
+        OK
+    );
+    stream.sync();
+    assert_eq!(w.result(), n as isize);
+    assert_eq!(f.contents(), fresh);
+});
+
+// ---- many streams -------------------------------------------------------------------------------
+
+// 8 threads, each with its own stream, queue 100 reads of different sizes and offsets each
+// without synchronising in between; every byte of every read is checked.
+child_test!(eight_streams_of_a_hundred_operations_from_eight_threads, {
+    open_driver();
+    let file_len = 8 << 20;
+    let data = Arc::new(pattern(file_len, 13));
+    let f = Arc::new(TestFile::new("async-many", &data));
+    const OPS: usize = 100;
+    const SLOT: usize = 64 * 1024;
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let (f, data) = (f.clone(), data.clone());
+            std::thread::spawn(move || {
+                let s = sim();
+                let dev = s.device_alloc(OPS * SLOT);
+                let stream = Stream::new();
+                let mut params = Vec::new();
+                for i in 0..OPS {
+                    let k = t * OPS + i;
+                    let size = 1 + (k * 7919) % (SLOT - 1);
+                    let foff = (k * 104_729) % (file_len - size);
+                    let mut p = Params::new(size, foff as i64, (i * SLOT) as i64);
+                    assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+                    params.push(p);
+                }
+                stream.sync();
+                let got = s.download(dev.ptr, OPS * SLOT);
+                for (i, p) in params.iter().enumerate() {
+                    let (size, foff) = (p.size, p.file_offset as usize);
+                    assert_eq!(p.result(), size as isize, "thread {t} op {i}");
+                    assert_eq!(
+                        &got[i * SLOT..i * SLOT + size],
+                        &data[foff..foff + size],
+                        "thread {t} op {i}"
+                    );
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+});
+
+// ---- deregistration and close -------------------------------------------------------------------
+
+/// Start `f` on a thread; after 100 ms it must still be running (it waits for the paused
+/// operation); release the pause; it returns and the operation's result is already final.
+fn waits_for_the_paused_operation(what: &str, f: impl FnOnce() + Send + 'static) {
+    open_driver();
+    let s = sim();
+    let n = 128 * 1024;
+    let data = pattern(n, 14);
+    let file = TestFile::new("async-wait", &data);
+    let dev = s.device_alloc(n);
+    let stream = Stream::new();
+    register_stream(&stream, 0);
+    let pause = Pause::hold(&stream);
+    let mut p = Params::new(n, 0, 0);
+    assert_eq!(read_async(file.fh, dev.ptr, &mut p, &stream), OK);
+    let done = Arc::new(AtomicBool::new(false));
+    let d = done.clone();
+    let t = std::thread::spawn(move || {
+        f();
+        d.store(true, Ordering::SeqCst);
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        !done.load(Ordering::SeqCst),
+        "{what} returned while an operation was queued"
+    );
+    assert_eq!(p.result(), 0);
+    pause.release();
+    t.join().unwrap();
+    assert_eq!(
+        p.result(),
+        n as isize,
+        "{what} returned after the operation finished"
+    );
+    stream.sync();
+    assert_eq!(s.download(dev.ptr, n), data);
+    std::mem::forget(file);
+}
+
+// Deregistering a stream with work queued waits for that work.
+child_test!(deregistering_a_stream_waits_for_its_queued_operations, {
+    open_driver();
+    let s = sim();
+    let n = 128 * 1024;
+    let data = pattern(n, 15);
+    let f = TestFile::new("async-dereg", &data);
+    let dev = s.device_alloc(n);
+    let stream = Arc::new(Stream::new());
+    register_stream(&stream, 0);
+    let pause = Pause::hold(&stream);
+    let mut p = Params::new(n, 0, 0);
+    assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+    let done = Arc::new(AtomicBool::new(false));
+    let (d, st) = (done.clone(), stream.clone());
+    let t = std::thread::spawn(move || {
+        assert_eq!(hipFileStreamDeregister(st.0), OK);
+        d.store(true, Ordering::SeqCst);
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        !done.load(Ordering::SeqCst),
+        "deregistration returned with an operation queued"
+    );
+    assert_eq!(p.result(), 0);
+    pause.release();
+    t.join().unwrap();
+    assert_eq!(
+        p.result(),
+        n as isize,
+        "the operation finished before deregistration returned"
+    );
+    stream.sync();
+    assert_eq!(s.download(dev.ptr, n), data);
+    assert_eq!(
+        hipFileStreamDeregister(stream.0).err,
+        5022,
+        "deregistered once"
+    );
+});
+
+// Closing the driver with work queued waits for that work.
+child_test!(driver_close_waits_for_queued_operations, {
+    waits_for_the_paused_operation("hipFileDriverClose", || {
+        assert_eq!(hipFileDriverClose(), OK);
+    });
+    assert_eq!(hipFileUseCount(), 0);
+});
+
+// ---- the runtime's callback thread ----------------------------------------------------------
+
+struct Blocker(AtomicBool);
+
+unsafe extern "C" fn block_until_released(data: *mut c_void) {
+    // SAFETY: a leaked `Blocker`.
+    let b = unsafe { &*(data as *const Blocker) };
+    while !b.0.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// An application host function that blocks the runtime's one callback thread (on another
+/// stream), then a read on `stream`. Returns the blocker (release it!) and the parameters.
+fn read_behind_a_blocked_callback(
+    f: &TestFile,
+    dev: *mut c_void,
+    n: usize,
+    other: &Stream,
+    stream: &Stream,
+) -> (&'static Blocker, Box<Params>) {
+    let blocker: &'static Blocker = Box::leak(Box::new(Blocker(AtomicBool::new(false))));
+    // SAFETY: the data outlives the call (leaked).
+    assert_eq!(
+        unsafe {
+            (api().launch_host_func)(
+                other.0,
+                block_until_released,
+                blocker as *const _ as *mut c_void,
+            )
+        },
+        0
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    let mut p = Params::new(n, 0, 0);
+    assert_eq!(read_async(f.fh, dev, &mut p, stream), OK);
+    (blocker, p)
+}
+
+fn wait_until(what: &str, cond: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !cond() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+// With a stream wait on a memory word (the design): an application host function blocking the
+// runtime's callback thread does not hold up our operation or the release of its stream.
+child_test!(a_blocked_callback_thread_does_not_hold_up_stream_io, {
+    open_driver();
+    let s = sim();
+    let n = 64 * 1024;
+    let data = pattern(n, 16);
+    let f = TestFile::new("async-cb", &data);
+    let dev = s.device_alloc(n);
+    let (other, stream) = (Stream::new(), Stream::new());
+    let waits = s.counter("stream_value_waits");
+    let (blocker, p) = read_behind_a_blocked_callback(&f, dev.ptr, n, &other, &stream);
+    wait_until("the stream's release", || stream.idle());
+    assert_eq!(p.result(), n as isize);
+    assert!(
+        s.counter("stream_value_waits") > waits,
+        "held by a wait on a word"
+    );
+    assert!(!other.idle(), "the application's callback still blocks");
+    blocker.0.store(true, Ordering::Release);
+    other.sync();
+    assert_eq!(s.download(dev.ptr, n), data);
+});
+
+// Without stream waits on memory (HIPSIM_NO_WAIT_VALUE): the stream is held by a blocking host
+// function instead. The operation itself still runs at once (it waits for an event, not for
+// the callback thread); only the release of its stream waits for the callback thread.
+child_test!(
+    without_wait_values_blocking_host_functions_hold_the_stream,
+    [("HIPSIM_NO_WAIT_VALUE", "1")],
+    {
+        open_driver();
+        let s = sim();
+        let n = 64 * 1024;
+        let data = pattern(n, 17);
+        let f = TestFile::new("async-hostfn", &data);
+        let dev = s.device_alloc(n);
+        let (other, stream) = (Stream::new(), Stream::new());
+        let (blocker, p) = read_behind_a_blocked_callback(&f, dev.ptr, n, &other, &stream);
+        wait_until("the operation's result", || p.result() == n as isize);
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!stream.idle(), "the release waits for the callback thread");
+        blocker.0.store(true, Ordering::Release);
+        stream.sync();
+        other.sync();
+        assert_eq!(s.download(dev.ptr, n), data);
+        // And plain use works the same in this mode.
+        let mut w = Params::new(n, 0, 0);
+        assert_eq!(write_async(f.fh, dev.ptr, &mut w, &stream), OK);
+        let mut r = Params::new(n, 0, 0);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut r, &stream), OK);
+        stream.sync();
+        assert_eq!((w.result(), r.result()), (n as isize, n as isize));
+    }
+);
+
+// ---- registration ---------------------------------------------------------------------------
+
+// A stream registered on an open driver gets its pinned bounce buffers at once
+// (HIPFILE_ASYNC_BUFFER_SIZE, here 8 MiB: two 4 MiB chunks); deregistration frees them.
+// Registrations survive a driver close: the flags still apply after the next open.
+child_test!(
+    registration_allocates_the_stream_buffers_and_survives_close,
+    [("HIPFILE_ASYNC_BUFFER_SIZE", "8388608")],
+    {
+        open_driver();
+        let s = sim();
+        let stream = Stream::new();
+        let live = s.counter("pinned_bytes_live");
+        register_stream(&stream, 4);
+        assert_eq!(
+            s.counter("pinned_bytes_live") - live,
+            (8 << 20) + 64,
+            "buffers and the word"
+        );
+        assert_eq!(hipFileStreamDeregister(stream.0), OK);
+        assert_eq!(
+            s.counter("pinned_bytes_live"),
+            live,
+            "freed at deregistration"
+        );
+
+        register_stream(&stream, 4);
+        assert_eq!(hipFileDriverClose(), OK);
+        assert_eq!(s.counter("pinned_bytes_live"), live, "freed at close");
+        assert_eq!(
+            hipFileStreamRegister(stream.0, 0).err,
+            5022,
+            "still registered"
+        );
+        open_driver();
+        let n = 64 * 1024;
+        let data = pattern(n, 18);
+        let f = TestFile::new("async-survive", &data);
+        let dev = s.device_alloc(n);
+        let pause = Pause::hold(&stream);
+        let mut p = Params::new(1000, 0, 0);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+        p.set_size(500);
+        pause.release();
+        stream.sync();
+        assert_eq!(
+            p.result(),
+            1000,
+            "FIXED_FILE_SIZE still in force after the reopen"
+        );
+        assert_eq!(hipFileStreamDeregister(stream.0), OK);
+    }
+);
