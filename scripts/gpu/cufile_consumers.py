@@ -327,11 +327,8 @@ def bindings(d):
                 return finish("stream read: %d bytes, byte_exact=%s" % (nbytes.value, exact))
             done.append("stream")
         except cufile.cuFileError as e:
-            # The engine's stream-ordered I/O is not there yet: cuFile's answer for that is 5038.
             say("RESULT bindings stream=%s" % e)
-            if "5038" not in str(e) and "ASYNC_NOT_SUPPORTED" not in str(e):
-                return finish("stream: %s" % e)
-            done.append("stream(5038)")
+            return finish("stream: %s" % e)
         cufile.buf_deregister(dst.data.ptr)
         cufile.handle_deregister(fh)
         os.close(fd)

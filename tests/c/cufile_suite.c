@@ -696,19 +696,23 @@ static void streams(void)
     ST(cuFileReadAsync(fh, dev, NULL, &foff, &boff, &done, (CUstream)stream), CU_FILE_INVALID_VALUE);
     ST(cuFileReadAsync(fh, dev, &size, &foff, &boff, NULL, (CUstream)stream), CU_FILE_INVALID_VALUE);
     s = cuFileReadAsync(fh, dev, &size, &foff, &boff, &done, (CUstream)stream);
+    CHECK(s.err == CU_FILE_SUCCESS && s.cu_err == CUDA_SUCCESS, "cuFileReadAsync -> %d", (int)s.err);
     if (s.err == CU_FILE_SUCCESS) {
         unsigned char got[4096];
         cu.stream_sync(stream);
         download(got, dev + 5, 4096);
         CHECK(done == 4096 && is_pattern(got, 4096, 3), "stream-ordered read: %zd bytes", done);
+        /* The same bytes written back 8 KiB further on, then read there. */
+        off_t woff = 8192 + 3;
+        ssize_t wrote = 0;
+        s = cuFileWriteAsync(fh, dev, &size, &woff, &boff, &wrote, (CUstream)stream);
+        CHECK(s.err == CU_FILE_SUCCESS, "cuFileWriteAsync -> %d", (int)s.err);
+        cu.stream_sync(stream);
+        CHECK(wrote == 4096, "stream-ordered write: %zd bytes", wrote);
+        unsigned char back[4096];
+        CHECK(pread(fd, back, sizeof back, woff) == 4096 && is_pattern(back, 4096, 3),
+              "stream-ordered write: the bytes in the file");
         printf("stream-ordered I/O: works\n");
-    } else {
-        /* The engine's stream-ordered I/O is not there yet: cuFile's answer for that. */
-        CHECK(s.err == CU_FILE_ASYNC_NOT_SUPPORTED && s.cu_err == CUDA_SUCCESS,
-              "cuFileReadAsync -> %d", (int)s.err);
-        s = cuFileWriteAsync(fh, dev, &size, &foff, &boff, &done, (CUstream)stream);
-        CHECK(s.err == CU_FILE_ASYNC_NOT_SUPPORTED, "cuFileWriteAsync -> %d", (int)s.err);
-        printf("stream-ordered I/O: CU_FILE_ASYNC_NOT_SUPPORTED from the engine\n");
     }
     ST(cuFileStreamDeregister((CUstream)stream), CU_FILE_SUCCESS);
     ST(cuFileStreamDeregister((CUstream)stream), CU_FILE_INVALID_VALUE);

@@ -20,7 +20,6 @@ pub mod code {
     pub const INVALID_VALUE: c_int = 5022;
     pub const DRIVER_ALREADY_OPEN: c_int = 5026;
     pub const INTERNAL_ERROR: c_int = 5030;
-    pub const ASYNC_NOT_SUPPORTED: c_int = 5038;
     pub const INTERNAL_BATCH_SUBMIT_ERROR: c_int = 5040;
     pub const INTERNAL_BATCH_GETSTATUS_ERROR: c_int = 5041;
 }

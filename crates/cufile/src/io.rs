@@ -403,9 +403,8 @@ pub extern "C" fn cuFileStreamDeregister(stream: *mut c_void) -> CUfileError_t {
     boundary_op(|| eng()?.stream_deregister(stream).map_err(cu))
 }
 
-/// Both directions go to the engine's stream-ordered I/O. Where the engine answers
-/// `hipFileInternalError` (its stream-ordered I/O is not there yet) the answer is cuFile's for
-/// a library without stream support, `CU_FILE_ASYNC_NOT_SUPPORTED`.
+/// Both directions go to the engine's stream-ordered I/O (`hipFileReadAsync` /
+/// `hipFileWriteAsync`): enqueued on `stream`, run in stream order, the result in `*bytes_p`.
 ///
 /// # Safety
 /// As `cuFileReadAsync`: the pointers stay valid until the operation has run on `stream`.
@@ -439,7 +438,6 @@ unsafe fn async_io(
     };
     match r.err {
         0 => Ok(()),
-        HIP_INTERNAL_ERROR => Err(CUfileError_t::op(code::ASYNC_NOT_SUPPORTED)),
         _ => Err(cu(r)),
     }
 }
