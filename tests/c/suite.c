@@ -8,11 +8,12 @@
  *     built with -DSUITE_GPU_CUDA and linked with -lcudart and -lcuda: the async group creates
  *     streams with cudaStreamCreate and cuStreamCreate).
  *
- * Usage: suite [DIR] [--large] [--only=SUBSTRING] [--case-timeout=SECONDS]
+ * Usage: suite [DIR] [--large] [--only=SUBSTRING] [--skip=SUBSTRING] [--case-timeout=SECONDS]
  *   DIR            existing directory for the test files (default "."); every file is created
  *                  with a unique mkstemp name there and unlinked at the end.
  *   --large        the "large" group uses 1 GiB (default 256 MiB).
  *   --only=S       run only the groups whose name contains S (the closing group always runs).
+ *   --skip=S       leave out the groups whose name contains S.
  *
  * Output: one line per case, "PASS name", "FAIL name: details" or "SKIP name: reason", lines
  * starting with '#' for information, then a summary table and the line
@@ -67,6 +68,7 @@
 static const char *g_dir = ".";
 static int g_large;
 static const char *g_only;
+static const char *g_skip;
 static unsigned g_case_timeout = 900;
 
 struct group_result {
@@ -111,7 +113,8 @@ static void group_begin(const char *name)
 
 static int group_selected(const char *name)
 {
-    return g_only == NULL || strstr(name, g_only) != NULL;
+    return (g_only == NULL || strstr(name, g_only) != NULL) &&
+           (g_skip == NULL || strstr(name, g_skip) == NULL);
 }
 
 static void case_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -3251,7 +3254,8 @@ static void t_closed_driver(void)
 
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s [DIR] [--large] [--only=GROUP] [--case-timeout=SECONDS]\n", argv0);
+    fprintf(stderr, "usage: %s [DIR] [--large] [--only=GROUP] [--skip=GROUP] [--case-timeout=SECONDS]\n",
+            argv0);
 }
 
 int main(int argc, char **argv)
@@ -3265,6 +3269,8 @@ int main(int argc, char **argv)
             g_large = 1;
         else if (strncmp(argv[i], "--only=", 7) == 0)
             g_only = argv[i] + 7;
+        else if (strncmp(argv[i], "--skip=", 7) == 0)
+            g_skip = argv[i] + 7;
         else if (strncmp(argv[i], "--case-timeout=", 15) == 0)
             g_case_timeout = (unsigned)strtoul(argv[i] + 15, NULL, 10);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
