@@ -73,13 +73,11 @@ pub(crate) struct Inner {
     pub(crate) threads: usize,
     pub(crate) request_parallelism: usize,
     pub(crate) chunk: usize,
-    /// Largest request served as one chunk straight through: larger device reads of at most
-    /// one chunk go in pieces (`pipeline::PIECE_MIN`).
+    /// Largest request served straight through as one chunk on the calling thread: the chunk,
+    /// or zero for an engine of stream-ordered I/O ([`Engine::for_stream`]), whose device
+    /// copies all go through lanes (non-blocking streams), never a synchronous copy.
     pub(crate) single_max: usize,
     pub(crate) inline_threshold: usize,
-    /// An engine of stream-ordered I/O ([`Engine::for_stream`]): every device copy goes
-    /// through a lane (a non-blocking stream), never a synchronous copy.
-    pub(crate) stream_ordered: bool,
 }
 
 /// The engine of one driver open.
@@ -126,13 +124,8 @@ impl Engine {
                 request_parallelism: config.request_parallelism,
                 chunk: config.chunk_size,
                 // A stream's engine never copies synchronously: nothing is a small request.
-                single_max: if stream_ordered {
-                    0
-                } else {
-                    config.chunk_size.min(2 * pipeline::PIECE_MIN)
-                },
+                single_max: if stream_ordered { 0 } else { config.chunk_size },
                 inline_threshold: config.inline_threshold,
-                stream_ordered,
             }),
         }
     }

@@ -17,7 +17,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::lanes::LaneGuard as Lane;
 use super::lend::bounce::Bounce;
-use super::lend::{Chunk, Claims, FromDevice, Halves, Lent, ToDevice};
+use super::lend::{Chunk, Claims, FromDevice, Lent, ToDevice};
 use super::{DirectFd, Inner, Transfer};
 use crate::error::{Error, Result};
 use crate::sys;
@@ -140,89 +140,17 @@ impl Drop for HelperGuard {
     }
 }
 
-/// Run `t` to completion. A small request (targets T4/T9) runs straight through on the
-/// calling thread as one chunk: no request state, no claiming; this part is inlined into the
-/// caller so that the common small call is one flat function.
+/// Run `t` to completion. A request of at most one chunk (small requests, targets T4/T9)
+/// runs straight through on the calling thread: no request state, no claiming; this part is
+/// inlined into the caller so that the common small call is one flat function.
 #[inline(always)]
 pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
-    // Zero for a stream-ordered engine, which copies on lanes only (`Engine::for_stream`).
+    // The chunk, or zero for a stream-ordered engine, which copies on lanes only
+    // (`Engine::for_stream`).
     if t.size <= inner.single_max {
         return single_chunk(inner, &t);
     }
-    if t.size <= inner.chunk && !inner.stream_ordered {
-        return one_chunk(inner, t);
-    }
     execute_chunked(inner, t)
-}
-
-/// Smallest piece of a one-chunk device read (see [`pieced_read`]): below it the copies'
-/// fixed cost (an event, a wait) outweighs what the overlap saves.
-pub(crate) const PIECE_MIN: usize = 128 << 10;
-
-/// A request of at most one chunk but more than a small one: a device read in pieces
-/// ([`pieced_read`]), anything else as one chunk.
-///
-/// By value: the small-request path then never needs the transfer in memory (target T9).
-#[inline(never)]
-fn one_chunk(inner: &Inner, t: Transfer) -> Result<usize> {
-    if let (Direction::Read, MemRef::Device { addr, device }) = (t.dir, t.target) {
-        if let Some(r) = pieced_read(inner, &t, addr, device) {
-            return r;
-        }
-    }
-    single_chunk(inner, &t)
-}
-
-/// A device read of at most one chunk, in pieces through the two halves of one bounce buffer
-/// on the calling thread: the `pread` of a piece overlaps the copy of the one before, instead
-/// of reading everything and then waiting for one copy (the GPU and the file system taking
-/// turns). `None` when no lane can be had (then it runs as one chunk).
-fn pieced_read(inner: &Inner, t: &Transfer, addr: Address, device: i32) -> Option<Result<usize>> {
-    let restore = match inner.rt.enter_device(device) {
-        Ok(r) => r,
-        Err(e) => return Some(Err(Error::Runtime(e))),
-    };
-    let _restore = RestoreDevice {
-        inner,
-        restore: Some(restore),
-    };
-    let lane = inner.lanes.checkout(inner.rt, device)?;
-    let bounce = match inner.bounce.get() {
-        Ok(b) => b,
-        Err(e) => return Some(Err(e)),
-    };
-    let mut halves = Halves::new(inner.rt, &lane, bounce);
-    let piece = t
-        .size
-        .div_ceil(4)
-        .next_multiple_of(4096)
-        .max(PIECE_MIN)
-        .min(halves.half_len());
-    let mut done = 0;
-    let mut k = 0;
-    while done < t.size {
-        let len = piece.min(t.size - done);
-        let h = k % 2;
-        k += 1;
-        let buf = match halves.fill(h) {
-            Ok(b) => &mut b[..len],
-            Err(e) => return Some(Err(Error::Runtime(e))),
-        };
-        let n = match read_chunk(t, buf, t.offset + done as u64) {
-            Ok(n) => n,
-            Err(e) => return Some(Err(Error::Os(e))),
-        };
-        if n > 0 {
-            if let Err(e) = halves.copy(h, addr.add(done), n) {
-                return Some(Err(Error::Runtime(e)));
-            }
-        }
-        done += n;
-        if n < len {
-            break; // end of file
-        }
-    }
-    Some(halves.finish().map(|()| done).map_err(Error::Runtime))
 }
 
 /// A request of several chunks, shared between the calling thread and helpers.
