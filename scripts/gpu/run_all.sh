@@ -10,10 +10,15 @@ start=$(date +%s)
 echo "== C-ABI suite on real CUDA memory (tests/c/suite.c, --large)"
 bash scripts/gpu/build_suite.sh /tmp/hipfile-suite .gpu/lib > "$OUT/suite.txt" 2>&1 || { tail -20 "$OUT/suite.txt"; }
 mkdir -p /tmp/hipfile-suite-files
-timeout 240 /tmp/hipfile-suite /tmp/hipfile-suite-files --large >> "$OUT/suite.txt" 2>&1
+timeout 240 /tmp/hipfile-suite /tmp/hipfile-suite-files --large --skip=async >> "$OUT/suite.txt" 2>&1
 echo "suite exit code: $?" | tee -a "$OUT/suite.txt"
 grep -E '^(FAIL|SKIP)' "$OUT/suite.txt" | head -20
 sed -n '/==== summary/,$p' "$OUT/suite.txt"
+# The async group on its own, each case bounded: with many streams it can hang on NVIDIA (see the
+# README's Known problems).
+timeout 150 /tmp/hipfile-suite /tmp/hipfile-suite-files --only=async --case-timeout=20 > "$OUT/suite_async.txt" 2>&1
+echo "async group exit code: $?" | tee -a "$OUT/suite_async.txt"
+grep -E '^(PASS|FAIL|SKIP)' "$OUT/suite_async.txt" | grep -v '^PASS \(gpu_init\|version\|error_strings\|use_count\|driver_open\)' | head -20
 
 echo "== cuFile: what the library decides on this machine"
 nv=$(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__))' 2>/dev/null)
