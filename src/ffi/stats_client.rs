@@ -31,7 +31,7 @@ unsafe fn context_ref<'a>(context: *const hipFileStatsContext_t) -> Option<&'a S
 /// `*context`. NULL `context` → `hipFileStatsInvalidArgument`; `target_pid <= 0` → `*context`
 /// = NULL and `hipFileStatsInvalidArgument`; `pidfd_open` fails → `*context` = NULL and
 /// `hipFileStatsTargetProcessNotFound`, or `hipFileStatsTargetProcessNotAccessible` when the
-/// kernel lacks it (`ENOSYS`, as [D]) or the caller is out of descriptors or memory (`errno`
+/// kernel lacks it (`ENOSYS`, as \[D\]) or the caller is out of descriptors or memory (`errno`
 /// then says which: `EMFILE`, `ENFILE`, `ENOMEM`).
 ///
 /// # Safety

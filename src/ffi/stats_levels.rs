@@ -4,8 +4,8 @@
 //! Level 1 (decisions beyond the spec are marked *ours*):
 //! - `read_*`/`write_*` count **every backend**, Host included (*ours*: cuFile counts all
 //!   I/O, and an application reading into host memory expects to see it): the extension's
-//!   totals, which are the [D] per-GPU sums plus Host I/O plus I/O whose buffer has no
-//!   per-GPU slot. For a block without our extension (not ours) the [D] sums are used.
+//!   totals, which are the \[D\] per-GPU sums plus Host I/O plus I/O whose buffer has no
+//!   per-GPU slot. For a block without our extension (not ours) the \[D\] sums are used.
 //!   `read_ops.ok` = successful reads, `read_ops.err` = failed ones, `read_bytes` = bytes,
 //!   `read_lat_sum_us` = summed elapsed time, `read_lat_avg_us` = sum / ok (0 without I/O),
 //!   `read_bw_bytes_per_sec` = bytes × 10^6 / lat_sum (0 when lat_sum is 0).

@@ -78,7 +78,7 @@ fn put(b: &mut [u8], off: usize, v: u64) {
 }
 
 /// Byte offset of `field` (an offset within `PerGpuStatsV1`) of GPU `g`, backend `b`,
-/// direction `d`, bucket `k` in a [D] block.
+/// direction `d`, bucket `k` in a \[D\] block.
 fn v1_hist(g: usize, b: usize, field: usize, d: usize, k: usize) -> usize {
     40 + (g * 2 + b) * 1048 + field + d * 128 + k * 8
 }

@@ -3,7 +3,7 @@
 //!
 //! What it owns:
 //! - the process's statistics block ([`shm`]): a sealed memfd `"AISSTATS"` holding AMD's
-//!   [D] `StatsV1` layout ([`layout`]) followed by our versioned extension; created lazily,
+//!   \[D\] `StatsV1` layout ([`layout`]) followed by our versioned extension; created lazily,
 //!   once, and never freed;
 //! - the recording API the I/O path calls ([`recorder`]);
 //! - the server thread `hipfile-stats` handing the memfd to readers over the abstract socket

@@ -6,9 +6,9 @@
 //! [`super::shm`]). Levels 1, 2 and 3 record the same counters.
 //!
 //! Where a record goes:
-//! - Fastpath and Fallback I/O go to the [D] per-GPU table (backend index 0 and 1), so AMD's
+//! - Fastpath and Fallback I/O go to the \[D\] per-GPU table (backend index 0 and 1), so AMD's
 //!   `ais-stats` sees them, and to the extension's totals.
-//! - Host-backend I/O exists only in our extension ([D] has no slot for it): its totals, and
+//! - Host-backend I/O exists only in our extension (\[D\] has no slot for it): its totals, and
 //!   its per-GPU table when the buffer belongs to a GPU.
 //! - Every successful I/O also counts in the extension's size histogram (all backends),
 //!   which feeds the `hipFileGetStatsL2` histograms.
@@ -221,7 +221,7 @@ pub fn buffer_deregistered() {
     }
 }
 
-/// `backend` refused a request for `reason`. Fastpath refusals also count in [D]'s
+/// `backend` refused a request for `reason`. Fastpath refusals also count in \[D\]'s
 /// `fastpathRejections`.
 pub fn refused(backend: BackendKind, reason: Refusal) {
     if let Some(s) = recording() {

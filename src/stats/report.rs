@@ -1,7 +1,7 @@
 //! The text report of a statistics block (what `ais-stats` prints, and what
 //! `hipFileStatsGenerateReport` writes).
 //!
-//! Text, [R] layout: the two header lines and four byte totals. [D] layout: the header lines,
+//! Text, \[R\] layout: the two header lines and four byte totals. \[D\] layout: the header lines,
 //! the three registration/rejection counters, a blank line, then for Fastpath and Fallback ×
 //! Read and Write five lines (total size, average bandwidth, average latency, errors,
 //! unaligned) each group followed by a blank line, then a `GPU <i>:` section for every GPU

@@ -1,13 +1,13 @@
-//! Decoding a statistics block (ours, AMD's [D] or AMD's retired [R] one) into plain numbers.
+//! Decoding a statistics block (ours, AMD's \[D\] or AMD's retired \[R\] one) into plain numbers.
 //!
 //! The block is read one 8-byte word at a time through [`Words`]: from a byte slice (tests,
 //! saved dumps) or from live shared memory, where every word is read with a relaxed atomic
 //! load because the owner keeps adding to it. A snapshot is therefore not atomic across
 //! counters (a concurrent I/O may be half counted), exactly as with AMD's reader.
 //!
-//! Which layout: a block of exactly [`RETIRED_SIZE`] bytes is [R] (`level`, `version`,
+//! Which layout: a block of exactly [`RETIRED_SIZE`] bytes is \[R\] (`level`, `version`,
 //! `counters[64]`); otherwise word 0 is the version and word 1 the level, and version 1 with
-//! at least [`V1_SIZE`] bytes is [D]. Anything else is [`Layout::Unknown`] (the report then
+//! at least [`V1_SIZE`] bytes is \[D\]. Anything else is [`Layout::Unknown`] (the report then
 //! prints only its two header lines, as upstream does). Our extension is used only when its
 //! magic, version and size check out.
 
@@ -61,15 +61,15 @@ impl Words for [AtomicU64] {
 /// Which layout a block has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
-    /// AMD's retired [R] block (528 bytes, four byte counters).
+    /// AMD's retired \[R\] block (528 bytes, four byte counters).
     Retired,
-    /// AMD's [D] `StatsV1` (ours, possibly followed by our extension).
+    /// AMD's \[D\] `StatsV1` (ours, possibly followed by our extension).
     V1,
     /// A version or size this reader does not know.
     Unknown,
 }
 
-/// One GPU × one backend of the [D] table (`PerGpuStatsV1`); index 0 = read, 1 = write.
+/// One GPU × one backend of the \[D\] table (`PerGpuStatsV1`); index 0 = read, 1 = write.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuBackendStats {
     /// Non-zero once anything was recorded.
@@ -91,7 +91,7 @@ fn sum(v: &[u64]) -> u64 {
 }
 
 impl GpuBackendStats {
-    /// This GPU and backend's totals in direction `dir` (`error_bytes` is not tracked by [D]).
+    /// This GPU and backend's totals in direction `dir` (`error_bytes` is not tracked by \[D\]).
     pub fn totals(&self, dir: Direction) -> Totals {
         let d = dir_index(dir);
         Totals {
@@ -181,7 +181,7 @@ pub struct Snapshot {
     pub version: u64,
     /// The block's statistics level.
     pub level: u64,
-    /// [R] only: fastpath read, fastpath write, fallback read, fallback write bytes.
+    /// \[R\] only: fastpath read, fastpath write, fallback read, fallback write bytes.
     pub retired: [u64; 4],
     /// Successful file-handle registrations.
     pub file_registrations: u64,
@@ -189,7 +189,7 @@ pub struct Snapshot {
     pub buffer_registrations: u64,
     /// Fastpath refusals.
     pub fastpath_rejections: u64,
-    /// `[gpu][backend]` ([D] backends: 0 Fastpath, 1 Fallback).
+    /// `[gpu][backend]` (\[D\] backends: 0 Fastpath, 1 Fallback).
     pub gpus: Box<[[GpuBackendStats; V1_BACKENDS]; MAX_GPUS]>,
     /// Our extension, when present and valid.
     pub ext: Option<Box<Extension>>,
@@ -273,7 +273,7 @@ impl Snapshot {
     }
 
     /// Totals of `backend` in direction `dir`: the extension's (every device) when present,
-    /// otherwise the sum of the [D] per-GPU table (nothing for Host).
+    /// otherwise the sum of the \[D\] per-GPU table (nothing for Host).
     pub fn totals(&self, backend: BackendKind, dir: Direction) -> Totals {
         match &self.ext {
             Some(ext) => ext.io[ext_backend(backend)][dir_index(dir)],
@@ -281,7 +281,7 @@ impl Snapshot {
         }
     }
 
-    /// Sum of the [D] per-GPU table for `backend` (what AMD's report prints; Host: zero).
+    /// Sum of the \[D\] per-GPU table for `backend` (what AMD's report prints; Host: zero).
     pub fn v1_totals(&self, backend: BackendKind, dir: Direction) -> Totals {
         let Some(b) = v1_backend(backend) else {
             return Totals::default();
@@ -302,7 +302,7 @@ impl Snapshot {
         .fold(Totals::default(), |acc, k| acc.plus(self.totals(k, dir)))
     }
 
-    /// Whether GPU `g` has any [D] record (its `inUse` flag, either backend).
+    /// Whether GPU `g` has any \[D\] record (its `inUse` flag, either backend).
     pub fn gpu_in_use(&self, g: usize) -> bool {
         self.gpus
             .get(g)
@@ -326,7 +326,7 @@ impl Snapshot {
     }
 
     /// `[direction]`: successful I/Os of every backend per size bucket (the extension's
-    /// histogram, else the [D] counts summed over GPUs and backends).
+    /// histogram, else the \[D\] counts summed over GPUs and backends).
     pub fn size_histogram(&self) -> [[u64; BUCKETS]; 2] {
         if let Some(ext) = &self.ext {
             return ext.size_hist;

@@ -1,8 +1,8 @@
 //! The shared statistics block: a `#[repr(C)]` mirror of AMD's `StatsV1`,
 //! followed by this library's versioned extension.
 //!
-//! Shorthand used in the statistics code: [D] is the block of AMD's development branch
-//! (`StatsV1`, what its `ais-stats` reads today), [R] the retired block of its 0.1 release
+//! Shorthand used in the statistics code: \[D\] is the block of AMD's development branch
+//! (`StatsV1`, what its `ais-stats` reads today), \[R\] the retired block of its 0.1 release
 //! (`level`, `version`, `counters[64]`).
 //!
 //! Every field is an `AtomicU64`, so the block is 8-byte words with no padding: AMD's
@@ -10,12 +10,12 @@
 //! reads AMD's, and the compile-time asserts below pin every size and offset it depends on.
 //!
 //! The extension starts at byte [`V1_SIZE`] with a header (`magic`, `version`, `size`). A
-//! reader that knows only [D] never looks past [`V1_SIZE`]; our reader uses the extension
+//! reader that knows only \[D\] never looks past [`V1_SIZE`]; our reader uses the extension
 //! only when the magic matches, the version is at least 1 and `size` covers the fields it
 //! knows. New fields are only ever appended (and `size` grows); the version changes only if
 //! the meaning of an existing field does.
 //!
-//! Backend indices: [D] has two (`0` = Fastpath, `1` = Fallback, [`V1_BACKENDS`]); the
+//! Backend indices: \[D\] has two (`0` = Fastpath, `1` = Fallback, [`V1_BACKENDS`]); the
 //! extension has three (`2` = Host, [`EXT_BACKENDS`]). Direction index: `0` = read, `1` =
 //! write. Refusal reasons have fixed slots ([`refusal_slot`], [`REFUSALS`]).
 
@@ -32,21 +32,21 @@ use crate::vocab::{BackendKind, Refusal};
 /// Number of buckets in every histogram.
 pub const BUCKETS: usize = 16;
 
-/// Per-GPU slots of the [D] block (`HIPFILE_MAX_GPUS`).
+/// Per-GPU slots of the \[D\] block (`HIPFILE_MAX_GPUS`).
 pub const MAX_GPUS: usize = 16;
-/// Backends of the [D] block: Fastpath, Fallback.
+/// Backends of the \[D\] block: Fastpath, Fallback.
 pub const V1_BACKENDS: usize = 2;
 /// Backends of the extension: Fastpath, Fallback, Host.
 pub const EXT_BACKENDS: usize = 3;
 /// Refusal-reason slots per backend in the extension (room for new [`Refusal`] variants).
 pub const REFUSAL_SLOTS: usize = 16;
 
-/// `version` of the [D] block (`PerGpuStatsV1::version`).
+/// `version` of the \[D\] block (`PerGpuStatsV1::version`).
 pub const V1_VERSION: u64 = 1;
-/// Size of AMD's retired [R] block (`level`, `version`, `counters[64]`), which also calls
+/// Size of AMD's retired \[R\] block (`level`, `version`, `counters[64]`), which also calls
 /// itself version 1: readers tell the two apart by the memfd's size.
 pub const RETIRED_SIZE: usize = 528;
-/// Size of the [D] block.
+/// Size of the \[D\] block.
 pub const V1_SIZE: usize = size_of::<StatsV1>();
 /// Magic of our extension: the bytes `"hipfileX"` read as a little-endian `u64`.
 pub const EXT_MAGIC: u64 = u64::from_le_bytes(*b"hipfileX");
@@ -83,7 +83,7 @@ pub struct PerGpuStatsV1 {
     pub unaligned_count: [AtomicU64; 2],
 }
 
-/// `StatsV1` (`StatsTemplate<PerGpuStatsV1, 16>`): AMD's [D] block.
+/// `StatsV1` (`StatsTemplate<PerGpuStatsV1, 16>`): AMD's \[D\] block.
 #[repr(C)]
 pub struct StatsV1 {
     /// Always [`V1_VERSION`].
@@ -152,10 +152,10 @@ pub struct ExtensionV1 {
     pub bounce_bytes_peak: AtomicU64,
 }
 
-/// The whole shared block: the [D] layout, then our extension.
+/// The whole shared block: the \[D\] layout, then our extension.
 #[repr(C)]
 pub struct SharedStats {
-    /// AMD's [D] layout.
+    /// AMD's \[D\] layout.
     pub v1: StatsV1,
     /// Our extension.
     pub ext: ExtensionV1,
@@ -220,7 +220,7 @@ pub const fn dir_index(dir: Direction) -> usize {
     }
 }
 
-/// Index of a backend in the [D] per-GPU table; `None` for Host (extension only).
+/// Index of a backend in the \[D\] per-GPU table; `None` for Host (extension only).
 #[inline]
 pub const fn v1_backend(kind: BackendKind) -> Option<usize> {
     match kind {

@@ -32,7 +32,7 @@ fn quote(p: &Path) -> String {
     format!("'{}'", p.display())
 }
 
-/// The destination: DST itself, or DST/<name of SRC> when DST is a directory (as `cp` does).
+/// The destination: DST itself, or `DST/<name of SRC>` when DST is a directory (as `cp` does).
 fn destination(src: &Path, dst: &Path) -> CliResult<PathBuf> {
     if dst.is_dir() {
         match src.file_name() {
