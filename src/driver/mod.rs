@@ -27,6 +27,7 @@ use crate::config::{self, params, Config};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::request::file::File;
+use crate::request::memory::Buffer;
 use crate::request::{memory, Request};
 use crate::runtime::{self, Runtime};
 use crate::vocab::{Address, Direction};
@@ -58,6 +59,10 @@ struct State {
     buffers: BufferRegistry,
     session: Option<Arc<Session>>,
 }
+
+/// What [`Driver::look_up`] finds for one I/O: its file, the exact registration of its buffer
+/// (if any) and the open session.
+type Named = (Arc<File>, Option<Arc<Buffer>>, Arc<Session>);
 
 /// The process-wide driver.
 pub struct Driver {
@@ -290,6 +295,24 @@ impl Driver {
         Ok(())
     }
 
+    /// What one I/O names, under the read lock, as `Arc`s the call holds after it: the file of
+    /// `token`, the registration whose base is exactly `base` (if any) and the session. A
+    /// closed driver and an unknown handle are refused here, in that order.
+    #[inline(always)]
+    fn look_up(&self, token: FileToken, base: Address) -> Result<Named> {
+        let st = self.state.read();
+        if st.use_count == 0 {
+            return Err(Error::DriverNotInitialized);
+        }
+        let file = st
+            .files
+            .get(token)
+            .cloned()
+            .ok_or(Error::HandleNotRegistered)?;
+        let session = st.session.clone().expect("open driver has a session");
+        Ok((file, st.buffers.get(base).cloned(), session))
+    }
+
     /// `hipFileRead` / `hipFileWrite`. An offset is `None` when
     /// the application passed a negative one (refused after the handle and buffer checks).
     #[inline(always)]
@@ -302,19 +325,7 @@ impl Driver {
         file_offset: Option<u64>,
         buffer_offset: Option<usize>,
     ) -> Result<usize> {
-        let (file, registration, session) = {
-            let st = self.state.read();
-            if st.use_count == 0 {
-                return Err(Error::DriverNotInitialized);
-            }
-            let file = st
-                .files
-                .get(token)
-                .cloned()
-                .ok_or(Error::HandleNotRegistered)?;
-            let session = st.session.clone().expect("open driver has a session");
-            (file, st.buffers.get(base).cloned(), session)
-        };
+        let (file, registration, session) = self.look_up(token, base)?;
         // A registration is held (in `registration`) for the whole call; an unregistered
         // pointer is resolved into a description that lives on this stack frame.
         let resolved;
@@ -464,19 +475,7 @@ impl Driver {
         params: Box<dyn stream_queue::AsyncParams>,
     ) -> Result<()> {
         let rt = self.rt();
-        let (file, registration, session) = {
-            let st = self.state.read();
-            if st.use_count == 0 {
-                return Err(Error::DriverNotInitialized);
-            }
-            let file = st
-                .files
-                .get(token)
-                .cloned()
-                .ok_or(Error::HandleNotRegistered)?;
-            let session = st.session.clone().expect("open driver has a session");
-            (file, st.buffers.get(base).cloned(), session)
-        };
+        let (file, registration, session) = self.look_up(token, base)?;
         let buf = match registration {
             Some(b) => b,
             None => Arc::new(
