@@ -17,7 +17,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::lanes::LaneGuard as Lane;
 use super::lend::bounce::Bounce;
-use super::lend::{Chunk, Claims, FromDevice, Lent, ToDevice};
+use super::lend::{Chunk, Claims, InFlight, Lent};
 use super::{DirectFd, Inner, Transfer};
 use crate::error::{Error, Result};
 use crate::sys;
@@ -418,7 +418,7 @@ fn synchronous_device(inner: &Inner, req: &Request, addr: Address) {
 /// A bounce buffer of a pipelined read: free, or lent to the copy of an earlier chunk.
 enum Slot<'p> {
     Free(Bounce<'p>),
-    Copying(ToDevice<'p>),
+    Copying(InFlight<'p>),
 }
 
 /// Reads: `pread` of chunk k+1 into one bounce buffer overlaps the stream-ordered copy of
@@ -457,7 +457,7 @@ fn pipelined_read(inner: &Inner, req: &Request, addr: Address, lane: &Lane) {
             }
         };
         if n > 0 {
-            match ToDevice::start(rt, lane, s, addr.add(off), buf, n) {
+            match InFlight::to_device(rt, lane, s, addr.add(off), buf, n) {
                 Ok(copy) => slots[s] = Some(Slot::Copying(copy)),
                 Err((e, b)) => {
                     slots[s] = Some(Slot::Free(b));
@@ -493,7 +493,7 @@ fn pipelined_write<'a>(inner: &'a Inner, req: &Request, addr: Address, lane: &La
         (Err(e), _) => return req.fail(e),
     };
     let issue = |buf: Bounce<'a>, off: usize, len: usize| {
-        FromDevice::start(rt, lane.stream, addr.add(off), buf, len)
+        InFlight::from_device(rt, lane.stream, addr.add(off), buf, len)
     };
     // A chunk claimed but not written (its copy failed, or the loop stopped) is simply never
     // marked written in full: the request's prefix ends before it.

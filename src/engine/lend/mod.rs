@@ -7,7 +7,7 @@
 //! - [`Lent`] is the application's host memory of a request. It becomes a slice only through
 //!   a [`Chunk`], and a chunk is handed out once ([`Claims`]), so no two slices of one request
 //!   overlap, whichever participant holds them.
-//! - [`ToDevice`] and [`FromDevice`] own the bounce buffer of a copy in flight; the buffer comes
+//! - [`InFlight`] owns the bounce buffer of a copy in flight (either direction); the buffer comes
 //!   back only after the copy is known to be complete, and dropping one (also when unwinding)
 //!   first waits for its stream. Forgetting one leaks the buffer, it can never be reused early.
 
@@ -116,26 +116,27 @@ impl Lent {
     }
 }
 
-/// A copy of a bounce buffer's first bytes into device memory, in flight on a stream; it owns
-/// the buffer until the copy has completed.
-pub(crate) struct ToDevice<'p> {
+/// A copy between a bounce buffer and device memory, in flight on a stream: it owns the
+/// buffer until the copy is known to be complete (its event, or the whole stream).
+pub(crate) struct InFlight<'p> {
     bounce: Option<Bounce<'p>>,
     rt: &'p dyn Runtime,
     stream: StreamHandle,
-    event: EventHandle,
+    /// The event recorded after the copy; `None`: waiting means synchronising the stream.
+    event: Option<EventHandle>,
 }
 
-impl<'p> ToDevice<'p> {
+impl<'p> InFlight<'p> {
     /// Start copying the first `n` bytes of `bounce` to `dst` on `lane`'s stream, followed by
     /// a record of `lane.events[slot]`. On failure the buffer comes back with the error.
-    pub(crate) fn start(
+    pub(crate) fn to_device(
         rt: &'p dyn Runtime,
         lane: &Lane,
         slot: usize,
         dst: Address,
         mut bounce: Bounce<'p>,
         n: usize,
-    ) -> Result<ToDevice<'p>, (RtError, Bounce<'p>)> {
+    ) -> Result<InFlight<'p>, (RtError, Bounce<'p>)> {
         let src = bounce.as_mut_slice();
         assert!(n <= src.len(), "copy larger than its bounce buffer");
         let src = src.as_ptr();
@@ -144,86 +145,70 @@ impl<'p> ToDevice<'p> {
         // the runtime reads it.
         let issued = unsafe { rt.copy_to_device_async(dst.get(), src, n, lane.stream) }
             .and_then(|()| rt.event_record(lane.events[slot], lane.stream));
-        match issued {
-            Ok(()) => Ok(ToDevice {
-                bounce: Some(bounce),
-                rt,
-                stream: lane.stream,
-                event: lane.events[slot],
-            }),
-            Err(e) => {
-                // Whatever was queued before the failure must finish before the buffer is reused.
-                let _ = rt.stream_synchronize(lane.stream);
-                Err((e, bounce))
-            }
-        }
+        Self::issued(issued, rt, lane.stream, Some(lane.events[slot]), bounce)
     }
 
-    /// Wait for the copy's event; the buffer comes back either way.
-    pub(crate) fn wait(mut self) -> (RtResult<()>, Bounce<'p>) {
-        let r = self.rt.event_synchronize(self.event);
-        if r.is_err() {
-            // The event failed: only the stream can say that nothing uses the buffer now.
-            let _ = self.rt.stream_synchronize(self.stream);
-        }
-        (r, self.bounce.take().expect("present until taken"))
-    }
-}
-
-impl Drop for ToDevice<'_> {
-    fn drop(&mut self) {
-        if self.bounce.is_some() {
-            let _ = self.rt.stream_synchronize(self.stream);
-        }
-    }
-}
-
-/// A copy from device memory into a bounce buffer, in flight on a stream; it owns the buffer
-/// until the stream has been synchronised.
-pub(crate) struct FromDevice<'p> {
-    bounce: Option<Bounce<'p>>,
-    rt: &'p dyn Runtime,
-    stream: StreamHandle,
-}
-
-impl<'p> FromDevice<'p> {
     /// Start copying `n` bytes at `src` into the start of `bounce` on `stream`. On failure the
     /// buffer comes back with the error.
-    pub(crate) fn start(
+    pub(crate) fn from_device(
         rt: &'p dyn Runtime,
         stream: StreamHandle,
         src: Address,
         mut bounce: Bounce<'p>,
         n: usize,
-    ) -> Result<FromDevice<'p>, (RtError, Bounce<'p>)> {
+    ) -> Result<InFlight<'p>, (RtError, Bounce<'p>)> {
         let dst = bounce.as_mut_slice();
         assert!(n <= dst.len(), "copy larger than its bounce buffer");
         let dst = dst.as_mut_ptr();
         // SAFETY: the buffer is moved into the returned value, which gives it back only after
         // the stream was synchronised, so nothing reads, writes or frees it while the runtime
         // writes it.
-        match unsafe { rt.copy_from_device_async(dst, src.get(), n, stream) } {
-            Ok(()) => Ok(FromDevice {
+        let issued = unsafe { rt.copy_from_device_async(dst, src.get(), n, stream) };
+        Self::issued(issued, rt, stream, None, bounce)
+    }
+
+    fn issued(
+        issued: RtResult<()>,
+        rt: &'p dyn Runtime,
+        stream: StreamHandle,
+        event: Option<EventHandle>,
+        bounce: Bounce<'p>,
+    ) -> Result<InFlight<'p>, (RtError, Bounce<'p>)> {
+        match issued {
+            Ok(()) => Ok(InFlight {
                 bounce: Some(bounce),
                 rt,
                 stream,
+                event,
             }),
             Err(e) => {
+                // Whatever was queued before the failure must finish before the buffer is reused.
                 let _ = rt.stream_synchronize(stream);
                 Err((e, bounce))
             }
         }
     }
 
-    /// Synchronise the stream (this copy and everything before it); the buffer comes back
-    /// either way, holding the copied bytes on success.
+    /// Wait for the copy (its event, or the stream: this copy and everything before it); the
+    /// buffer comes back either way, holding the copied bytes after a successful copy from the
+    /// device.
     pub(crate) fn wait(mut self) -> (RtResult<()>, Bounce<'p>) {
-        let r = self.rt.stream_synchronize(self.stream);
+        let r = match self.event {
+            Some(e) => match self.rt.event_synchronize(e) {
+                Ok(()) => Ok(()),
+                Err(err) => {
+                    // The event failed: only the stream can say nothing uses the buffer now.
+                    let _ = self.rt.stream_synchronize(self.stream);
+                    Err(err)
+                }
+            },
+            None => self.rt.stream_synchronize(self.stream),
+        };
         (r, self.bounce.take().expect("present until taken"))
     }
 }
 
-impl Drop for FromDevice<'_> {
+impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         if self.bounce.is_some() {
             let _ = self.rt.stream_synchronize(self.stream);
