@@ -4,7 +4,8 @@
 //! Validation ([`plan`]) happens when a copy is issued, so bad pointers are reported by the
 //! issuing call even for async copies; execution ([`execute`]) happens on the calling thread for
 //! synchronous copies and on the stream worker for async ones. A zero-length copy is a no-op
-//! that is not counted against `fail_copy_after`.
+//! that is not counted against `fail_copy_after`. A kernel's copies ([`plan_kernel`]) are
+//! validated when the kernel makes them, as a GPU faults only on the access itself.
 
 use std::time::Duration;
 
@@ -41,6 +42,15 @@ pub enum Direction {
 }
 
 impl Direction {
+    fn of(src_device: bool, dst_device: bool) -> Self {
+        match (src_device, dst_device) {
+            (false, false) => Direction::HostToHost,
+            (false, true) => Direction::HostToDevice,
+            (true, false) => Direction::DeviceToHost,
+            (true, true) => Direction::DeviceToDevice,
+        }
+    }
+
     fn counter(self) -> &'static str {
         match self {
             Direction::HostToHost => "h2h_bytes",
@@ -78,12 +88,7 @@ pub fn plan(dst: usize, src: usize, len: usize, memcpy_kind: i32) -> SimResult<C
         kind::DEFAULT => (memory::in_device_space(dst), memory::in_device_space(src)),
         _ => return Err(SimError::INVALID_MEMCPY_DIRECTION),
     };
-    let dir = match (src_dev, dst_dev) {
-        (false, false) => Direction::HostToHost,
-        (false, true) => Direction::HostToDevice,
-        (true, false) => Direction::DeviceToHost,
-        (true, true) => Direction::DeviceToDevice,
-    };
+    let dir = Direction::of(src_dev, dst_dev);
     if len == 0 {
         return Ok(CopyOp {
             dst: 0,
@@ -95,6 +100,29 @@ pub fn plan(dst: usize, src: usize, len: usize, memcpy_kind: i32) -> SimResult<C
     let dst = operand(dst, len, dst_dev)?;
     let src = operand(src, len, src_dev)?;
     Ok(CopyOp { dst, src, len, dir })
+}
+
+/// Validates a copy a kernel makes of `len` bytes from `src` to `dst`: both are addresses the
+/// device can access (device memory, or pinned, registered or managed host memory, whose device
+/// alias is the same address). Anything else is `CUDA_ERROR_ILLEGAL_ADDRESS`, the fault a
+/// kernel's access to such an address raises.
+pub fn plan_kernel(dst: usize, src: usize, len: usize) -> SimResult<CopyOp> {
+    let dir = Direction::of(memory::in_device_space(src), memory::in_device_space(dst));
+    if len == 0 {
+        return Ok(CopyOp {
+            dst: 0,
+            src: 0,
+            len: 0,
+            dir,
+        });
+    }
+    let resolve = |addr| memory::device_operand(addr, len).map_err(|_| SimError::ILLEGAL_ADDRESS);
+    Ok(CopyOp {
+        dst: resolve(dst)?,
+        src: resolve(src)?,
+        len,
+        dir,
+    })
 }
 
 fn delay() {

@@ -9,7 +9,12 @@
 //! * Event counters: `"copies"` (copies that moved bytes), `"copy_faults_injected"` (copies
 //!   failed by the `fail_copy` fault), `"host_funcs_run"` (host functions executed by stream
 //!   workers), `"cufile_registered_buf_ios"` (`cuFileRead/Write` calls whose `bufPtr_base` is a
-//!   buffer registered with `cuFileBufRegister`).
+//!   buffer registered with `cuFileBufRegister`), `"stream_value_waits"` (waits on a memory
+//!   value that completed).
+//! * Staging kernel (see [`crate::kernels`]): `"stage_launches"` (launches of `hipfile_stage`
+//!   queued by `cuLaunchKernel` / `cuLaunchCooperativeKernel`), `"stage_segments"` (ring
+//!   serials the kernel consumed), `"stage_bytes"` (bytes its segment copies moved; they count
+//!   in the direction counters and `"copies"` too).
 //! * Gauges ([`Gauge`]): `"pinned_bytes_live"`, `"pinned_bytes_peak"`, `"registered_bytes_live"`,
 //!   `"device_bytes_live"`, `"managed_bytes_live"`, `"streams_live"`, `"cufile_driver_opens"`
 //!   (the cuFile driver's open count), `"cufile_handles_live"`, `"cufile_bufs_live"` (file

@@ -11,13 +11,18 @@
 //! out-pointers are `CUDA_ERROR_INVALID_VALUE`. With zero devices `cuInit` still succeeds and
 //! `cuDeviceGetCount` reports 0.
 //!
+//! Kernels: `cuModuleLoadData`, `cuModuleUnload`, `cuModuleGetFunction`, `cuLaunchKernel` and
+//! `cuLaunchCooperativeKernel` load and run the one kernel the simulator emulates, hipfile's
+//! staging kernel `hipfile_stage` (see [`kernels`]); `cuDeviceGetAttribute` answers the
+//! attributes of [`device_attr`] (cooperative launch: 1).
+//!
 //! Safety contract of every `unsafe extern "C"` function in this module (the C contract of the
 //! real driver): each pointer argument is NULL or valid for the access the CUDA documentation
 //! describes, for the duration of the call (for async copies: until the copy has run).
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::ptr;
 use std::sync::Arc;
 
@@ -27,6 +32,7 @@ use crate::errors::{self, SimError, SimResult};
 use crate::faults::{self, Fault};
 use crate::ffi::{cu_call, Out};
 use crate::hip_api::{enqueue_host_fn, free_device_like, free_pinned, HostFn};
+use crate::kernels;
 use crate::memory::{self, Kind, Region};
 use crate::stream::{self, Stream};
 
@@ -40,6 +46,58 @@ pub type CuContext = *mut c_void;
 pub type CuStream = *mut c_void;
 /// `CUevent`.
 pub type CuEvent = *mut c_void;
+/// `CUmodule`.
+pub type CuModule = *mut c_void;
+/// `CUfunction`.
+pub type CuFunction = *mut c_void;
+
+/// `CUdevice_attribute` values the simulator answers, with its answers (those of one H200-like
+/// device; the kernel limits are the ones the launches check).
+pub mod device_attr {
+    /// `CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK`.
+    pub const MAX_THREADS_PER_BLOCK: i32 = 1;
+    /// `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X`.
+    pub const MAX_BLOCK_DIM_X: i32 = 2;
+    /// `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y`.
+    pub const MAX_BLOCK_DIM_Y: i32 = 3;
+    /// `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z`.
+    pub const MAX_BLOCK_DIM_Z: i32 = 4;
+    /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`.
+    pub const MAX_SHARED_MEMORY_PER_BLOCK: i32 = 8;
+    /// `CU_DEVICE_ATTRIBUTE_WARP_SIZE`.
+    pub const WARP_SIZE: i32 = 10;
+    /// `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`.
+    pub const MULTIPROCESSOR_COUNT: i32 = 16;
+    /// `CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY`.
+    pub const CAN_MAP_HOST_MEMORY: i32 = 19;
+    /// `CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING`.
+    pub const UNIFIED_ADDRESSING: i32 = 41;
+    /// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR`.
+    pub const COMPUTE_CAPABILITY_MAJOR: i32 = 75;
+    /// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR`.
+    pub const COMPUTE_CAPABILITY_MINOR: i32 = 76;
+    /// `CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH`.
+    pub const COOPERATIVE_LAUNCH: i32 = 95;
+
+    use crate::kernels;
+
+    /// The simulator's answer for `attribute`, `None` for an attribute it does not know.
+    pub fn value(attribute: i32) -> Option<i32> {
+        Some(match attribute {
+            MAX_THREADS_PER_BLOCK | MAX_BLOCK_DIM_X | MAX_BLOCK_DIM_Y => {
+                kernels::MAX_THREADS_PER_BLOCK as i32
+            }
+            MAX_BLOCK_DIM_Z => kernels::MAX_BLOCK_DIM_Z as i32,
+            MAX_SHARED_MEMORY_PER_BLOCK => kernels::MAX_SHARED_MEMORY_PER_BLOCK as i32,
+            WARP_SIZE => 32,
+            MULTIPROCESSOR_COUNT => 132,
+            CAN_MAP_HOST_MEMORY | UNIFIED_ADDRESSING | COOPERATIVE_LAUNCH => 1,
+            COMPUTE_CAPABILITY_MAJOR => 9,
+            COMPUTE_CAPABILITY_MINOR => 0,
+            _ => return None,
+        })
+    }
+}
 
 /// `CUpointer_attribute` values understood by the simulator.
 pub mod attr {
@@ -185,6 +243,23 @@ pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: c_i
             ptr::copy_nonoverlapping(text.as_ptr(), name.cast::<u8>(), n);
             name.add(n).write(0);
         }
+        Ok(())
+    })
+}
+
+/// `CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)`: the
+/// attributes of [`device_attr`]; any other is `CUDA_ERROR_INVALID_VALUE`.
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetAttribute(
+    pi: *mut c_int,
+    attrib: c_int,
+    dev: c_int,
+) -> CuResult {
+    cu_call("cuDeviceGetAttribute", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(pi) }?;
+        device_ordinal(dev)?;
+        out.set(device_attr::value(attrib).ok_or(SimError::INVALID_VALUE)?);
         Ok(())
     })
 }
@@ -710,6 +785,152 @@ fn wait_value32(s: CuStream, addr: CuDevicePtr, value: u32, flags: c_uint) -> Si
         _ => return Err(SimError::INVALID_VALUE),
     };
     crate::hip_api::enqueue_wait_value32(&cu_stream(s)?, addr as usize, value, u32::MAX, cond)
+}
+
+// ---- modules and kernels ---------------------------------------------------------------------
+
+/// `CUresult cuModuleLoadData(CUmodule *module, const void *image)`: `image` is NUL-terminated
+/// PTX text; it loads when it declares `.entry hipfile_stage` (`CUDA_ERROR_INVALID_IMAGE`
+/// otherwise, cubin and fatbin images included). The `no_kernels` fault makes it
+/// `CUDA_ERROR_NOT_SUPPORTED`. See [`kernels`].
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoadData(module: *mut CuModule, image: *const c_void) -> CuResult {
+    cu_call("cuModuleLoadData", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(module) }?;
+        let dev = ctx_device()?;
+        if image.is_null() {
+            return Err(SimError::INVALID_VALUE);
+        }
+        // SAFETY: module contract: the image is NUL-terminated PTX text.
+        let ptx = unsafe { CStr::from_ptr(image.cast::<c_char>()) };
+        out.set(kernels::load_module(ptx.to_bytes(), dev)? as CuModule);
+        Ok(())
+    })
+}
+
+/// `CUresult cuModuleUnload(CUmodule hmod)`.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleUnload(module: CuModule) -> CuResult {
+    cu_call("cuModuleUnload", || {
+        device::cuda_require_init()?;
+        kernels::unload_module(module as usize)
+    })
+}
+
+/// `CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)`:
+/// `"hipfile_stage"` is the module's one function; another name is `CUDA_ERROR_NOT_FOUND`.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleGetFunction(
+    hfunc: *mut CuFunction,
+    module: CuModule,
+    name: *const c_char,
+) -> CuResult {
+    cu_call("cuModuleGetFunction", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(hfunc) }?;
+        device::cuda_require_init()?;
+        if name.is_null() {
+            return Err(SimError::INVALID_VALUE);
+        }
+        // SAFETY: module contract: `name` is a NUL-terminated string.
+        let name = unsafe { CStr::from_ptr(name) };
+        out.set(kernels::get_function(module as usize, name.to_bytes())? as CuFunction);
+        Ok(())
+    })
+}
+
+/// The launch shared by `cuLaunchKernel` and `cuLaunchCooperativeKernel`.
+///
+/// # Safety
+/// `params` as for [`kernels::plan_stage`].
+unsafe fn launch(
+    f: CuFunction,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    s: CuStream,
+    params: *mut *mut c_void,
+) -> SimResult<()> {
+    let dev = ctx_device()?;
+    kernels::check_function(f as usize, dev)?;
+    let st = cu_stream(s)?;
+    // SAFETY: the caller's contract.
+    let planned = unsafe { kernels::plan_stage(grid, block, shared, params.cast_const().cast()) }?;
+    kernels::enqueue_stage(&st, planned);
+    Ok(())
+}
+
+/// `CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+/// unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int
+/// blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void
+/// **extra)`: launches `hipfile_stage` (see [`kernels`]) on the stream, parameters through
+/// `kernelParams` only (a non-NULL `extra` is `CUDA_ERROR_INVALID_VALUE`). Grid 1..=32 x 1 x 1,
+/// 1..=1024 threads per block, at most 48 KiB of shared memory, `ring_len` >= 1 and a
+/// `StageCtl` the device can access, or `CUDA_ERROR_INVALID_VALUE`; a function of another
+/// context's module, or an unknown stream, is `CUDA_ERROR_INVALID_HANDLE`.
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchKernel(
+    f: CuFunction,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared_mem_bytes: c_uint,
+    s: CuStream,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CuResult {
+    cu_call("cuLaunchKernel", || {
+        if !extra.is_null() {
+            return Err(SimError::INVALID_VALUE);
+        }
+        // SAFETY: module contract: `kernelParams` holds the kernel's two parameters.
+        unsafe {
+            launch(
+                f,
+                [grid_x, grid_y, grid_z],
+                [block_x, block_y, block_z],
+                shared_mem_bytes,
+                s,
+                kernel_params,
+            )
+        }
+    })
+}
+
+/// `CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int
+/// gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned
+/// int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)`: as
+/// `cuLaunchKernel` (every block of a staging launch is co-resident on the simulator).
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchCooperativeKernel(
+    f: CuFunction,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared_mem_bytes: c_uint,
+    s: CuStream,
+    kernel_params: *mut *mut c_void,
+) -> CuResult {
+    cu_call("cuLaunchCooperativeKernel", || {
+        // SAFETY: module contract: `kernelParams` holds the kernel's two parameters.
+        unsafe {
+            launch(
+                f,
+                [grid_x, grid_y, grid_z],
+                [block_x, block_y, block_z],
+                shared_mem_bytes,
+                s,
+                kernel_params,
+            )
+        }
+    })
 }
 
 // ---- events ----------------------------------------------------------------------------------

@@ -32,6 +32,8 @@ impl SimError {
     pub const NO_DEVICE: Self = Self(100);
     /// `hipErrorInvalidDevice` / `CUDA_ERROR_INVALID_DEVICE`.
     pub const INVALID_DEVICE: Self = Self(101);
+    /// `hipErrorInvalidImage` / `CUDA_ERROR_INVALID_IMAGE`.
+    pub const INVALID_IMAGE: Self = Self(200);
     /// `hipErrorInvalidContext` / `CUDA_ERROR_INVALID_CONTEXT`.
     pub const INVALID_CONTEXT: Self = Self(201);
     /// `hipErrorInvalidHandle` / `CUDA_ERROR_INVALID_HANDLE`.
@@ -133,6 +135,13 @@ const TABLE: &[ErrorInfo] = &[
         Some(c"CUDA_ERROR_INVALID_DEVICE"),
         c"invalid device ordinal",
         c"invalid device ordinal",
+    ),
+    info(
+        200,
+        c"hipErrorInvalidImage",
+        Some(c"CUDA_ERROR_INVALID_IMAGE"),
+        c"device kernel image is invalid",
+        c"device kernel image is invalid",
     ),
     info(
         201,

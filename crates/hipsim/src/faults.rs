@@ -8,13 +8,13 @@
 //! | --- | --- | --- |
 //! | `fastpath_errno` | `HIPSIM_FASTPATH_ERRNO` | `hipAmdFileRead/Write` return hipSuccess, `*bytes = 0`, `*status = -errno`, without I/O |
 //! | `fastpath_hip_error` | `HIPSIM_FASTPATH_HIP_ERROR` | `hipAmdFileRead/Write` return this `hipError_t` |
-//! | `fail_copy` | `HIPSIM_FAIL_COPY` | every memcpy fails with this code (HIP numbering) |
+//! | `fail_copy` | `HIPSIM_FAIL_COPY` | every memcpy, and every segment copy of the staging kernel, fails with this code (HIP numbering) |
 //! | `fail_copy_after` | `HIPSIM_FAIL_COPY_AFTER` | with `fail_copy`: the first N copies succeed |
 //! | `short_transfer` | `HIPSIM_SHORT_TRANSFER` | `hipAmdFileRead/Write` move at most this many bytes per call |
 //! | `no_fastpath` | `HIPSIM_NO_FASTPATH` | `hipGetProcAddress` refuses `hipAmdFileRead/Write` |
 //! | `device_count` | `HIPSIM_DEVICE_COUNT` | number of devices, 0..=16 (default 1; 0 means no device) |
 //! | `fail_host_alloc` | `HIPSIM_FAIL_HOST_ALLOC` | host allocation/registration fails with out-of-memory |
-//! | `copy_delay_us` | `HIPSIM_COPY_DELAY_US` | every copy sleeps this long first |
+//! | `copy_delay_us` | `HIPSIM_COPY_DELAY_US` | every copy (staging kernel segments included) sleeps this long first |
 //! | `runtime_version` | `HIPSIM_RUNTIME_VERSION` | reported HIP_VERSION (0 = default 70200000) |
 //! | `cuda_driver_version` | `HIPSIM_CUDA_DRIVER_VERSION` | reported CUDA driver version (0 = default 13000) |
 //! | `cufile_gds` | `HIPSIM_CUFILE_GDS` | 1: cuFile reports a real GPUDirect Storage path (nvidia-fs 2.17, NVMe + NVMe P2P); 0 (default): compat mode only |
@@ -22,6 +22,7 @@
 //! | `cufile_io_errno` | `HIPSIM_CUFILE_IO_ERRNO` | `cuFileRead/Write` return -1 with this errno, without I/O |
 //! | `cufile_io_error` | `HIPSIM_CUFILE_IO_ERROR` | `cuFileRead/Write` return -(this cuFile error), without I/O |
 //! | `no_wait_value` | `HIPSIM_NO_WAIT_VALUE` | `hipStreamWaitValue32` / `cuStreamWaitValue32` answer "not supported" (a device without stream memory operations) |
+//! | `no_kernels` | `HIPSIM_NO_KERNELS` | `cuModuleLoadData` answers `CUDA_ERROR_NOT_SUPPORTED` (801): no kernel can be loaded |
 //!
 //! Errno values may be written in the environment as numbers or names (`EIO`, `ENODEV`, ...);
 //! HIP error values as numbers or names (`hipErrorUnknown`, ...); cuFile error values as
@@ -69,6 +70,8 @@ pub enum Fault {
     CufileIoError,
     /// `no_wait_value`.
     NoWaitValue,
+    /// `no_kernels`.
+    NoKernels,
 }
 
 #[derive(Clone, Copy)]
@@ -200,10 +203,17 @@ const SPECS: [Spec; COUNT] = [
         parse: Parse::Int,
         default: 0,
     },
+    Spec {
+        fault: Fault::NoKernels,
+        name: "no_kernels",
+        env: "HIPSIM_NO_KERNELS",
+        parse: Parse::Int,
+        default: 0,
+    },
 ];
 
 /// Number of settings.
-const COUNT: usize = 16;
+const COUNT: usize = 17;
 
 /// Most devices the simulator can expose.
 pub const MAX_DEVICES: i64 = 16;

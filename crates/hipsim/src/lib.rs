@@ -3,7 +3,10 @@
 //! Built as `libhipsim.so`, it exports — with the real C signatures and ABI — a subset of AMD's
 //! HIP runtime API (`libamdhip64.so`, see [`hip_api`]), the GPU-direct file entry points
 //! `hipAmdFileRead`/`hipAmdFileWrite` (see [`fastpath`]) and a subset of NVIDIA's CUDA driver
-//! API (`libcuda.so.1`, see [`cuda_api`]). Both faces share one simulated machine: the same
+//! API (`libcuda.so.1`, see [`cuda_api`]), including `cuModuleLoadData`, `cuModuleUnload`,
+//! `cuModuleGetFunction`, `cuLaunchKernel`, `cuLaunchCooperativeKernel` and
+//! `cuDeviceGetAttribute` for the one kernel it emulates, hipfile's staging kernel
+//! `hipfile_stage` (see [`kernels`]). Both faces share one simulated machine: the same
 //! devices, memory, streams and events. It also exports a fake NVIDIA cuFile
 //! (`libcufile.so.0`, see [`cufile_api`]) whose reads and writes move bytes between files and
 //! that simulated device memory.
@@ -32,6 +35,7 @@ pub mod fastpath;
 pub mod faults;
 mod ffi;
 pub mod hip_api;
+pub mod kernels;
 pub mod memory;
 pub mod stream;
 
