@@ -242,6 +242,18 @@ api! {
     cuEventRecord: fn(*mut c_void, Stream) -> c_int;
     cuEventSynchronize: fn(*mut c_void) -> c_int;
     cuEventDestroy_v2: fn(*mut c_void) -> c_int;
+    cuDeviceGetAttribute: fn(*mut c_int, c_int, c_int) -> c_int;
+    cuModuleLoadData: fn(*mut *mut c_void, *const c_void) -> c_int;
+    cuModuleUnload: fn(*mut c_void) -> c_int;
+    cuModuleGetFunction: fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int;
+    cuLaunchKernel: fn(
+        *mut c_void, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Stream,
+        *mut *mut c_void, *mut *mut c_void
+    ) -> c_int;
+    cuLaunchCooperativeKernel: fn(
+        *mut c_void, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Stream,
+        *mut *mut c_void
+    ) -> c_int;
     cuGetErrorString: fn(c_int, *mut *const c_char) -> c_int;
     cuGetErrorName: fn(c_int, *mut *const c_char) -> c_int;
 
@@ -290,6 +302,8 @@ pub fn sim() -> (&'static Sim, MutexGuard<'static, ()>) {
         "cufile_register_error",
         "cufile_io_errno",
         "cufile_io_error",
+        "no_wait_value",
+        "no_kernels",
     ] {
         set_fault(s, name, 0);
     }
