@@ -34,7 +34,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::Session;
 use crate::backend::Backends;
-use crate::engine::Engine;
+use crate::engine::{Engine, Stage};
 use crate::error::{Error, Result};
 use crate::request::file::File;
 use crate::request::memory::Buffer;
@@ -183,7 +183,9 @@ struct Shared {
     rt: &'static dyn Runtime,
     stream: StreamHandle,
     engine: Engine,
-    /// The word the stream waits on; `None` when the runtime has none.
+    /// The staging kernel that holds the stream and moves the bytes, where the runtime has one.
+    stage: Option<Arc<Stage>>,
+    /// The word the stream waits on otherwise; `None` when the runtime has none.
     signal: Option<Signal>,
     /// Set when the runtime refused a wait on the word: blocking host functions from then on.
     no_wait_value: AtomicBool,
@@ -209,20 +211,34 @@ impl StreamQueue {
         device: i32,
         session: &Session,
     ) -> Result<StreamQueue> {
-        let signal = match rt.signal_alloc() {
-            Ok(s) => Some(s),
-            Err(e) => {
-                log_no_wait_value(e);
-                None
-            }
+        let config = &session.config;
+        // The staging kernel where the runtime has one (CUDA); otherwise a word to wait on.
+        let stage = {
+            let restore = rt.enter_device(device)?;
+            let stage = Stage::new(rt, device, config.async_buffer_size, config.chunk_size);
+            rt.leave_device(restore);
+            stage.ok().map(Arc::new)
         };
-        let engine = Engine::for_stream(rt, &session.config);
-        // Pinned memory is allocated here, before the stream ever waits for us.
-        engine.preallocate_bounce();
+        let signal = match &stage {
+            Some(_) => None,
+            None => match rt.signal_alloc() {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    log_no_wait_value(e);
+                    None
+                }
+            },
+        };
+        let engine = Engine::for_stream(rt, config, stage.clone());
+        if stage.is_none() {
+            // Pinned memory is allocated here, before the stream ever waits for us.
+            engine.preallocate_bounce();
+        }
         let shared = Arc::new(Shared {
             rt,
             stream,
             engine,
+            stage,
             signal,
             no_wait_value: AtomicBool::new(false),
             submit: Mutex::new(Submit {
@@ -262,6 +278,9 @@ impl StreamQueue {
             Some(e) => e,
             None => {
                 let restore = rt.enter_device(self.device)?;
+                // Not a blocking-sync event: on the H200 machine a worker waiting on one (with
+                // CU_EVENT_BLOCKING_SYNC) woke late enough that 8 streams x 100 small operations
+                // took over 40 s instead of 2 s.
                 let e = rt.event_create();
                 rt.leave_device(restore);
                 e?
@@ -275,7 +294,7 @@ impl StreamQueue {
             0 => 1,
             s => s,
         };
-        let gate = match self.hold_on_word(seq) {
+        let gate = match self.hold(seq) {
             Ok(()) => None,
             Err(e) if e == RtError::NOT_SUPPORTED => {
                 let gate = Arc::new(HostGate::default());
@@ -305,10 +324,25 @@ impl StreamQueue {
         Ok(())
     }
 
-    /// Hold the stream on the word until it equals `seq`; "not supported" when the runtime
-    /// cannot (the caller then holds it with a host function).
-    fn hold_on_word(&self, seq: u32) -> std::result::Result<(), RtError> {
+    /// Hold the stream: with the staging kernel (one launch per operation), or on the word
+    /// until it equals `seq`; "not supported" when the runtime can do neither (the caller then
+    /// holds it with a host function).
+    fn hold(&self, seq: u32) -> std::result::Result<(), RtError> {
         let sh = &*self.shared;
+        if let Some(stage) = &sh.stage {
+            let restore = sh.rt.enter_device(self.device)?;
+            let r = stage.launch(sh.stream);
+            sh.rt.leave_device(restore);
+            // The engine copies through the kernel only: a failed launch fails the submission
+            // (never a host-function hold, which would leave the engine's segments uncopied).
+            return r.map_err(|e| {
+                if e == RtError::NOT_SUPPORTED {
+                    RtError::UNKNOWN
+                } else {
+                    e
+                }
+            });
+        }
         match &sh.signal {
             Some(sig) if !sh.no_wait_value.load(Ordering::Relaxed) => {
                 match sh.rt.stream_wait_value32(sh.stream, sig, seq) {
@@ -382,10 +416,11 @@ impl Shared {
             job.op.params.set_result(result);
             self.submit.lock().free_events.push(job.event);
             // Release the stream only after the result is visible.
-            match (&job.gate, &self.signal) {
-                (Some(gate), _) => gate.open(),
-                (None, Some(sig)) => sig.set(job.seq),
-                (None, None) => {}
+            match (&job.gate, &self.stage, &self.signal) {
+                (Some(gate), _, _) => gate.open(),
+                (None, Some(stage), _) => stage.finish_operation(),
+                (None, None, Some(sig)) => sig.set(job.seq),
+                (None, None, None) => {}
             }
             drop(job);
             let mut jobs = self.jobs.lock();

@@ -18,6 +18,7 @@ use parking_lot::{Condvar, Mutex};
 use super::lanes::LaneGuard as Lane;
 use super::lend::bounce::Bounce;
 use super::lend::{Chunk, Claims, InFlight, Lent};
+use super::Stage;
 use super::{DirectFd, Inner, Transfer};
 use crate::error::{Error, Result};
 use crate::sys;
@@ -65,6 +66,9 @@ struct Request {
     size_before: u64,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
+    /// Device transfers of a stream's staging kernel: the serial before the first chunk's
+    /// (chunk `i` is serial `stage_base + i + 1`).
+    stage_base: Option<u32>,
     /// Helpers still running.
     helpers: Mutex<usize>,
     helpers_done: Condvar,
@@ -164,6 +168,11 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
     } else {
         u64::MAX
     };
+    let stage = match t.target {
+        MemRef::Device { .. } => inner.stage.as_deref(),
+        MemRef::Host { .. } => None,
+    };
+    let stage_base = stage.map(|s| s.reserve(chunks));
     let request = || Request {
         t,
         chunk,
@@ -181,13 +190,18 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
         size_before,
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
+        stage_base,
         helpers: Mutex::new(0),
         helpers_done: Condvar::new(),
     };
     let helpers = if t.size <= inner.inline_threshold || chunks <= 1 {
         0
     } else {
-        let cap = inner.request_parallelism.saturating_sub(1);
+        let mut cap = inner.request_parallelism.saturating_sub(1);
+        if let Some(s) = stage {
+            // Through a stage, a participant holds one slot: more than that would only wait.
+            cap = cap.min(s.slots().saturating_sub(1));
+        }
         inner
             .workers()
             .map_or(0, |w| w.len().min(chunks - 1).min(cap))
@@ -196,6 +210,7 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
         // The calling thread alone: the request's state lives on its stack.
         let req = request();
         participate_guarded(inner, &req);
+        post_unclaimed(stage, &req);
         return finish(&req);
     }
     let req = Arc::new(request());
@@ -219,7 +234,24 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
             req.helpers_done.wait(&mut n);
         }
     }
+    post_unclaimed(stage, &req);
     finish(&req)
+}
+
+/// Staged requests: once every participant is done, an empty segment for each chunk nobody took
+/// (the request failed first), so the stream's kernel passes their serials. They are the last
+/// chunks of the request (chunks are handed out in order), so no participant waited for them.
+fn post_unclaimed(stage: Option<&Stage>, req: &Request) {
+    if let (Some(stage), Some(base)) = (stage, req.stage_base) {
+        while let Some(c) = req.claims.next() {
+            stage.post_empty(serial_of(base, req, &c));
+        }
+    }
+}
+
+/// The serial of chunk `c` of a staged request.
+fn serial_of(base: u32, req: &Request, c: &Chunk) -> u32 {
+    base.wrapping_add((c.off / req.chunk) as u32 + 1)
 }
 
 /// A request of at most one chunk, served on the calling thread. Its copy is synchronous and
@@ -357,6 +389,11 @@ fn participate(inner: &Inner, req: &Request) {
                 }
             }
         }
+        MemRef::Device { addr, .. } if req.stage_base.is_some() => {
+            if let (Some(stage), Some(base)) = (inner.stage.as_deref(), req.stage_base) {
+                staged(stage, base, req, addr);
+            }
+        }
         MemRef::Device { addr, device } => {
             // Several chunks pipeline file I/O with stream-ordered copies on a lane, whose
             // stream belongs to the buffer's device: make it current for the participation.
@@ -375,6 +412,46 @@ fn participate(inner: &Inner, req: &Request) {
                 },
                 None => synchronous_device(inner, req, addr),
             }
+        }
+    }
+}
+
+/// Chunks of a device transfer through the stream's staging kernel: each chunk is one segment,
+/// filled from the file and posted (reads), or posted, copied out by the kernel and written
+/// (writes). Every chunk taken is posted, also when it fails (its lease posts an empty segment
+/// when dropped), and no chunk is skipped (a read past the end posts nothing to copy), so the
+/// kernel never waits for a serial nobody holds. No GPU call is made here.
+fn staged(stage: &Stage, base: u32, req: &Request, addr: Address) {
+    while let Some(c) = (!req.failed.load(Ordering::Acquire))
+        .then(|| req.claims.next())
+        .flatten()
+    {
+        let (off, len) = (c.off, c.len);
+        let mut lease = stage.acquire(serial_of(base, req, &c));
+        let dev = addr.add(off);
+        let file_off = req.t.offset + off as u64;
+        let result = match req.t.dir {
+            Direction::Read => {
+                // Past a short chunk (end of file) there is nothing to read.
+                let r = if off >= req.short_end.load(Ordering::Acquire) {
+                    Ok(0)
+                } else {
+                    read_chunk(&req.t, lease.bytes_mut(dev, len), file_off)
+                };
+
+                let n = *r.as_ref().unwrap_or(&0);
+                lease.copy_to_device(dev, n);
+                r.map_err(|e| ChunkFault::none_done(Error::Os(e)))
+            }
+            Direction::Write => {
+                lease.copy_from_device(dev, len);
+                let r = write_chunk(&req.t, lease.bytes(dev, len), file_off);
+                drop(lease);
+                r.map_err(ChunkFault::from)
+            }
+        };
+        if !record(req, off, len, result) {
+            break;
         }
     }
 }

@@ -12,7 +12,7 @@
 //! every other code into `hipErrorUnknown` (999); [`translate`] does the same with the table
 //! [`HIP_TWINS`].
 
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::os::fd::RawFd;
 use std::sync::OnceLock;
 
@@ -258,7 +258,54 @@ struct CudaApi {
     stream_wait_value32: Option<unsafe extern "C" fn(*mut c_void, u64, u32, c_uint) -> CuResult>,
     mem_host_get_device_pointer:
         Option<unsafe extern "C" fn(*mut u64, *mut c_void, c_uint) -> CuResult>,
+    // Optional: the staging kernel of stream-ordered I/O (loaded from PTX, launched on streams).
+    module_load_data: Option<unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> CuResult>,
+    module_get_function:
+        Option<unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> CuResult>,
+    launch_kernel: Option<LaunchKernel>,
+    launch_cooperative_kernel: Option<LaunchCooperativeKernel>,
+    device_get_attribute: Option<unsafe extern "C" fn(*mut c_int, c_int, c_int) -> CuResult>,
 }
+
+/// `cuLaunchKernel`.
+type LaunchKernel = unsafe extern "C" fn(
+    *mut c_void,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    *mut c_void,
+    *mut *mut c_void,
+    *mut *mut c_void,
+) -> CuResult;
+
+/// `cuLaunchCooperativeKernel`.
+type LaunchCooperativeKernel = unsafe extern "C" fn(
+    *mut c_void,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    *mut c_void,
+    *mut *mut c_void,
+) -> CuResult;
+
+/// The staging kernel's PTX (`stage/stage.cu`, built by `scripts/gpu/stage_ptx.sh`), as the
+/// NUL-terminated text `cuModuleLoadData` takes.
+const STAGE_PTX: &str = concat!(include_str!("stage/stage.ptx"), "\0");
+/// `CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH`.
+const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: c_int = 95;
+/// Threads per block of the staging kernel (what `stage.cu` is written for).
+const STAGE_BLOCK: c_uint = 1024;
+/// Blocks of one staging launch where they can be launched co-resident: four copy at 49 GB/s
+/// on the H200 (one at 35; more gain nothing: scripts/gpu/stage_probe.c).
+const STAGE_GRID: u32 = 4;
 
 /// The CUDA driver-API runtime.
 pub struct CudaRuntime {
@@ -273,6 +320,8 @@ pub struct CudaRuntime {
     cufile: Option<CuFile>,
     /// Why GPUDirect Storage is or is not used.
     cufile_status: String,
+    /// The staging kernel per device (function handle, blocks per launch), loaded on first use.
+    stage: [OnceLock<RtResult<(usize, u32)>>; MAX_DEVICES],
 }
 
 /// Restores the thread's context state when a call had to push a primary context.
@@ -325,6 +374,11 @@ impl CudaRuntime {
             stream_wait_value32: opt_sym(&lib, "cuStreamWaitValue32_v2")
                 .or_else(|| opt_sym(&lib, "cuStreamWaitValue32")),
             mem_host_get_device_pointer: opt_sym(&lib, "cuMemHostGetDevicePointer_v2"),
+            module_load_data: opt_sym(&lib, "cuModuleLoadData"),
+            module_get_function: opt_sym(&lib, "cuModuleGetFunction"),
+            launch_kernel: opt_sym(&lib, "cuLaunchKernel"),
+            launch_cooperative_kernel: opt_sym(&lib, "cuLaunchCooperativeKernel"),
+            device_get_attribute: opt_sym(&lib, "cuDeviceGetAttribute"),
         };
         // SAFETY: cuInit takes a flags integer (must be 0).
         let rc = unsafe { (api.init)(0) };
@@ -372,6 +426,7 @@ impl CudaRuntime {
             primary: std::array::from_fn(|_| OnceLock::new()),
             cufile,
             cufile_status,
+            stage: std::array::from_fn(|_| OnceLock::new()),
         })
     }
 
@@ -400,6 +455,44 @@ impl CudaRuntime {
             return std::ptr::null_mut();
         }
         cur
+    }
+
+    /// Load the staging kernel into `device`'s primary context: its function handle and how many
+    /// blocks a launch uses (several only with cooperative launches, which keep them co-resident:
+    /// each block waits for the host, so one that never got a multiprocessor would stall the rest).
+    fn load_stage(&self, device: i32) -> RtResult<(usize, u32)> {
+        let (Some(load), Some(get), Some(_)) = (
+            self.api.module_load_data,
+            self.api.module_get_function,
+            self.api.launch_kernel,
+        ) else {
+            return Err(RtError::NOT_SUPPORTED);
+        };
+        let restore = self.enter_device(device)?;
+        let loaded = (|| {
+            let mut module: *mut c_void = std::ptr::null_mut();
+            // SAFETY: valid out-pointer; the image is NUL-terminated PTX text.
+            check(unsafe { load(&mut module, STAGE_PTX.as_ptr().cast()) })?;
+            let mut f: *mut c_void = std::ptr::null_mut();
+            // SAFETY: valid out-pointer, a module just loaded, a NUL-terminated name.
+            check(unsafe { get(&mut f, module, c"hipfile_stage".as_ptr()) })?;
+            let mut coop: c_int = 0;
+            let mut dev: c_int = 0;
+            // SAFETY: valid out-pointers.
+            let cooperative = check(unsafe { (self.api.device_get)(&mut dev, device) }).is_ok()
+                && self.api.launch_cooperative_kernel.is_some()
+                && self.api.device_get_attribute.is_some_and(|attr| {
+                    // SAFETY: valid out-pointer.
+                    unsafe { attr(&mut coop, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev) == 0 }
+                })
+                && coop != 0;
+            Ok((f as usize, if cooperative { STAGE_GRID } else { 1 }))
+        })();
+        self.leave_device(restore);
+        if let Err(e) = &loaded {
+            tracing::info!(target: "hipfile", "the staging kernel of stream-ordered I/O cannot be loaded on device {device} ({e}); streams are held on a memory word instead");
+        }
+        loaded
     }
 
     /// Make sure a context is current for the duration of the returned guard.
@@ -620,6 +713,99 @@ impl Runtime for CudaRuntime {
         }
         // SAFETY: 64 bytes of pinned memory, page-aligned, ours until signal_free.
         Ok(unsafe { super::Signal::new(host, dev as usize) })
+    }
+
+    fn mapped_alloc(&self, len: usize) -> RtResult<super::MappedHost> {
+        let alias = self
+            .api
+            .mem_host_get_device_pointer
+            .ok_or(RtError::NOT_SUPPORTED)?;
+        let _g = self.ctx()?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe {
+            (self.api.mem_host_alloc)(
+                &mut p,
+                len.max(1),
+                CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP,
+            )
+        })?;
+        let Some(host) = std::ptr::NonNull::new(p.cast::<u8>()) else {
+            return Err(RtError::OUT_OF_MEMORY);
+        };
+        let mut dev: u64 = 0;
+        // SAFETY: valid out-pointer; `p` is mapped pinned memory just allocated.
+        if let Err(e) = check(unsafe { alias(&mut dev, p, 0) }) {
+            // SAFETY: allocated above, not shared.
+            unsafe { (self.api.mem_free_host)(p) };
+            return Err(e);
+        }
+        Ok(super::MappedHost {
+            host,
+            device: dev as usize,
+        })
+    }
+
+    fn stage_grid(&self, device: i32) -> RtResult<u32> {
+        let slot = self
+            .stage
+            .get(usize::try_from(device).map_err(|_| RtError::INVALID_DEVICE)?)
+            .ok_or(RtError::INVALID_DEVICE)?;
+        slot.get_or_init(|| self.load_stage(device)).map(|(_, g)| g)
+    }
+
+    fn stage_launch(
+        &self,
+        device: i32,
+        stream: StreamHandle,
+        ctl: usize,
+        ring_len: u32,
+        grid: u32,
+    ) -> RtResult<()> {
+        let (f, max) = self
+            .stage
+            .get(usize::try_from(device).map_err(|_| RtError::INVALID_DEVICE)?)
+            .and_then(|s| s.get())
+            .copied()
+            .ok_or(RtError::NOT_SUPPORTED)??;
+        let grid = grid.clamp(1, max);
+        let restore = self.enter_device(device)?;
+        let mut ctl_arg = ctl as u64;
+        let mut ring_arg: c_uint = ring_len;
+        let mut params = [
+            (&mut ctl_arg as *mut u64).cast::<c_void>(),
+            (&mut ring_arg as *mut c_uint).cast::<c_void>(),
+        ];
+        let f = f as *mut c_void;
+        let s = stream.0 as *mut c_void;
+        let r = match (grid, self.api.launch_cooperative_kernel) {
+            (g, Some(coop)) if g > 1 => {
+                // SAFETY: the kernel takes (StageCtl *, unsigned); `params` points at both for
+                // the duration of the call, which copies them; the driver validates the stream.
+                check(unsafe { coop(f, g, 1, 1, STAGE_BLOCK, 1, 1, 0, s, params.as_mut_ptr()) })
+            }
+            _ => match self.api.launch_kernel {
+                // SAFETY: as above, one block.
+                Some(launch) => check(unsafe {
+                    launch(
+                        f,
+                        1,
+                        1,
+                        1,
+                        STAGE_BLOCK,
+                        1,
+                        1,
+                        0,
+                        s,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                }),
+                None => Err(RtError::NOT_SUPPORTED),
+            },
+        };
+        self.leave_device(restore);
+        r
     }
 
     fn stream_wait_value32(

@@ -242,6 +242,22 @@ impl DirectCopy {
     }
 }
 
+/// Page-locked host memory that devices address too: the host's address and the device's alias
+/// (the same number under unified addressing). Owned: give it back with
+/// [`Runtime::mapped_free`].
+#[derive(Debug)]
+pub struct MappedHost {
+    /// Host address (page-aligned).
+    pub host: std::ptr::NonNull<u8>,
+    /// The device's address of the same memory.
+    pub device: usize,
+}
+
+// SAFETY: plain memory owned by the value; whoever lends it out synchronises its users.
+unsafe impl Send for MappedHost {}
+// SAFETY: as above.
+unsafe impl Sync for MappedHost {}
+
 /// The attributes of a pointer the library cares about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PointerInfo {
@@ -385,6 +401,39 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
         _stream: StreamHandle,
         _signal: &Signal,
         _value: u32,
+    ) -> RtResult<()> {
+        Err(RtError::NOT_SUPPORTED)
+    }
+
+    /// `len` bytes of page-locked host memory that devices can address too (its device alias
+    /// in [`MappedHost::device`]). "Not supported" by default.
+    fn mapped_alloc(&self, _len: usize) -> RtResult<MappedHost> {
+        Err(RtError::NOT_SUPPORTED)
+    }
+
+    /// Free memory from [`Runtime::mapped_alloc`]. No device work may still use it.
+    fn mapped_free(&self, m: MappedHost) {
+        // SAFETY: the memory came from this runtime's pinned allocation (mapped_alloc).
+        unsafe { self.host_free(m.host.as_ptr()) }
+    }
+
+    /// Load the staging kernel of stream-ordered I/O (`runtime/stage/stage.cu`) for `device`
+    /// (once) and say how many blocks one launch may use (more than one only where the runtime
+    /// can launch them co-resident). "Not supported" by default and where it cannot be loaded.
+    fn stage_grid(&self, _device: i32) -> RtResult<u32> {
+        Err(RtError::NOT_SUPPORTED)
+    }
+
+    /// Queue the staging kernel on `stream` (of `device`): `grid` blocks (at most
+    /// [`Runtime::stage_grid`]) over the control block at device address `ctl`, whose ring has
+    /// `ring_len` entries.
+    fn stage_launch(
+        &self,
+        _device: i32,
+        _stream: StreamHandle,
+        _ctl: usize,
+        _ring_len: u32,
+        _grid: u32,
     ) -> RtResult<()> {
         Err(RtError::NOT_SUPPORTED)
     }

@@ -14,6 +14,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub(crate) mod bounce;
+pub(crate) mod stage;
 
 use super::lanes::Lane;
 use crate::runtime::{EventHandle, RtError, RtResult, Runtime, StreamHandle};

@@ -1,0 +1,341 @@
+//! The host side of the staging kernel (`runtime/stage/stage.cu`): how stream-ordered I/O moves
+//! bytes between files and device memory on runtimes that can run it (CUDA).
+//!
+//! One launch of the kernel per operation is queued on the application's stream at submission;
+//! it holds the stream until the operation's last segment. The engine cuts the operation into
+//! segments and gives each a serial number (counting up over the stream's life); segment `s`
+//! goes through ring entry `s % RING_LEN` of the control block and buffer slot `s % slots` of
+//! the stage's host-mapped pinned memory. A reader fills the slot from the file and posts the
+//! entry; the kernel copies the slot into device memory. A writer posts the entry, waits until
+//! the kernel copied the device bytes into the slot, and writes the slot to the file.
+//!
+//! Why this is deadlock-free: everything the kernel waits for is host work (a `pread`, a
+//! `pwrite`, a post), and the host waits only for the kernel to reach serials below its own,
+//! which all belong to chunks already handed out, each posted exactly once by whoever holds it
+//! (a [`Lease`] posts an empty segment if dropped unposted, also when unwinding). Nothing here
+//! queues GPU work on another stream, so no hardware queue shared with the held stream is
+//! involved.
+//!
+//! Memory: a slot's bytes are lent to the one holder of its serial's [`Lease`]; a lease is
+//! granted only after the slot's previous user (serial `s - slots`) released it on the host and
+//! the kernel finished with it, so the kernel never reads a slot the host is filling, nor writes
+//! one the host is reading.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::runtime::{MappedHost, RtResult, Runtime, StreamHandle};
+use crate::vocab::Address;
+
+/// Blocks the kernel supports (`STAGE_MAX_BLOCKS` in stage.cu).
+const MAX_BLOCKS: usize = 32;
+/// Ring entries: at least the number of slots, and a power of two so serials wrap cleanly.
+const RING_LEN: u32 = 256;
+/// Slot data is placed at the device address's offset modulo this, so the kernel copies whole
+/// 16-byte words (stage.cu's fast path needs source and destination congruent).
+const CONGRUENCE: usize = 16;
+/// Slack after each slot's data, so each slot starts page-aligned (direct I/O) whatever the
+/// shift.
+const SLOT_SLACK: usize = 4096;
+
+/// The most slot memory one stream's stage uses, whatever `HIPFILE_ASYNC_BUFFER_SIZE` says.
+const MAX_RING_BYTES: usize = 16 << 20;
+
+/// One ring entry (`StageDesc` in stage.cu).
+#[repr(C)]
+struct Desc {
+    dst: AtomicU64,
+    src: AtomicU64,
+    len: AtomicU64,
+    /// Written last, with release ordering: the kernel copies once it reads its serial here.
+    serial: AtomicU32,
+    last: AtomicU32,
+}
+
+/// The control block (`StageCtl` in stage.cu).
+#[repr(C)]
+struct Ctl {
+    /// Per block: the last serial it finished.
+    done: [AtomicU32; MAX_BLOCKS],
+    _reserved: [u32; 32],
+    ring: [Desc; RING_LEN as usize],
+}
+
+const _: () = assert!(std::mem::size_of::<Desc>() == 32);
+const _: () = assert!(std::mem::offset_of!(Ctl, ring) == 256);
+
+/// The segment length and slot count for an async buffer of `buffer` bytes and an engine chunk
+/// of `chunk`: eight slots or more (so reads of several slots overlap the kernel's copies of
+/// others), segments of at most one chunk, at least 64 KiB; the slot count a power of two.
+pub(crate) fn geometry(buffer: usize, chunk: usize) -> (usize, u32) {
+    // The kernel reads the slots over PCIe a few bytes per request; with more slot memory it ran
+    // slower, not faster (H200, T6 8 streams x 1: 23.4 GB/s with 16 MiB per stream in 2 MiB
+    // segments, 13.2 with 32 MiB in 4 MiB segments, 6.6 with 128 MiB), so a larger async buffer
+    // is used only up to this.
+    let buffer = buffer.min(MAX_RING_BYTES);
+    let seg = (buffer / 8).min(chunk).max(64 << 10) & !((64 << 10) - 1);
+    let slots = (buffer / seg).clamp(2, RING_LEN as usize);
+    let slots = 1u32 << (usize::BITS - 1 - slots.leading_zeros());
+    (seg, slots)
+}
+
+/// One stream's staging state: its control block, its slots, and the serial counter.
+pub(crate) struct Stage {
+    rt: &'static dyn Runtime,
+    device: i32,
+    ctl: MappedHost,
+    slots: MappedHost,
+    seg: usize,
+    pitch: usize,
+    nslots: u32,
+    grid: u32,
+    /// The last serial handed out.
+    next: AtomicU32,
+    /// Per slot: the serial whose holder last gave the slot back on the host side.
+    host_free: Box<[AtomicU32]>,
+}
+
+impl Stage {
+    /// The stage of a stream of `device`, with `buffer` bytes of slots in segments of at most
+    /// `chunk`; "not supported" where the runtime has no staging kernel.
+    pub(crate) fn new(
+        rt: &'static dyn Runtime,
+        device: i32,
+        buffer: usize,
+        chunk: usize,
+    ) -> RtResult<Stage> {
+        let grid = rt.stage_grid(device)?.clamp(1, MAX_BLOCKS as u32);
+        let (seg, nslots) = geometry(buffer, chunk);
+        let pitch = seg + SLOT_SLACK;
+        let ctl = rt.mapped_alloc(std::mem::size_of::<Ctl>())?;
+        let slots = match rt.mapped_alloc(pitch * nslots as usize) {
+            Ok(s) => s,
+            Err(e) => {
+                rt.mapped_free(ctl);
+                return Err(e);
+            }
+        };
+        // SAFETY: `ctl` is a fresh allocation of at least size_of::<Ctl>() bytes, page-aligned;
+        // all-zero bytes are a valid `Ctl` (atomics and integers), which is what the kernel
+        // expects before its first launch.
+        unsafe { ctl.host.as_ptr().write_bytes(0, std::mem::size_of::<Ctl>()) };
+        let host_free = (0..nslots)
+            .map(|j| {
+                // The first user of slot j is serial j (serial `nslots` for slot 0); its
+                // "previous user" is the serial one round before.
+                let first = if j == 0 { nslots } else { j };
+                AtomicU32::new(first.wrapping_sub(nslots))
+            })
+            .collect();
+        Ok(Stage {
+            rt,
+            device,
+            ctl,
+            slots,
+            seg,
+            pitch,
+            nslots,
+            grid,
+            next: AtomicU32::new(0),
+            host_free,
+        })
+    }
+
+    fn ctl(&self) -> &Ctl {
+        // SAFETY: `ctl` holds a zero-initialised `Ctl` for the stage's life; it is accessed only
+        // through atomics (the kernel's side likewise).
+        unsafe { &*self.ctl.host.as_ptr().cast::<Ctl>() }
+    }
+
+    /// Bytes per segment (the engine's chunk for this stream).
+    pub(crate) fn segment(&self) -> usize {
+        self.seg
+    }
+
+    /// Slots: more participants than this in one request would only wait for one.
+    pub(crate) fn slots(&self) -> usize {
+        self.nslots as usize
+    }
+
+    /// Queue the kernel of one operation on `stream`.
+    pub(crate) fn launch(&self, stream: StreamHandle) -> RtResult<()> {
+        self.rt
+            .stage_launch(self.device, stream, self.ctl.device, RING_LEN, self.grid)
+    }
+
+    /// Reserve `n` consecutive serials; returns the one before the first.
+    pub(crate) fn reserve(&self, n: usize) -> u32 {
+        self.next.fetch_add(n as u32, Ordering::AcqRel)
+    }
+
+    /// Whether every block finished serial `s` (serials compare cyclically).
+    fn done_through(&self, s: u32) -> bool {
+        self.ctl().done[..self.grid as usize]
+            .iter()
+            .all(|d| d.load(Ordering::Acquire).wrapping_sub(s) as i32 >= 0)
+    }
+
+    /// The lease of serial `s` (reserved by the caller, asked for once): waits until the slot's
+    /// previous user gave it back and the kernel is done with it.
+    pub(crate) fn acquire(&self, s: u32) -> Lease<'_> {
+        let slot = (s % self.nslots) as usize;
+        let prev = s.wrapping_sub(self.nslots);
+        let free = &self.host_free[slot];
+        wait_until(|| free.load(Ordering::Acquire) == prev && self.done_through(prev));
+        Lease {
+            stage: self,
+            serial: s,
+            slot,
+            posted: false,
+        }
+    }
+
+    /// The operation's last segment (nothing to copy): the kernel returns after it, releasing
+    /// the stream. Post it once the operation's result is stored.
+    pub(crate) fn finish_operation(&self) {
+        let s = self.reserve(1).wrapping_add(1);
+        let mut lease = self.acquire(s);
+        lease.post(0, 0, 0, true);
+    }
+
+    /// Post an empty segment for serial `s` (a chunk of a request nobody took: it failed
+    /// first).
+    pub(crate) fn post_empty(&self, s: u32) {
+        drop(self.acquire(s));
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        // The memory may be freed only once the kernel will not touch it again: after every
+        // block finished the last serial handed out. A kernel that never runs (a broken
+        // context) would make that wait forever: after a while the memory is leaked instead.
+        let last = self.next.load(Ordering::Acquire);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.done_through(last) {
+            if Instant::now() > deadline {
+                tracing::warn!(target: "hipfile", "a stream's staging kernel did not finish; its pinned memory is leaked");
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        let rt = self.rt;
+        let zero = || MappedHost {
+            host: std::ptr::NonNull::dangling(),
+            device: 0,
+        };
+        rt.mapped_free(std::mem::replace(&mut self.slots, zero()));
+        rt.mapped_free(std::mem::replace(&mut self.ctl, zero()));
+    }
+}
+
+/// The right to use one serial's ring entry and slot until dropped. Dropping it unposted posts
+/// an empty segment, so the kernel never waits for a serial nobody will post.
+pub(crate) struct Lease<'s> {
+    stage: &'s Stage,
+    serial: u32,
+    slot: usize,
+    posted: bool,
+}
+
+impl Lease<'_> {
+    /// Where in the slot the bytes of a segment whose device side starts at `dev` go.
+    fn place(&self, dev: Address, len: usize) -> usize {
+        let shift = dev.get() % CONGRUENCE;
+        assert!(
+            len <= self.stage.seg,
+            "segment longer than the stage's slots"
+        );
+        self.slot * self.stage.pitch + shift
+    }
+
+    /// The slot's `len` bytes for the segment at device address `dev`, to fill from the file.
+    pub(crate) fn bytes_mut(&mut self, dev: Address, len: usize) -> &mut [u8] {
+        let at = self.place(dev, len);
+        // SAFETY: `at + len` lies within the slot (len <= seg, shift < SLOT_SLACK); the slot
+        // is this lease's alone (see `Stage::acquire`), and the kernel does not access it until
+        // this lease posts, which takes `&mut self` and so ends this borrow.
+        unsafe { std::slice::from_raw_parts_mut(self.stage.slots.host.as_ptr().add(at), len) }
+    }
+
+    /// The slot's `len` bytes for the segment at device address `dev`, after
+    /// [`Lease::copy_from_device`] filled them.
+    pub(crate) fn bytes(&self, dev: Address, len: usize) -> &[u8] {
+        let at = self.place(dev, len);
+        // SAFETY: as in `bytes_mut`; once the kernel finished this serial it no longer writes
+        // the slot.
+        unsafe { std::slice::from_raw_parts(self.stage.slots.host.as_ptr().add(at), len) }
+    }
+
+    /// Have the kernel copy the first `len` bytes placed for `dev` from the slot to `dev`.
+    pub(crate) fn copy_to_device(mut self, dev: Address, len: usize) {
+        let src = self.stage.slots.device + self.place(dev, len);
+        self.post(dev.get() as u64, src as u64, len as u64, false);
+    }
+
+    /// Have the kernel copy `len` bytes at `dev` into the slot, and wait until it did.
+    pub(crate) fn copy_from_device(&mut self, dev: Address, len: usize) {
+        let dst = self.stage.slots.device + self.place(dev, len);
+        self.post(dst as u64, dev.get() as u64, len as u64, false);
+        let s = self.serial;
+        wait_until(|| self.stage.done_through(s));
+    }
+
+    fn post(&mut self, dst: u64, src: u64, len: u64, last: bool) {
+        let e = &self.stage.ctl().ring[(self.serial % RING_LEN) as usize];
+        e.dst.store(dst, Ordering::Relaxed);
+        e.src.store(src, Ordering::Relaxed);
+        e.len.store(len, Ordering::Relaxed);
+        e.last.store(u32::from(last), Ordering::Relaxed);
+        e.serial.store(self.serial, Ordering::Release);
+        self.posted = true;
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if !self.posted {
+            self.post(0, 0, 0, false);
+        }
+        self.stage.host_free[self.slot].store(self.serial, Ordering::Release);
+    }
+}
+
+/// Wait for `ok`: spin briefly (a segment takes tens of microseconds), then sleep in short
+/// steps (no `yield`: with many streams, yielding threads crowd out the ones doing file I/O).
+fn wait_until(mut ok: impl FnMut() -> bool) {
+    thread_local!(static SLACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    let mut i = 0u32;
+    while !ok() {
+        if i == 0 && !SLACK.get() {
+            crate::sys::tight_timer_slack();
+            SLACK.set(true);
+        }
+        if i < 100 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::sleep(Duration::from_micros(10));
+        }
+        i = i.saturating_add(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::geometry;
+
+    #[test]
+    fn geometry_of_common_buffers() {
+        // The default 16 MiB: eight 2 MiB slots.
+        assert_eq!(geometry(16 << 20, 4 << 20), (2 << 20, 8));
+        // More is capped at 16 MiB.
+        assert_eq!(geometry(32 << 20, 4 << 20), (2 << 20, 8));
+        assert_eq!(geometry(128 << 20, 4 << 20), (2 << 20, 8));
+        // Smaller chunks: chunk-sized segments, more slots.
+        assert_eq!(geometry(16 << 20, 1 << 20), (1 << 20, 16));
+        // Small buffers: 64 KiB segments at least, a power of two of slots.
+        assert_eq!(geometry(1 << 20, 4 << 20), (128 << 10, 8));
+        assert_eq!(geometry(100 << 10, 4 << 20), (64 << 10, 2));
+        assert_eq!(geometry(3 << 20, 4 << 20), (384 << 10, 8));
+    }
+}

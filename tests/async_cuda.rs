@@ -1,0 +1,420 @@
+//! Stream-ordered I/O on CUDA, through the staging kernel (`src/runtime/stage/stage.cu`, host side
+//! in `src/engine/lend/stage.rs`), on hipsim's CUDA side (`HIPFILE_PLATFORM=nvidia`), which
+//! runs the kernel's protocol on its stream threads with the same hazards: the kernel holds its
+//! stream until the operation's last segment, and work queued after it waits.
+//!
+//! Results are exact: `*bytes_p`, file and device bytes (neighbours untouched), and hipsim's
+//! counters, which say that the kernel (not the word-and-lanes path) moved the bytes.
+
+mod common;
+
+use std::ffi::{c_int, c_uint, c_void};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+
+use common::cuda::cuda;
+use common::*;
+
+/// `hipFileInvalidValue`.
+const INVALID_VALUE: isize = 5022;
+
+type CuStream = *mut c_void;
+
+/// hipsim's CUDA stream calls the tests make themselves.
+struct Streams {
+    create: unsafe extern "C" fn(*mut CuStream, c_uint) -> c_int,
+    destroy: unsafe extern "C" fn(CuStream) -> c_int,
+    synchronize: unsafe extern "C" fn(CuStream) -> c_int,
+    wait_value32: unsafe extern "C" fn(CuStream, u64, u32, c_uint) -> c_int,
+}
+
+// SAFETY: plain function pointers into a thread-safe library.
+unsafe impl Sync for Streams {}
+// SAFETY: as above.
+unsafe impl Send for Streams {}
+
+fn streams() -> &'static Streams {
+    static S: OnceLock<Streams> = OnceLock::new();
+    S.get_or_init(|| {
+        // SAFETY: our simulator; the symbols have these C signatures.
+        let lib = unsafe { libloading::Library::new(hipsim_path()) }.unwrap();
+        macro_rules! f {
+            ($n:literal) => {
+                // SAFETY: see above.
+                *unsafe { lib.get(concat!($n, "\0").as_bytes()) }.unwrap()
+            };
+        }
+        let s = Streams {
+            create: f!("cuStreamCreate"),
+            destroy: f!("cuStreamDestroy_v2"),
+            synchronize: f!("cuStreamSynchronize"),
+            wait_value32: f!("cuStreamWaitValue32_v2"),
+        };
+        std::mem::forget(lib);
+        s
+    })
+}
+
+/// An application stream made with `cuStreamCreate` (flags 0: blocking), destroyed on drop.
+struct Stream(CuStream);
+
+// SAFETY: a stream handle may be used from any thread.
+unsafe impl Send for Stream {}
+
+impl Stream {
+    fn new() -> Stream {
+        let mut s = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; a context is current.
+        assert_eq!(unsafe { (streams().create)(&mut s, 0) }, 0);
+        Stream(s)
+    }
+
+    fn sync(&self) {
+        // SAFETY: a live stream.
+        assert_eq!(unsafe { (streams().synchronize)(self.0) }, 0);
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: created by cuStreamCreate.
+        unsafe { (streams().destroy)(self.0) };
+    }
+}
+
+/// The by-reference parameters of one operation, at a stable address.
+struct Params {
+    size: usize,
+    file_offset: i64,
+    buffer_offset: i64,
+    bytes: isize,
+}
+
+impl Params {
+    fn new(size: usize, file_offset: i64, buffer_offset: i64) -> Box<Params> {
+        Box::new(Params {
+            size,
+            file_offset,
+            buffer_offset,
+            bytes: -77,
+        })
+    }
+
+    fn result(&self) -> isize {
+        // SAFETY: a field of a live value, written by the library's worker.
+        unsafe { std::ptr::read_volatile(&self.bytes) }
+    }
+}
+
+fn read_async(fh: hipFileHandle_t, buf: *mut c_void, p: &mut Params, s: &Stream) -> hipFileError_t {
+    // SAFETY: the parameters live (boxed) until the test synchronised the stream.
+    unsafe {
+        hipFileReadAsync(
+            fh,
+            buf,
+            &mut p.size,
+            &mut p.file_offset,
+            &mut p.buffer_offset,
+            &mut p.bytes,
+            s.0,
+        )
+    }
+}
+
+fn write_async(
+    fh: hipFileHandle_t,
+    buf: *mut c_void,
+    p: &mut Params,
+    s: &Stream,
+) -> hipFileError_t {
+    // SAFETY: as for `read_async`.
+    unsafe {
+        hipFileWriteAsync(
+            fh,
+            buf,
+            &mut p.size,
+            &mut p.file_offset,
+            &mut p.buffer_offset,
+            &mut p.bytes,
+            s.0,
+        )
+    }
+}
+
+/// A registered scratch file.
+struct File {
+    path: std::path::PathBuf,
+    _file: std::fs::File,
+    fh: hipFileHandle_t,
+}
+
+// SAFETY: a file handle may be used from any thread.
+unsafe impl Send for File {}
+// SAFETY: as above.
+unsafe impl Sync for File {}
+
+impl File {
+    fn new(tag: &str, contents: &[u8]) -> File {
+        let path = scratch_file(tag);
+        make_file(&path, contents);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let fh = register_fd(file.as_raw_fd());
+        File {
+            path,
+            _file: file,
+            fh,
+        }
+    }
+
+    fn contents(&self) -> Vec<u8> {
+        std::fs::read(&self.path).unwrap()
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        hipFileHandleDeregister(self.fh);
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Launches of the staging kernel so far.
+fn launches() -> u64 {
+    sim().counter("stage_launches")
+}
+
+// Reads and writes at the shapes of the flag matrix (zero offsets, file offset 1, buffer offset
+// 1, both odd), across several segments (the default 16 MiB buffer makes 2 MiB segments), with
+// no flags and with all FIXED flags: exact bytes, neighbours untouched, one launch per operation.
+child_test!(
+    staged_reads_and_writes_are_byte_exact,
+    [("HIPFILE_PLATFORM", "nvidia")],
+    {
+        cuda().make_current();
+        open_driver();
+        let n = (5 << 20) + 13;
+        let data = pattern(n, 1);
+        let f = File::new("stage-exact", &data);
+        let dev = cuda().alloc(n);
+        let before = launches();
+        let mut ops = 0;
+        for flags in [0u32, 7] {
+            let stream = Stream::new();
+            assert_eq!(hipFileStreamRegister(stream.0, flags), OK);
+            for (foff, boff, size) in [(0, 0, n - 1), (1, 0, n - 1), (0, 1, n - 1), (3, 5, n - 8)] {
+                cuda().upload(dev, &vec![0xee; n]);
+                let mut p = Params::new(size, foff as i64, boff as i64);
+                assert_eq!(read_async(f.fh, dev, &mut p, &stream), OK);
+                stream.sync();
+                assert_eq!(p.result(), size as isize, "read {flags} {foff}/{boff}");
+                let got = cuda().download(dev, n);
+                assert_eq!(&got[boff..boff + size], &data[foff..foff + size]);
+                assert!(got[..boff]
+                    .iter()
+                    .chain(&got[boff + size..])
+                    .all(|&b| b == 0xee));
+
+                let fresh = pattern(n, 50 + foff as u64);
+                cuda().upload(dev, &fresh);
+                let mut p = Params::new(size, foff as i64, boff as i64);
+                assert_eq!(write_async(f.fh, dev, &mut p, &stream), OK);
+                stream.sync();
+                assert_eq!(p.result(), size as isize, "write {flags} {foff}/{boff}");
+                let mut expect = data.clone();
+                expect[foff..foff + size].copy_from_slice(&fresh[boff..boff + size]);
+                assert_eq!(f.contents(), expect);
+                std::fs::write(&f.path, &data).unwrap();
+                ops += 2;
+            }
+            assert_eq!(hipFileStreamDeregister(stream.0), OK);
+        }
+        assert_eq!(launches() - before, ops);
+    }
+);
+
+// A read past the end of the file returns the bytes up to it and leaves the rest of the buffer
+// as it was, although the operation's segments were planned for the whole size.
+child_test!(
+    read_past_the_end_leaves_the_rest_untouched,
+    [("HIPFILE_PLATFORM", "nvidia")],
+    {
+        cuda().make_current();
+        open_driver();
+        let n = (3 << 20) + 100;
+        let data = pattern(n, 2);
+        let f = File::new("stage-eof", &data);
+        let len = 8 << 20;
+        let dev = cuda().alloc(len);
+        cuda().upload(dev, &vec![0x11; len]);
+        let stream = Stream::new();
+        let from = 1000;
+        let mut p = Params::new(len - 7, from as i64, 7);
+        assert_eq!(read_async(f.fh, dev, &mut p, &stream), OK);
+        stream.sync();
+        assert_eq!(p.result(), (n - from) as isize);
+        let got = cuda().download(dev, len);
+        assert_eq!(&got[7..7 + n - from], &data[from..]);
+        assert!(got[..7]
+            .iter()
+            .chain(&got[7 + n - from..])
+            .all(|&b| b == 0x11));
+    }
+);
+
+// A write, a read of the same bytes, a second write and a read, queued back to back on one
+// stream without a synchronisation: each read sees the write before it.
+child_test!(
+    operations_on_one_stream_see_each_other,
+    [("HIPFILE_PLATFORM", "nvidia")],
+    {
+        cuda().make_current();
+        open_driver();
+        let n = (3 << 20) + 11;
+        let f = File::new("stage-order", &vec![0u8; n]);
+        let [a, b, c, d] = [0; 4].map(|_| cuda().alloc(n));
+        let (first, second) = (pattern(n, 3), pattern(n, 4));
+        cuda().upload(a, &first);
+        cuda().upload(c, &second);
+        let stream = Stream::new();
+        let mut ps: Vec<Box<Params>> = (0..4).map(|_| Params::new(n, 0, 0)).collect();
+        assert_eq!(write_async(f.fh, a, &mut ps[0], &stream), OK);
+        assert_eq!(read_async(f.fh, b, &mut ps[1], &stream), OK);
+        assert_eq!(write_async(f.fh, c, &mut ps[2], &stream), OK);
+        assert_eq!(read_async(f.fh, d, &mut ps[3], &stream), OK);
+        stream.sync();
+        assert!(ps.iter().all(|p| p.result() == n as isize));
+        assert_eq!(cuda().download(b, n), first);
+        assert_eq!(cuda().download(d, n), second);
+    }
+);
+
+// A stream paused (by a wait on a word the test owns) before the operation; the parameters
+// change before the release: a smaller size and moved offsets are honoured; a size larger than
+// at submission gives -hipFileInvalidValue and leaves the buffer untouched.
+child_test!(
+    parameters_changed_while_paused,
+    [("HIPFILE_PLATFORM", "nvidia")],
+    {
+        cuda().make_current();
+        open_driver();
+        let n = 6 << 20;
+        let data = pattern(n, 5);
+        let f = File::new("stage-pause", &data);
+        let dev = cuda().alloc(n);
+        cuda().upload(dev, &vec![0x22; n]);
+        let mut word = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
+        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut word, 64, 0x2) }, 0);
+        let word = word.cast::<u32>();
+        // SAFETY: 64 bytes we own.
+        unsafe { word.write(0) };
+        let stream = Stream::new();
+        // SAFETY: a live stream and a mapped word (hipsim: the same address); 1 = equal.
+        assert_eq!(
+            unsafe { (streams().wait_value32)(stream.0, word as u64, 1, 1) },
+            0
+        );
+        let mut smaller = Params::new(4 << 20, 0, 0);
+        let mut larger = Params::new(1 << 20, 0, 0);
+        assert_eq!(read_async(f.fh, dev, &mut smaller, &stream), OK);
+        assert_eq!(read_async(f.fh, dev, &mut larger, &stream), OK);
+        // SAFETY: the library reads these when the operations start, after the release below.
+        unsafe {
+            std::ptr::write_volatile(&mut smaller.size, (1 << 20) + 3);
+            std::ptr::write_volatile(&mut smaller.file_offset, 77);
+            std::ptr::write_volatile(&mut smaller.buffer_offset, (2 << 20) + 1);
+            std::ptr::write_volatile(&mut larger.size, (1 << 20) + 1);
+        }
+        // SAFETY: the word is alive until freed below, after the stream synchronised.
+        unsafe { AtomicU32::from_ptr(word) }.store(1, Ordering::Release);
+        stream.sync();
+        assert_eq!(smaller.result(), (1 << 20) + 3);
+        assert_eq!(larger.result(), -INVALID_VALUE);
+        let got = cuda().download(dev, n);
+        let at = (2 << 20) + 1;
+        assert_eq!(&got[at..at + (1 << 20) + 3], &data[77..77 + (1 << 20) + 3]);
+        assert!(got[..at]
+            .iter()
+            .chain(&got[at + (1 << 20) + 3..])
+            .all(|&b| b == 0x22));
+    }
+);
+
+// Eight threads, each with its own stream, each queueing 25 reads of odd sizes at odd offsets
+// before synchronising: every byte checked. A small async buffer (two 64 KiB slots) makes the
+// slots turn over many times per operation.
+child_test!(
+    eight_streams_from_eight_threads,
+    [
+        ("HIPFILE_PLATFORM", "nvidia"),
+        ("HIPFILE_ASYNC_BUFFER_SIZE", "131072")
+    ],
+    {
+        cuda().make_current();
+        open_driver();
+        let n = 4 << 20;
+        let data = std::sync::Arc::new(pattern(n, 6));
+        let f = std::sync::Arc::new(File::new("stage-threads", &data));
+        let threads: Vec<_> = (0..8)
+            .map(|t: usize| {
+                let (data, f) = (data.clone(), f.clone());
+                let fh = f.fh as usize;
+                std::thread::spawn(move || {
+                    cuda().make_current();
+                    let stream = Stream::new();
+                    let sizes: Vec<usize> = (0..25).map(|i| (300 << 10) + i * 4099 + t).collect();
+                    let bufs: Vec<*mut c_void> = sizes.iter().map(|&s| cuda().alloc(s)).collect();
+                    let mut ps: Vec<Box<Params>> = sizes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &s)| Params::new(s, (i * 7919 + t * 131) as i64, 0))
+                        .collect();
+                    for (p, &b) in ps.iter_mut().zip(&bufs) {
+                        assert_eq!(read_async(fh as hipFileHandle_t, b, p, &stream), OK);
+                    }
+                    stream.sync();
+                    for (i, (p, &b)) in ps.iter().zip(&bufs).enumerate() {
+                        let off = i * 7919 + t * 131;
+                        assert_eq!(p.result(), sizes[i] as isize);
+                        assert_eq!(
+                            cuda().download(b, sizes[i]),
+                            &data[off..off + sizes[i]],
+                            "thread {t} op {i}"
+                        );
+                    }
+                    drop(stream);
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+    }
+);
+
+// Where the kernel cannot be loaded (hipsim's `no_kernels`), streams are held on a word as on
+// HIP, and the bytes still arrive; no launch happens.
+child_test!(
+    without_the_kernel_streams_wait_on_a_word,
+    [("HIPFILE_PLATFORM", "nvidia"), ("HIPSIM_NO_KERNELS", "1")],
+    {
+        cuda().make_current();
+        open_driver();
+        let n = (2 << 20) + 5;
+        let data = pattern(n, 7);
+        let f = File::new("stage-none", &data);
+        let dev = cuda().alloc(n);
+        let stream = Stream::new();
+        let mut p = Params::new(n, 0, 0);
+        assert_eq!(read_async(f.fh, dev, &mut p, &stream), OK);
+        stream.sync();
+        assert_eq!(p.result(), n as isize);
+        assert_eq!(cuda().download(dev, n), data);
+        assert_eq!(launches(), 0);
+    }
+);
