@@ -13,6 +13,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
+use common::async_ops::{read_async, write_async, Params, RawStream};
 use common::cuda::cuda;
 use common::*;
 
@@ -62,6 +63,12 @@ struct Stream(CuStream);
 // SAFETY: a stream handle may be used from any thread.
 unsafe impl Send for Stream {}
 
+impl RawStream for Stream {
+    fn raw(&self) -> *mut c_void {
+        self.0
+    }
+}
+
 impl Stream {
     fn new() -> Stream {
         let mut s = std::ptr::null_mut();
@@ -80,65 +87,6 @@ impl Drop for Stream {
     fn drop(&mut self) {
         // SAFETY: created by cuStreamCreate.
         unsafe { (streams().destroy)(self.0) };
-    }
-}
-
-/// The by-reference parameters of one operation, at a stable address.
-struct Params {
-    size: usize,
-    file_offset: i64,
-    buffer_offset: i64,
-    bytes: isize,
-}
-
-impl Params {
-    fn new(size: usize, file_offset: i64, buffer_offset: i64) -> Box<Params> {
-        Box::new(Params {
-            size,
-            file_offset,
-            buffer_offset,
-            bytes: -77,
-        })
-    }
-
-    fn result(&self) -> isize {
-        // SAFETY: a field of a live value, written by the library's worker.
-        unsafe { std::ptr::read_volatile(&self.bytes) }
-    }
-}
-
-fn read_async(fh: hipFileHandle_t, buf: *mut c_void, p: &mut Params, s: &Stream) -> hipFileError_t {
-    // SAFETY: the parameters live (boxed) until the test synchronised the stream.
-    unsafe {
-        hipFileReadAsync(
-            fh,
-            buf,
-            &mut p.size,
-            &mut p.file_offset,
-            &mut p.buffer_offset,
-            &mut p.bytes,
-            s.0,
-        )
-    }
-}
-
-fn write_async(
-    fh: hipFileHandle_t,
-    buf: *mut c_void,
-    p: &mut Params,
-    s: &Stream,
-) -> hipFileError_t {
-    // SAFETY: as for `read_async`.
-    unsafe {
-        hipFileWriteAsync(
-            fh,
-            buf,
-            &mut p.size,
-            &mut p.file_offset,
-            &mut p.buffer_offset,
-            &mut p.bytes,
-            s.0,
-        )
     }
 }
 

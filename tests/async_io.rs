@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use common::async_ops::{read_async, write_async, Params, RawStream};
 use common::*;
 
 const K4: usize = 4096;
@@ -71,6 +72,12 @@ struct Stream(HipStream);
 unsafe impl Send for Stream {}
 // SAFETY: as above.
 unsafe impl Sync for Stream {}
+
+impl RawStream for Stream {
+    fn raw(&self) -> *mut c_void {
+        self.0
+    }
+}
 
 impl Stream {
     fn new() -> Stream {
@@ -138,81 +145,6 @@ impl Drop for Pause {
         self.release();
         // SAFETY: allocated by hipHostMalloc above.
         unsafe { (sim().host_free)(self.word.cast()) };
-    }
-}
-
-/// The by-reference parameters of one operation (kept at a stable address until the stream
-/// has passed it).
-#[derive(Debug)]
-struct Params {
-    size: usize,
-    file_offset: i64,
-    buffer_offset: i64,
-    bytes: isize,
-}
-
-impl Params {
-    fn new(size: usize, file_offset: i64, buffer_offset: i64) -> Box<Params> {
-        Box::new(Params {
-            size,
-            file_offset,
-            buffer_offset,
-            bytes: -77,
-        })
-    }
-
-    /// `bytes`, read as the stream's worker wrote it.
-    fn result(&self) -> isize {
-        // SAFETY: a field of a live value; the library writes it from another thread.
-        unsafe { std::ptr::read_volatile(&self.bytes) }
-    }
-
-    fn set_size(&mut self, v: usize) {
-        // SAFETY: as above; the library reads it when the operation runs.
-        unsafe { std::ptr::write_volatile(&mut self.size, v) }
-    }
-
-    fn set_offsets(&mut self, file_offset: i64, buffer_offset: i64) {
-        // SAFETY: as above.
-        unsafe {
-            std::ptr::write_volatile(&mut self.file_offset, file_offset);
-            std::ptr::write_volatile(&mut self.buffer_offset, buffer_offset);
-        }
-    }
-}
-
-fn read_async(fh: hipFileHandle_t, buf: *mut c_void, p: &mut Params, s: &Stream) -> hipFileError_t {
-    // SAFETY: the parameters live (boxed) until the test synchronised the stream.
-    unsafe {
-        hipFileReadAsync(
-            fh,
-            buf,
-            &mut p.size,
-            &mut p.file_offset,
-            &mut p.buffer_offset,
-            &mut p.bytes,
-            s.0,
-        )
-    }
-}
-
-fn write_async(
-    fh: hipFileHandle_t,
-    buf: *mut c_void,
-    p: &mut Params,
-    s: &Stream,
-) -> hipFileError_t {
-    // SAFETY: as for `read_async`.
-    unsafe {
-        hipFileWriteAsync(
-            fh,
-            buf,
-            &mut p.size,
-            &mut p.file_offset,
-            &mut p.buffer_offset,
-            &mut p.bytes,
-            s.0,
-        )
     }
 }
 
@@ -741,7 +673,7 @@ child_test!(deregistering_a_stream_waits_for_its_queued_operations, {
     register_stream(&stream, 0);
     let pause = Pause::hold(&stream);
     let mut p = Params::new(n, 0, 0);
-    assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+    assert_eq!(read_async(f.fh, dev.ptr, &mut p, &*stream), OK);
     let done = Arc::new(AtomicBool::new(false));
     let (d, st) = (done.clone(), stream.clone());
     let t = std::thread::spawn(move || {

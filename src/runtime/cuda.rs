@@ -685,34 +685,13 @@ impl Runtime for CudaRuntime {
     }
 
     fn signal_alloc(&self) -> RtResult<super::Signal> {
-        let (Some(alias), Some(_)) = (
-            self.api.mem_host_get_device_pointer,
-            self.api.stream_wait_value32,
-        ) else {
+        if self.api.stream_wait_value32.is_none() {
             return Err(RtError::NOT_SUPPORTED);
-        };
-        let _g = self.ctx()?;
-        let mut p: *mut c_void = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        check(unsafe {
-            (self.api.mem_host_alloc)(
-                &mut p,
-                64,
-                CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP,
-            )
-        })?;
-        let Some(host) = std::ptr::NonNull::new(p.cast::<u32>()) else {
-            return Err(RtError::OUT_OF_MEMORY);
-        };
-        let mut dev: u64 = 0;
-        // SAFETY: valid out-pointer; `p` is mapped pinned memory just allocated.
-        if let Err(e) = check(unsafe { alias(&mut dev, p, 0) }) {
-            // SAFETY: allocated above, not shared.
-            unsafe { (self.api.mem_free_host)(p) };
-            return Err(e);
         }
-        // SAFETY: 64 bytes of pinned memory, page-aligned, ours until signal_free.
-        Ok(unsafe { super::Signal::new(host, dev as usize) })
+        let m = self.mapped_alloc(64)?;
+        // SAFETY: 64 bytes of mapped pinned memory, page-aligned, ours until signal_free (which
+        // frees it as `host_free` would).
+        Ok(unsafe { super::Signal::new(m.host.cast(), m.device) })
     }
 
     fn mapped_alloc(&self, len: usize) -> RtResult<super::MappedHost> {

@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 
 pub use hipfile::ffi::*;
 
+pub mod async_ops;
 pub mod cc;
 pub mod cprog;
 pub mod cuda;
