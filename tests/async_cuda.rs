@@ -366,3 +366,39 @@ child_test!(
         assert_eq!(launches(), 0);
     }
 );
+
+// A kernel that stops part-way (hipsim's `stage_dies`: as in a broken context) fails the
+// operation instead of leaving the stream's worker waiting forever: the stream reports the
+// kernel's error at once, `*bytes_p` becomes -hipFileHipDriverError when the worker notices
+// (it looks at the stream about every 10 ms while it waits), and deregistering the stream and
+// closing the driver return.
+child_test!(
+    a_kernel_that_dies_fails_the_operation_instead_of_hanging,
+    [
+        ("HIPFILE_PLATFORM", "nvidia"),
+        ("HIPFILE_ASYNC_BUFFER_SIZE", "131072"),
+        ("HIPSIM_STAGE_DIES", "2")
+    ],
+    {
+        cuda().make_current();
+        open_driver();
+        let n = 1 << 20;
+        let f = File::new("stage-dies", &pattern(n, 8));
+        let dev = cuda().alloc(n);
+        let stream = Stream::new();
+        assert_eq!(hipFileStreamRegister(stream.0, 0), OK);
+        let started = std::time::Instant::now();
+        let mut p = Params::new(n, 0, 0);
+        assert_eq!(read_async(f.fh, dev, &mut p, &stream), OK);
+        // SAFETY: a live stream; CUDA_ERROR_ILLEGAL_ADDRESS is what the kernel left on it.
+        assert_eq!(unsafe { (streams().synchronize)(stream.0) }, 700);
+        while p.result() == 0 && started.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // hipFileHipDriverError.
+        assert_eq!(p.result(), -5011);
+        assert_eq!(hipFileStreamDeregister(stream.0), OK);
+        assert_eq!(hipFileDriverClose(), OK);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+);

@@ -215,7 +215,13 @@ impl StreamQueue {
         // The staging kernel where the runtime has one (CUDA); otherwise a word to wait on.
         let stage = {
             let restore = rt.enter_device(device)?;
-            let stage = Stage::new(rt, device, config.async_buffer_size, config.chunk_size);
+            let stage = Stage::new(
+                rt,
+                device,
+                stream,
+                config.async_buffer_size,
+                config.chunk_size,
+            );
             rt.leave_device(restore);
             stage.ok().map(Arc::new)
         };
@@ -331,7 +337,7 @@ impl StreamQueue {
         let sh = &*self.shared;
         if let Some(stage) = &sh.stage {
             let restore = sh.rt.enter_device(self.device)?;
-            let r = stage.launch(sh.stream);
+            let r = stage.launch();
             sh.rt.leave_device(restore);
             // The engine copies through the kernel only: a failed launch fails the submission
             // (never a host-function hold, which would leave the engine's segments uncopied).
@@ -418,7 +424,11 @@ impl Shared {
             // Release the stream only after the result is visible.
             match (&job.gate, &self.stage, &self.signal) {
                 (Some(gate), _, _) => gate.open(),
-                (None, Some(stage), _) => stage.finish_operation(),
+                (None, Some(stage), _) => {
+                    if let Err(e) = stage.finish_operation() {
+                        tracing::warn!(target: "hipfile", "the stream's staging kernel stopped ({e}); its operations fail");
+                    }
+                }
                 (None, None, Some(sig)) => sig.set(job.seq),
                 (None, None, None) => {}
             }

@@ -244,7 +244,10 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
 fn post_unclaimed(stage: Option<&Stage>, req: &Request) {
     if let (Some(stage), Some(base)) = (stage, req.stage_base) {
         while let Some(c) = req.claims.next() {
-            stage.post_empty(serial_of(base, req, &c));
+            // A failure means the kernel is gone: nothing will wait for the rest.
+            if stage.post_empty(serial_of(base, req, &c)).is_err() {
+                break;
+            }
         }
     }
 }
@@ -427,7 +430,13 @@ fn staged(stage: &Stage, base: u32, req: &Request, addr: Address) {
         .flatten()
     {
         let (off, len) = (c.off, c.len);
-        let mut lease = stage.acquire(serial_of(base, req, &c));
+        let mut lease = match stage.acquire(serial_of(base, req, &c)) {
+            Ok(l) => l,
+            Err(e) => {
+                req.fail(Error::Runtime(e));
+                break;
+            }
+        };
         let dev = addr.add(off);
         let file_off = req.t.offset + off as u64;
         let result = match req.t.dir {
@@ -443,12 +452,14 @@ fn staged(stage: &Stage, base: u32, req: &Request, addr: Address) {
                 lease.copy_to_device(dev, n);
                 r.map_err(|e| ChunkFault::none_done(Error::Os(e)))
             }
-            Direction::Write => {
-                lease.copy_from_device(dev, len);
-                let r = write_chunk(&req.t, lease.bytes(dev, len), file_off);
-                drop(lease);
-                r.map_err(ChunkFault::from)
-            }
+            Direction::Write => match lease.copy_from_device(dev, len) {
+                Ok(()) => {
+                    let r = write_chunk(&req.t, lease.bytes(dev, len), file_off);
+                    drop(lease);
+                    r.map_err(ChunkFault::from)
+                }
+                Err(e) => Err(ChunkFault::none_done(Error::Runtime(e))),
+            },
         };
         if !record(req, off, len, result) {
             break;

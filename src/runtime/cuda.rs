@@ -265,6 +265,8 @@ struct CudaApi {
     launch_kernel: Option<LaunchKernel>,
     launch_cooperative_kernel: Option<LaunchCooperativeKernel>,
     device_get_attribute: Option<unsafe extern "C" fn(*mut c_int, c_int, c_int) -> CuResult>,
+    // Optional: the staging kernel's waits give up when its stream failed.
+    stream_query: Option<unsafe extern "C" fn(*mut c_void) -> CuResult>,
 }
 
 /// `cuLaunchKernel`.
@@ -379,6 +381,7 @@ impl CudaRuntime {
             launch_kernel: opt_sym(&lib, "cuLaunchKernel"),
             launch_cooperative_kernel: opt_sym(&lib, "cuLaunchCooperativeKernel"),
             device_get_attribute: opt_sym(&lib, "cuDeviceGetAttribute"),
+            stream_query: opt_sym(&lib, "cuStreamQuery"),
         };
         // SAFETY: cuInit takes a flags integer (must be 0).
         let rc = unsafe { (api.init)(0) };
@@ -805,6 +808,13 @@ impl Runtime for CudaRuntime {
                 CU_STREAM_WAIT_VALUE_EQ,
             )
         })
+    }
+
+    fn stream_query(&self, stream: StreamHandle) -> RtResult<()> {
+        let query = self.api.stream_query.ok_or(RtError::NOT_READY)?;
+        let _g = self.ctx()?;
+        // SAFETY: the driver validates the handle.
+        check(unsafe { query(stream.0 as *mut c_void) })
     }
 
     fn stream_synchronize(&self, stream: StreamHandle) -> RtResult<()> {

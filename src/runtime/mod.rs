@@ -373,6 +373,13 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
         Err(RtError::NOT_SUPPORTED)
     }
 
+    /// Whether `stream` is done: `Ok` when everything queued on it has run, `NOT_READY` while
+    /// work is pending, another error when queued work failed (a copy, a kernel, a broken
+    /// context). "Not ready" by default (nothing known).
+    fn stream_query(&self, _stream: StreamHandle) -> RtResult<()> {
+        Err(RtError::NOT_READY)
+    }
+
     /// Create an event.
     fn event_create(&self) -> RtResult<EventHandle>;
     /// Record `event` on `stream`.

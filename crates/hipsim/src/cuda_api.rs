@@ -715,11 +715,13 @@ pub unsafe extern "C" fn cuStreamSynchronize(s: CuStream) -> CuResult {
 #[no_mangle]
 pub unsafe extern "C" fn cuStreamQuery(s: CuStream) -> CuResult {
     cu_call("cuStreamQuery", || {
-        if cu_stream(s)?.is_idle() {
-            Ok(())
-        } else {
-            Err(SimError::NOT_READY)
+        let st = cu_stream(s)?;
+        if !st.is_idle() {
+            return Err(SimError::NOT_READY);
         }
+        // As CUDA's: an error of earlier asynchronous work is reported (and kept for the next
+        // synchronisation).
+        st.pending_error().map_or(Ok(()), Err)
     })
 }
 

@@ -23,6 +23,7 @@
 //! | `cufile_io_error` | `HIPSIM_CUFILE_IO_ERROR` | `cuFileRead/Write` return -(this cuFile error), without I/O |
 //! | `no_wait_value` | `HIPSIM_NO_WAIT_VALUE` | `hipStreamWaitValue32` / `cuStreamWaitValue32` answer "not supported" (a device without stream memory operations) |
 //! | `no_kernels` | `HIPSIM_NO_KERNELS` | `cuModuleLoadData` answers `CUDA_ERROR_NOT_SUPPORTED` (801): no kernel can be loaded |
+//! | `stage_dies` | `HIPSIM_STAGE_DIES` | a staging kernel stops after this many segments (1 = at its first) with `CUDA_ERROR_ILLEGAL_ADDRESS` on its stream, as a kernel of a broken context would: later segments are never copied, `done` stays where it was |
 //!
 //! Errno values may be written in the environment as numbers or names (`EIO`, `ENODEV`, ...);
 //! HIP error values as numbers or names (`hipErrorUnknown`, ...); cuFile error values as
@@ -72,6 +73,8 @@ pub enum Fault {
     NoWaitValue,
     /// `no_kernels`.
     NoKernels,
+    /// `stage_dies`.
+    StageDies,
 }
 
 #[derive(Clone, Copy)]
@@ -210,10 +213,17 @@ const SPECS: [Spec; COUNT] = [
         parse: Parse::Int,
         default: 0,
     },
+    Spec {
+        fault: Fault::StageDies,
+        name: "stage_dies",
+        env: "HIPSIM_STAGE_DIES",
+        parse: Parse::Int,
+        default: 0,
+    },
 ];
 
 /// Number of settings.
-const COUNT: usize = 17;
+const COUNT: usize = 18;
 
 /// Most devices the simulator can expose.
 pub const MAX_DEVICES: i64 = 16;

@@ -301,7 +301,16 @@ impl StageLaunch {
             .map(|b| Some(self.done(b).load(Ordering::Acquire).wrapping_add(1)))
             .collect();
         let mut first_error = None;
+        let dies_after = faults::get(Fault::StageDies);
+        let mut segments = 0i64;
         while let Some(serial) = next.iter().flatten().copied().min() {
+            if dies_after > 0 {
+                segments += 1;
+                if segments >= dies_after {
+                    // A kernel of a broken context: it stops here, nothing more is copied.
+                    return Err(SimError::ILLEGAL_ADDRESS);
+                }
+            }
             let desc = self.wait_for(serial);
             let active: Vec<bool> = next.iter().map(|n| *n == Some(serial)).collect();
             if let Err(e) = copy_segment(desc, &active) {

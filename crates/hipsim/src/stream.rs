@@ -195,6 +195,11 @@ impl Stream {
         }
     }
 
+    /// The first failure of queued work since the last synchronisation, left in place.
+    pub fn pending_error(&self) -> Option<SimError> {
+        self.shared.queue.lock().error
+    }
+
     /// Whether all queued work has run.
     pub fn is_idle(&self) -> bool {
         let q = self.shared.queue.lock();

@@ -24,7 +24,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::runtime::{MappedHost, RtResult, Runtime, StreamHandle};
+use crate::runtime::{MappedHost, RtError, RtResult, Runtime, StreamHandle};
 use crate::vocab::Address;
 
 /// Blocks the kernel supports (`STAGE_MAX_BLOCKS` in stage.cu).
@@ -83,6 +83,8 @@ pub(crate) fn geometry(buffer: usize, chunk: usize) -> (usize, u32) {
 pub(crate) struct Stage {
     rt: &'static dyn Runtime,
     device: i32,
+    /// The application's stream the kernels run on.
+    stream: StreamHandle,
     ctl: MappedHost,
     slots: MappedHost,
     seg: usize,
@@ -96,11 +98,12 @@ pub(crate) struct Stage {
 }
 
 impl Stage {
-    /// The stage of a stream of `device`, with `buffer` bytes of slots in segments of at most
+    /// The stage of `stream` (of `device`), with `buffer` bytes of slots in segments of at most
     /// `chunk`; "not supported" where the runtime has no staging kernel.
     pub(crate) fn new(
         rt: &'static dyn Runtime,
         device: i32,
+        stream: StreamHandle,
         buffer: usize,
         chunk: usize,
     ) -> RtResult<Stage> {
@@ -130,6 +133,7 @@ impl Stage {
         Ok(Stage {
             rt,
             device,
+            stream,
             ctl,
             slots,
             seg,
@@ -157,10 +161,15 @@ impl Stage {
         self.nslots as usize
     }
 
-    /// Queue the kernel of one operation on `stream`.
-    pub(crate) fn launch(&self, stream: StreamHandle) -> RtResult<()> {
-        self.rt
-            .stage_launch(self.device, stream, self.ctl.device, RING_LEN, self.grid)
+    /// Queue the kernel of one operation on the stream.
+    pub(crate) fn launch(&self) -> RtResult<()> {
+        self.rt.stage_launch(
+            self.device,
+            self.stream,
+            self.ctl.device,
+            RING_LEN,
+            self.grid,
+        )
     }
 
     /// Reserve `n` consecutive serials; returns the one before the first.
@@ -176,48 +185,74 @@ impl Stage {
     }
 
     /// The lease of serial `s` (reserved by the caller, asked for once): waits until the slot's
-    /// previous user gave it back and the kernel is done with it.
-    pub(crate) fn acquire(&self, s: u32) -> Lease<'_> {
+    /// previous user gave it back and the kernel is done with it. Fails when the stream failed
+    /// (or finished) before the kernel got there: a broken context, whose kernel never will.
+    pub(crate) fn acquire(&self, s: u32) -> RtResult<Lease<'_>> {
         let slot = (s % self.nslots) as usize;
         let prev = s.wrapping_sub(self.nslots);
         let free = &self.host_free[slot];
-        wait_until(|| free.load(Ordering::Acquire) == prev && self.done_through(prev));
-        Lease {
+        self.wait_for_kernel(|| free.load(Ordering::Acquire) == prev && self.done_through(prev))?;
+        Ok(Lease {
             stage: self,
             serial: s,
             slot,
             posted: false,
-        }
+        })
     }
 
     /// The operation's last segment (nothing to copy): the kernel returns after it, releasing
     /// the stream. Post it once the operation's result is stored.
-    pub(crate) fn finish_operation(&self) {
+    pub(crate) fn finish_operation(&self) -> RtResult<()> {
         let s = self.reserve(1).wrapping_add(1);
-        let mut lease = self.acquire(s);
-        lease.post(0, 0, 0, true);
+        self.acquire(s)?.post(0, 0, 0, true);
+        Ok(())
     }
 
     /// Post an empty segment for serial `s` (a chunk of a request nobody took: it failed
     /// first).
-    pub(crate) fn post_empty(&self, s: u32) {
-        drop(self.acquire(s));
+    pub(crate) fn post_empty(&self, s: u32) -> RtResult<()> {
+        self.acquire(s).map(drop)
+    }
+
+    /// Wait until `ok`, looking at the stream now and then: if it failed, or has nothing left
+    /// to run while `ok` still does not hold, the kernel will never get there.
+    fn wait_for_kernel(&self, ok: impl Fn() -> bool) -> RtResult<()> {
+        wait_until(&ok, || self.stream_gone(&ok))
+    }
+
+    /// Why the kernel will never make `ok` true: its stream failed, or finished while `ok`
+    /// still does not hold (looked at again after the stream said so, when the kernel's last
+    /// writes are visible). `None` while the stream is still running.
+    fn stream_gone(&self, ok: impl Fn() -> bool) -> Option<RtError> {
+        let restore = self.rt.enter_device(self.device).ok()?;
+        let state = self.rt.stream_query(self.stream);
+        self.rt.leave_device(restore);
+        match state {
+            Err(e) if e == RtError::NOT_READY => None,
+            Ok(()) if ok() => None,
+            Ok(()) => Some(RtError::UNKNOWN),
+            Err(e) => Some(e),
+        }
     }
 }
 
 impl Drop for Stage {
     fn drop(&mut self) {
         // The memory may be freed only once the kernel will not touch it again: after every
-        // block finished the last serial handed out. A kernel that never runs (a broken
-        // context) would make that wait forever: after a while the memory is leaked instead.
+        // block finished the last serial handed out, or once its stream failed (a broken
+        // context runs nothing more). A kernel that neither finishes nor fails within a while
+        // (its stream held up by other work) makes the memory leak instead.
         let last = self.next.load(Ordering::Acquire);
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.done_through(last) {
-            if Instant::now() > deadline {
-                tracing::warn!(target: "hipfile", "a stream's staging kernel did not finish; its pinned memory is leaked");
-                return;
-            }
-            std::thread::sleep(Duration::from_micros(50));
+        let done = || self.done_through(last);
+        let waited = wait_until(done, || {
+            // A dead stream ends the wait (freeing is safe then); the deadline too (not safe).
+            self.stream_gone(done)
+                .or_else(|| (Instant::now() > deadline).then_some(RtError::NOT_READY))
+        });
+        if waited == Err(RtError::NOT_READY) {
+            tracing::warn!(target: "hipfile", "a stream's staging kernel did not finish; its pinned memory is leaked");
+            return;
         }
         let rt = self.rt;
         let zero = || MappedHost {
@@ -274,11 +309,11 @@ impl Lease<'_> {
     }
 
     /// Have the kernel copy `len` bytes at `dev` into the slot, and wait until it did.
-    pub(crate) fn copy_from_device(&mut self, dev: Address, len: usize) {
+    pub(crate) fn copy_from_device(&mut self, dev: Address, len: usize) -> RtResult<()> {
         let dst = self.stage.slots.device + self.place(dev, len);
         self.post(dst as u64, dev.get() as u64, len as u64, false);
-        let s = self.serial;
-        wait_until(|| self.stage.done_through(s));
+        let (stage, s) = (self.stage, self.serial);
+        stage.wait_for_kernel(|| stage.done_through(s))
     }
 
     fn post(&mut self, dst: u64, src: u64, len: u64, last: bool) {
@@ -303,21 +338,31 @@ impl Drop for Lease<'_> {
 
 /// Wait for `ok`: spin briefly (a segment takes tens of microseconds), then sleep in short
 /// steps (no `yield`: with many streams, yielding threads crowd out the ones doing file I/O).
-fn wait_until(mut ok: impl FnMut() -> bool) {
+/// Every `CHECK_EVERY` sleeps (about every 10 ms) `failed` may end the wait with an error.
+fn wait_until(ok: impl Fn() -> bool, mut failed: impl FnMut() -> Option<RtError>) -> RtResult<()> {
+    const SPINS: u32 = 100;
+    const CHECK_EVERY: u32 = 1000;
     thread_local!(static SLACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
-    let mut i = 0u32;
+    let (mut spins, mut sleeps) = (0u32, 0u32);
     while !ok() {
-        if i == 0 && !SLACK.get() {
+        if spins < SPINS {
+            spins += 1;
+            std::hint::spin_loop();
+            continue;
+        }
+        if !SLACK.get() {
             crate::sys::tight_timer_slack();
             SLACK.set(true);
         }
-        if i < 100 {
-            std::hint::spin_loop();
-        } else {
-            std::thread::sleep(Duration::from_micros(10));
+        std::thread::sleep(Duration::from_micros(10));
+        sleeps = sleeps.wrapping_add(1);
+        if sleeps % CHECK_EVERY == 0 {
+            if let Some(e) = failed() {
+                return Err(e);
+            }
         }
-        i = i.saturating_add(1);
     }
+    Ok(())
 }
 
 #[cfg(test)]
