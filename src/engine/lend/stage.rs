@@ -228,7 +228,9 @@ impl Stage {
         let state = self.rt.stream_query(self.stream);
         self.rt.leave_device(restore);
         match state {
-            Err(e) if e == RtError::NOT_READY => None,
+            // Still running; or the application destroyed the stream handle, which lets queued
+            // work (our kernel) run on: keep waiting.
+            Err(e) if e == RtError::NOT_READY || e == RtError::INVALID_HANDLE => None,
             Ok(()) if ok() => None,
             Ok(()) => Some(RtError::UNKNOWN),
             Err(e) => Some(e),
