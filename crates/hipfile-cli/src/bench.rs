@@ -180,7 +180,11 @@ fn alloc_pinned(len: usize, pat: &[u8], direct: bool) -> CliResult<PinnedMemory>
 struct Shared {
     progress: AtomicU64,
     abort: AtomicBool,
-    /// `--duration`: the threads repeat their operations until then (set when they start).
+    /// `--duration`.
+    duration: Option<Duration>,
+    /// `--duration`: the threads repeat their operations until then. Set by the first look at
+    /// it, which comes after that thread's start, so every run lasts at least the duration from
+    /// its first thread's start (the wall time the result reports).
     deadline: OnceLock<Instant>,
 }
 
@@ -197,7 +201,10 @@ impl Shared {
 
     /// With `--duration`, whether the time is up.
     fn time_up(&self) -> bool {
-        self.deadline.get().is_some_and(|&d| Instant::now() >= d)
+        self.duration.is_some_and(|d| {
+            let deadline = *self.deadline.get_or_init(|| Instant::now() + d);
+            Instant::now() >= deadline
+        })
     }
 }
 
@@ -226,6 +233,7 @@ fn run_threads<S: Send>(
     let shared = Shared {
         progress: AtomicU64::new(0),
         abort: AtomicBool::new(false),
+        duration: policy.duration,
         deadline: OnceLock::new(),
     };
     // Every thread ready (its device current), then the clock starts and all are released.
@@ -262,9 +270,6 @@ fn run_threads<S: Send>(
             })
             .collect();
         ready.wait();
-        if let Some(d) = policy.duration {
-            let _ = shared.deadline.set(Instant::now() + d);
-        }
         go.wait();
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(50));
@@ -380,7 +385,7 @@ fn timed_ops(
         one(op)?;
         lat.push(micros(t));
         shared.progress.fetch_add(op.len as u64, Ordering::Relaxed);
-        if (shared.deadline.get().is_none() && lat.len() == ops.len()) || shared.time_up() {
+        if (shared.duration.is_none() && lat.len() == ops.len()) || shared.time_up() {
             break;
         }
     }
@@ -414,7 +419,7 @@ fn batch_ops(
     let (mut next, mut in_flight) = (0usize, 0usize);
     let mut entries = Vec::with_capacity(depth);
     // Operation k is ops[k % len]: once over the ops, or with --duration until the time is up.
-    let timed = shared.deadline.get().is_some();
+    let timed = shared.duration.is_some();
     let more = |next: usize| {
         !ops.is_empty()
             && if timed {
@@ -500,7 +505,7 @@ fn async_ops(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("cannot create a GPU stream: {}", lib_text(&e)))?;
     let mut lat = Vec::with_capacity(ops.len());
-    let timed = shared.deadline.get().is_some();
+    let timed = shared.duration.is_some();
     let mut next = 0usize;
     let mut round: Vec<(AsyncOp, usize)> = Vec::with_capacity(streams * depth);
     while !ops.is_empty()
@@ -634,6 +639,7 @@ fn verify_reads(
     let shared = Shared {
         progress: AtomicU64::new(0),
         abort: AtomicBool::new(false),
+        duration: None,
         deadline: OnceLock::new(),
     };
     let len = ops.iter().map(|o| o.len).max().unwrap_or(0);
