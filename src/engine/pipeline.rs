@@ -447,7 +447,6 @@ fn staged(stage: &Stage, base: u32, req: &Request, addr: Address) {
                 } else {
                     read_chunk(&req.t, lease.bytes_mut(dev, len), file_off)
                 };
-
                 let n = *r.as_ref().unwrap_or(&0);
                 lease.copy_to_device(dev, n);
                 r.map_err(|e| ChunkFault::none_done(Error::Os(e)))
