@@ -641,36 +641,24 @@ fn io_faults() {
 /// `environment_child`.
 #[test]
 fn environment_settings_are_read_at_load() {
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args([
-            "--exact",
-            "environment_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("HIPSIM_CHILD", "1")
-        .env("HIPSIM_CUFILE_GDS", "1")
-        .env(
-            "HIPSIM_CUFILE_REGISTER_ERROR",
-            "CU_FILE_HANDLE_NOT_REGISTERED",
-        )
-        .env("HIPSIM_CUFILE_IO_ERRNO", "ENODEV")
-        .env("HIPSIM_CUFILE_IO_ERROR", "-5011")
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "child failed:\n{text}");
-    assert!(
-        text.contains("environment child ok"),
-        "child did not run:\n{text}"
+    run_child(
+        "environment_child",
+        &[
+            ("HIPSIM_CUFILE_GDS", "1"),
+            (
+                "HIPSIM_CUFILE_REGISTER_ERROR",
+                "CU_FILE_HANDLE_NOT_REGISTERED",
+            ),
+            ("HIPSIM_CUFILE_IO_ERRNO", "ENODEV"),
+            ("HIPSIM_CUFILE_IO_ERROR", "-5011"),
+        ],
+        "environment child ok",
     );
 }
 
 #[test]
 fn environment_child() {
-    if std::env::var_os("HIPSIM_CHILD").is_none() {
+    if !in_child() {
         return;
     }
     let s = sim_raw();

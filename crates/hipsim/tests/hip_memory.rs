@@ -563,39 +563,27 @@ fn concurrent_allocation_and_copies() {
 /// `environment_child`.
 #[test]
 fn environment_settings_are_read_at_load() {
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args([
-            "--exact",
-            "environment_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("HIPSIM_CHILD", "1")
-        .env("HIPSIM_RUNTIME_VERSION", "50200000")
-        .env("HIPSIM_DEVICE_COUNT", "3")
-        .env("HIPSIM_FASTPATH_ERRNO", "EREMOTEIO")
-        .env("HIPSIM_FASTPATH_HIP_ERROR", "hipErrorNotSupported")
-        .env("HIPSIM_FAIL_COPY", "999")
-        .env("HIPSIM_FAIL_COPY_AFTER", "4")
-        .env("HIPSIM_SHORT_TRANSFER", "8192")
-        .env("HIPSIM_NO_FASTPATH", "1")
-        .env("HIPSIM_FAIL_HOST_ALLOC", "1")
-        .env("HIPSIM_COPY_DELAY_US", "5")
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "child failed:\n{text}");
-    assert!(
-        text.contains("environment child ok"),
-        "child did not run:\n{text}"
+    run_child(
+        "environment_child",
+        &[
+            ("HIPSIM_RUNTIME_VERSION", "50200000"),
+            ("HIPSIM_DEVICE_COUNT", "3"),
+            ("HIPSIM_FASTPATH_ERRNO", "EREMOTEIO"),
+            ("HIPSIM_FASTPATH_HIP_ERROR", "hipErrorNotSupported"),
+            ("HIPSIM_FAIL_COPY", "999"),
+            ("HIPSIM_FAIL_COPY_AFTER", "4"),
+            ("HIPSIM_SHORT_TRANSFER", "8192"),
+            ("HIPSIM_NO_FASTPATH", "1"),
+            ("HIPSIM_FAIL_HOST_ALLOC", "1"),
+            ("HIPSIM_COPY_DELAY_US", "5"),
+        ],
+        "environment child ok",
     );
 }
 
 #[test]
 fn environment_child() {
-    if std::env::var_os("HIPSIM_CHILD").is_none() {
+    if !in_child() {
         return;
     }
     let s = sim_raw();

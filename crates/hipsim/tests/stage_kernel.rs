@@ -881,30 +881,16 @@ fn the_no_kernels_fault_refuses_every_module() {
 /// `no_kernels_child`.
 #[test]
 fn the_no_kernels_fault_is_read_from_the_environment() {
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args([
-            "--exact",
-            "no_kernels_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("HIPSIM_CHILD", "1")
-        .env("HIPSIM_NO_KERNELS", "1")
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "child failed:\n{text}");
-    assert!(
-        text.contains("no_kernels child ok"),
-        "child did not run:\n{text}"
+    run_child(
+        "no_kernels_child",
+        &[("HIPSIM_NO_KERNELS", "1")],
+        "no_kernels child ok",
     );
 }
 
 #[test]
 fn no_kernels_child() {
-    if std::env::var_os("HIPSIM_CHILD").is_none() {
+    if !in_child() {
         return;
     }
     let s = sim_raw();

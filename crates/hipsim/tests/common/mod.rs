@@ -399,3 +399,25 @@ pub fn as_str(p: *const c_char) -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+/// Runs the test `child` of this test binary again, in a process of its own with `env` set
+/// (settings the simulator reads when it loads), and checks that it passed and printed
+/// `marker`. The child part returns at once unless [`in_child`].
+pub fn run_child(child: &str, env: &[(&str, &str)], marker: &str) {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--exact", child, "--nocapture", "--test-threads=1"])
+        .env("HIPSIM_CHILD", "1")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "child failed:\n{text}");
+    assert!(text.contains(marker), "child did not run:\n{text}");
+}
+
+/// Whether this process is a child started by [`run_child`].
+pub fn in_child() -> bool {
+    std::env::var_os("HIPSIM_CHILD").is_some()
+}
