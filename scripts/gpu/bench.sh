@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU benchmark orchestrator for hipfile: targets T1-T5 (the README's performance table), side by side with
+# GPU benchmark orchestrator for hipfile: targets T1-T5, T7, T11 and T13 (the README's performance table), side by side with
 # plain C (scripts/gpu/baselines.c), KvikIO (scripts/gpu/kvikio_bench.py) and cuFile
 # (scripts/gpu/cufile_probe.py), on one file, in one run. Run from the repository root on the GPU machine:
 #
@@ -8,7 +8,7 @@
 #   --quick        1 GiB file, fewer repeats, no optional steps (a first smoke run, ~2 minutes)
 #   --budget S     wall-clock budget for the whole run (default 530 full, 300 quick); every step's
 #                  timeout is cut to what is left, and steps are skipped once it is spent
-#   --phases LIST  comma list of: copy,warm,lat,kvikio,cold,write,cufile,extra (default: all)
+#   --phases LIST  comma list of: copy,warm,first,lat,kvikio,cold,write,cufile,extra (default: all)
 #   --clean        remove the test files at the end (default: keep them for a re-run)
 #   --size-g N     test file of N GiB instead of 8 (1 with --quick): for testing this script
 #   FILE_DIR       directory for the test files (default auto: first ext4/xfs directory with room)
@@ -291,6 +291,22 @@ if step build 90 bash -c build_bl; then
     step build_check 20 "$BL" -f "$BL" resident || { say "WARNING: the baselines binary does not run: removed"; rm -f "$BL"; }
 fi
 have_bl || say "WARNING: no C baselines (their rows will be missing); file creation and cache control fall back to python"
+# T11's program links our library: the first read of a fresh process, and what its set-up costs the driver.
+FR=$RAW/bin/first_read
+build_fr() {
+    local inc="-Iinclude" libs="-lcuda" d
+    [ -f /usr/local/cuda/include/cuda.h ] && inc="$inc -I/usr/local/cuda/include"
+    for d in /usr/local/cuda/lib64/stubs /usr/local/cuda/targets/x86_64-linux/lib/stubs; do
+        [ -f "$d/libcuda.so" ] && libs="-L$d -lcuda" && break
+    done
+    # shellcheck disable=SC2086
+    gcc $CFLAGS $inc scripts/gpu/first_read.c -o "$FR" -L"$HF_LIBDIR" -l:libhipfile.so.0 -Wl,-rpath,"$HF_LIBDIR" $libs 2>&1
+}
+export -f build_fr 2>/dev/null
+export FR HF_LIBDIR
+if phase_on first; then
+    step build_first_read 60 bash -c build_fr || rm -f "$FR"
+fi
 
 # -- KvikIO wheels --------------------------------------------------------------------------------
 KV_PYTHONPATH=${PYTHONPATH:-}
@@ -321,6 +337,8 @@ if phase_on warm; then
     ensure_warm "$F"
     hf hipfile_T1 150 "HIPFILE_LOG=${HF_LOG:-info}" "$HF" bench --file "$F" --size "${SIZE_G}G" --io-size 1G --mem device --compare --json --repeat "$REP"
     check_main_file
+    # T7: batches of 128 x 1 MiB random reads of the same warm file.
+    hf hipfile_T7 90 "HIPFILE_LOG=${HF_LOG_LAT:-warn}" "$HF" bench --file "$F" --size "${SIZE_G}G" --io-size 1M --mode randread --api batch --batch-depth 128 --mem device --json --repeat "$REP"
     if have_bl; then
         ensure_warm "$F"
         step c_preadN8 45 "$BL" -f "$F" -r "$REP" -t warm preadN 8 16M
@@ -328,6 +346,15 @@ if phase_on warm; then
         step c_preadN16_own 45 "$BL" -f "$F" -r "$REP" -t warm -S preadN 16 16M
         step c_pread1 60 "$BL" -f "$F" -r $((REP > 2 ? 2 : REP)) -t warm pread1 64M
     fi
+fi
+
+# -- 2b. the first read of a fresh process (T11) ---------------------------------------------------
+if phase_on first && [ -x "${FR:-}" ]; then
+    ensure_warm "$F"
+    step c_pinprobe 30 "$FR" pinprobe
+    for i in 1 2 3; do
+        step "first_read_$i" 30 env "HIPFILE_LOG=${HF_LOG_LAT:-warn}" "$FR" first "$F" $((1 << 30))
+    done
 fi
 
 # -- 3. 4 KiB latency -----------------------------------------------------------------------------
@@ -353,18 +380,17 @@ if phase_on kvikio; then
     check_main_file
 fi
 
-# -- 5. cold page cache ---------------------------------------------------------------------------
+# -- 5. cold page cache: interleaved (16 buffered readers, 16 O_DIRECT readers, hipfile; three times),
+# since the virtual disk drifts; T2 compares the medians.
 if phase_on cold; then
-    hf hipfile_T2 150 "HIPFILE_LOG=${HF_LOG:-info}" "$HF" bench --file "$F" --size "${SIZE_G}G" --io-size 1G --mem device --drop-cache --compare --json --repeat "$REP_COLD"
-    check_main_file
-    if have_bl; then
-        step c_direct16 60 "$BL" -f "$F" -r 1 -c -t cold direct 16 16M
-    fi
-    drop_cache "$F" && step dd_read_direct 60 dd if="$F" of=/dev/null bs=64M iflag=direct && dd_result dd_read_direct dd_read direct 1
-    drop_cache "$F" && step dd_read_buffered 60 dd if="$F" of=/dev/null bs=64M && dd_result dd_read_buffered dd_read buffered 1
-    if have_bl; then
-        step c_preadN16_cold 60 "$BL" -f "$F" -r 1 -c -t cold preadN 16 16M # leaves the file in the page cache
-    fi
+    for i in 1 2 3; do
+        if have_bl; then
+            step "c_preadN16_cold_$i" 60 "$BL" -f "$F" -r 1 -c -t cold preadN 16 16M
+            step "c_direct16_$i" 60 "$BL" -f "$F" -r 1 -c -t cold direct 16 16M
+        fi
+        hf "hipfile_T2_$i" 60 "HIPFILE_LOG=${HF_LOG:-info}" "$HF" bench --file "$F" --size "${SIZE_G}G" --io-size 1G --mem device --drop-cache --json --repeat 1
+        check_main_file
+    done
 fi
 
 # -- 6. writes (durable) --------------------------------------------------------------------------

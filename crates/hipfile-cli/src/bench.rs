@@ -271,15 +271,18 @@ fn run_threads<S: Send>(
             .collect();
         ready.wait();
         go.wait();
+        let cpu0 = crate::util::process_cpu();
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(50));
             bar.set_position(shared.progress.load(Ordering::Relaxed));
         }
-        handles
+        let outcomes = handles
             .into_iter()
             .map(|h| h.join().expect("benchmark thread panicked"))
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>();
+        (outcomes, crate::util::process_cpu().saturating_sub(cpu0))
     });
+    let (outcomes, cpu) = outcomes;
     drop(bar);
     let mut result = RunResult::default();
     let mut first = None::<Instant>;
@@ -294,6 +297,7 @@ fn run_threads<S: Send>(
         last = Some(Instant::now());
     }
     result.bytes = shared.progress.load(Ordering::Relaxed);
+    result.cpu = cpu;
     result.elapsed = match (first, last) {
         (Some(f), Some(l)) => l - f,
         _ => Duration::ZERO,

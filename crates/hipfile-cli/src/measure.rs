@@ -14,6 +14,8 @@ pub struct RunResult {
     pub bytes: u64,
     /// From the first thread's start to the last thread's end.
     pub elapsed: Duration,
+    /// CPU time (user + system) of the whole process over the run.
+    pub cpu: Duration,
 }
 
 /// A measurement as reported.
@@ -45,6 +47,9 @@ pub struct Measurement {
     pub total_time_s: f64,
     /// Throughput of every repetition, in run order (the reported run is the median one).
     pub runs_gib_per_s: Vec<f64>,
+    /// CPU seconds (user + system, every thread of the process) per GiB moved; 0 when
+    /// nothing moved.
+    pub cpu_s_per_gib: f64,
 }
 
 /// What a measurement is of (everything but the figures).
@@ -96,6 +101,11 @@ impl Measurement {
             ops: lat.len() as u64,
             total_time_s: secs,
             runs_gib_per_s: Vec::new(),
+            cpu_s_per_gib: if gib > 0.0 {
+                run.cpu.as_secs_f64() / gib
+            } else {
+                0.0
+            },
         }
     }
 
@@ -163,6 +173,7 @@ impl Measurement {
             .with("ops", self.ops)
             .with("total_time_s", self.total_time_s)
             .with("runs_gib_per_s", self.runs_gib_per_s.clone())
+            .with("cpu_s_per_gib", self.cpu_s_per_gib)
     }
 }
 
@@ -183,6 +194,7 @@ mod tests {
             latencies_us: lat.to_vec(),
             bytes: 1 << 30,
             elapsed: Duration::from_secs_f64(secs),
+            cpu: Duration::from_millis(250),
         }
     }
 
@@ -278,5 +290,15 @@ mod tests {
         }
         assert!(text.contains("\"gib_per_s\":1,"), "{text}");
         assert!(text.contains("\"avg_latency_us\":15,"), "{text}");
+        assert!(text.contains("\"cpu_s_per_gib\":0.25"), "{text}");
+    }
+
+    #[test]
+    fn cpu_per_gib() {
+        let mut r = run(1.0, &[1.0]);
+        r.bytes = 4 << 30;
+        assert_eq!(Measurement::from_run(LABEL, &r).cpu_s_per_gib, 0.0625);
+        r.bytes = 0;
+        assert_eq!(Measurement::from_run(LABEL, &r).cpu_s_per_gib, 0.0);
     }
 }

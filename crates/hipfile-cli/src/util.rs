@@ -53,6 +53,19 @@ pub fn lib_text(e: &hipfile::Error) -> String {
     }
 }
 
+/// CPU time (user + system) the whole process has used so far, every thread included: the
+/// benchmark's measure of what moving the bytes costs the machine besides the wall clock.
+pub fn process_cpu() -> std::time::Duration {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid out-pointer; RUSAGE_SELF cannot fail with it.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return std::time::Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| std::time::Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
 /// The simulated runtime `--sim` pointed the library at (set once, by `main`).
 static SIM: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 

@@ -1,0 +1,215 @@
+/* Target T11, the first-call cost, on an NVIDIA machine: what a fresh process pays for its first
+ * large read, and what the pieces of the engine's set-up cost the CUDA driver here.
+ *
+ *   first_read first FILE [SIZE]   one fresh process: the CUDA context and a device buffer made
+ *                                  first (as any GPU application has them), then the clock runs
+ *                                  over hipFileHandleRegister (which opens the driver) and one
+ *                                  hipFileRead of SIZE bytes (default 1 GiB) from offset 0; then
+ *                                  the same read again in the same process, warm
+ *   first_read pinprobe            what pinned host memory, streams, events and threads cost:
+ *                                  32 x 4 MiB by cuMemHostAlloc (one thread, then 16 threads),
+ *                                  by mmap + MAP_POPULATE + cuMemHostRegister (same two ways),
+ *                                  with huge pages asked for (16 threads), mmap + MAP_POPULATE
+ *                                  alone (both ways),
+ *                                  16 streams with 2 events each, 15 threads started and joined
+ *
+ * Each prints one RESULT line (baselines.c's layout). Build on the GPU machine:
+ *   gcc -O2 -std=c11 -D_GNU_SOURCE -pthread scripts/gpu/first_read.c -Iinclude -I/usr/local/cuda/include \
+ *       -L.gpu/lib -lhipfile -Wl,-rpath,$PWD/.gpu/lib -L/usr/local/cuda/lib64/stubs -lcuda -o /tmp/first_read
+ */
+#include <cuda.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hipfile.h"
+
+#define CK(x)                                                                    \
+    do {                                                                         \
+        CUresult r_ = (x);                                                       \
+        if (r_ != CUDA_SUCCESS) {                                                \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, r_); \
+            exit(2);                                                             \
+        }                                                                        \
+    } while (0)
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static CUcontext g_ctx;
+
+static void cuda_up(void) {
+    CUdevice dev;
+    CK(cuInit(0));
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuDevicePrimaryCtxRetain(&g_ctx, dev));
+    CK(cuCtxSetCurrent(g_ctx));
+}
+
+static int first(const char *path, size_t size) {
+    cuda_up();
+    CUdeviceptr d;
+    CK(cuMemAlloc(&d, size));
+    CK(cuMemsetD8(d, 0, size));
+    CK(cuCtxSynchronize());
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        perror(path);
+        return 2;
+    }
+    hipFileDescr_t descr;
+    memset(&descr, 0, sizeof descr);
+    descr.type = hipFileHandleTypeOpaqueFD;
+    descr.handle.fd = fd;
+    hipFileHandle_t fh;
+
+    double t0 = now();
+    hipFileError_t e = hipFileHandleRegister(&fh, &descr);
+    double t1 = now();
+    if (e.err != hipFileSuccess) {
+        fprintf(stderr, "hipFileHandleRegister: %d\n", (int)e.err);
+        return 3;
+    }
+    ssize_t n = hipFileRead(fh, (void *)(uintptr_t)d, size, 0, 0);
+    double t2 = now();
+    if (n != (ssize_t)size) {
+        fprintf(stderr, "first hipFileRead: %zd of %zu\n", n, size);
+        return 3;
+    }
+    n = hipFileRead(fh, (void *)(uintptr_t)d, size, 0, 0);
+    double t3 = now();
+    if (n != (ssize_t)size) {
+        fprintf(stderr, "second hipFileRead: %zd of %zu\n", n, size);
+        return 3;
+    }
+    /* The data: the file's first and last 8 bytes against the device's. */
+    unsigned char want[16], got[16];
+    if (pread(fd, want, 8, 0) != 8 || pread(fd, want + 8, 8, (off_t)size - 8) != 8) {
+        perror("pread");
+        return 2;
+    }
+    CK(cuMemcpyDtoH(got, d, 8));
+    CK(cuMemcpyDtoH(got + 8, d + size - 8, 8));
+    const char *verify = memcmp(want, got, 16) == 0 ? "ok" : "MISMATCH";
+    hipFileHandleDeregister(fh);
+    printf("RESULT mode=first_read threads=1 chunk=%zu bytes=%zu seconds=%.6f gbps=%.3f cold=0 "
+           "register_ms=%.2f read_ms=%.2f second_gbps=%.3f verify=%s\n",
+           size, size, t2 - t0, size / (t2 - t0) / 1e9, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+           size / (t3 - t2) / 1e9, verify);
+    return verify[0] == 'o' ? 0 : 4;
+}
+
+/* ---- pinprobe ------------------------------------------------------------------------------ */
+
+enum { N_BUF = 32, BUF = 4 << 20, THREADS = 16 };
+static void *g_bufs[N_BUF];
+static int g_way; /* 0: cuMemHostAlloc, 1: mmap + populate + cuMemHostRegister, 2: the same
+                    * with transparent huge pages asked for, 3: mmap + populate only */
+
+static void pin_one(int i) {
+    if (g_way == 0) {
+        CK(cuMemHostAlloc(&g_bufs[i], BUF, CU_MEMHOSTALLOC_PORTABLE));
+    } else if (g_way == 2) {
+        /* 2 MiB-aligned, huge pages asked for, then touched (a huge page is zeroed at once). */
+        char *raw = mmap(NULL, BUF + (2 << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) {
+            perror("mmap");
+            exit(2);
+        }
+        char *p = (char *)(((uintptr_t)raw + (2 << 20) - 1) & ~(uintptr_t)((2 << 20) - 1));
+        madvise(p, BUF, MADV_HUGEPAGE);
+        for (size_t o = 0; o < BUF; o += 4096) p[o] = 0;
+        CK(cuMemHostRegister(p, BUF, CU_MEMHOSTREGISTER_PORTABLE));
+        g_bufs[i] = p;
+    } else {
+        void *p = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+        if (p == MAP_FAILED) {
+            perror("mmap");
+            exit(2);
+        }
+        if (g_way == 1) CK(cuMemHostRegister(p, BUF, CU_MEMHOSTREGISTER_PORTABLE));
+        g_bufs[i] = p;
+    }
+}
+
+static void unpin_all(void) {
+    for (int i = 0; i < N_BUF; i++) {
+        if (g_way == 0) {
+            CK(cuMemFreeHost(g_bufs[i]));
+        } else {
+            if (g_way != 3) CK(cuMemHostUnregister(g_bufs[i]));
+            if (g_way != 2) munmap(g_bufs[i], BUF); /* way 2's aligned mappings are left */
+        }
+    }
+}
+
+static void *pin_worker(void *arg) {
+    int t = (int)(intptr_t)arg;
+    CK(cuCtxSetCurrent(g_ctx));
+    for (int i = t; i < N_BUF; i += THREADS) pin_one(i);
+    return NULL;
+}
+
+static void *nothing(void *arg) { return arg; }
+
+static double pin_run(int way, int threads) {
+    g_way = way;
+    double t0 = now();
+    if (threads == 1) {
+        for (int i = 0; i < N_BUF; i++) pin_one(i);
+    } else {
+        pthread_t th[THREADS];
+        for (int t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, pin_worker, (void *)(intptr_t)t);
+        for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    }
+    double dt = now() - t0;
+    unpin_all();
+    return dt;
+}
+
+static int pinprobe(void) {
+    cuda_up();
+    double alloc1 = pin_run(0, 1), alloc16 = pin_run(0, THREADS);
+    double reg1 = pin_run(1, 1), reg16 = pin_run(1, THREADS);
+    double huge16 = pin_run(2, THREADS), pop1 = pin_run(3, 1), pop16 = pin_run(3, THREADS);
+    double t0 = now();
+    CUstream s[THREADS];
+    CUevent ev[2 * THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        CK(cuStreamCreate(&s[i], CU_STREAM_NON_BLOCKING));
+        CK(cuEventCreate(&ev[2 * i], CU_EVENT_DISABLE_TIMING));
+        CK(cuEventCreate(&ev[2 * i + 1], CU_EVENT_DISABLE_TIMING));
+    }
+    double streams = now() - t0;
+    t0 = now();
+    pthread_t th[THREADS - 1];
+    for (int i = 0; i < THREADS - 1; i++) pthread_create(&th[i], NULL, nothing, NULL);
+    for (int i = 0; i < THREADS - 1; i++) pthread_join(th[i], NULL);
+    double threads = now() - t0;
+    printf("RESULT mode=pinprobe threads=%d chunk=%d bytes=%d seconds=%.6f gbps=%.3f "
+           "hostalloc_1t_ms=%.2f hostalloc_16t_ms=%.2f register_1t_ms=%.2f register_16t_ms=%.2f "
+           "hugepage_register_16t_ms=%.2f populate_only_1t_ms=%.2f populate_only_16t_ms=%.2f "
+           "streams_events_ms=%.2f threads_ms=%.2f\n",
+           THREADS, BUF, N_BUF * BUF, alloc1, (double)N_BUF * BUF / alloc1 / 1e9, alloc1 * 1e3,
+           alloc16 * 1e3, reg1 * 1e3, reg16 * 1e3, huge16 * 1e3, pop1 * 1e3, pop16 * 1e3, streams * 1e3,
+           threads * 1e3);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "first") == 0) {
+        return first(argv[2], argc >= 4 ? strtoull(argv[3], NULL, 0) : (size_t)1 << 30);
+    }
+    if (argc >= 2 && strcmp(argv[1], "pinprobe") == 0) return pinprobe();
+    fprintf(stderr, "usage: %s first FILE [SIZE] | pinprobe\n", argv[0]);
+    return 2;
+}
