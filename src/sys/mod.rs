@@ -2,6 +2,7 @@
 //! calls `libc` for files; errors come back as plain errno values.
 
 pub mod cancel;
+pub mod huge;
 pub mod io;
 pub mod mounts;
 pub mod shm;
