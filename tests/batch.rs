@@ -533,6 +533,81 @@ child_test!(
     }
 );
 
+// One batch worker and 200 ms per copy: a device read begins before the worker finishes the
+// one before it, each with a stream of its own, so two copies are in flight at a time.
+child_test!(
+    one_worker_overlaps_the_copies_of_consecutive_reads,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "1"),
+        ("HIPSIM_COPY_DELAY_US", "200000")
+    ],
+    {
+        let f = file("batch-overlap", 1 << 16, libc::O_RDWR);
+        let dev = sim().device_alloc(1 << 16);
+        assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
+        let h = setup(8);
+        let mut ops = reads_4k(f.fh, dev.ptr, 4);
+        let t0 = Instant::now();
+        assert_eq!(submit(h, &mut ops), OK);
+        let ev = reap_all(h, 4);
+        let took = t0.elapsed();
+        assert!(
+            ev.iter()
+                .all(|e| e.status == hipFileComplete && e.ret == 4096),
+            "{ev:?}"
+        );
+        assert_eq!(sim().download(dev.ptr, 4 * 4096), f.contents[..4 * 4096]);
+        // One after the other, four copies take 800 ms; two at a time, 400 ms.
+        assert!(
+            took < Duration::from_millis(700),
+            "4 reads took {took:?}: their copies did not overlap"
+        );
+        hipFileBatchIODestroy(h);
+    }
+);
+
+// A copy that fails fails its own operation, also when the next read's copy is in flight.
+child_test!(
+    a_failed_copy_fails_its_own_operation,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "1")
+    ],
+    {
+        let f = file("batch-overlap-fail", 1 << 16, libc::O_RDWR);
+        let dev = sim().device_alloc(1 << 16);
+        assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
+        let h = setup(8);
+        sim().fault("fail_copy_after", 1);
+        sim().fault("fail_copy", 1);
+        let mut ops = reads_4k(f.fh, dev.ptr, 3);
+        assert_eq!(submit(h, &mut ops), OK);
+        let ev = reap_all(h, 3);
+        sim().fault("fail_copy", 0);
+        sim().fault("fail_copy_after", 0);
+        // The two streams run their copies in either order: whichever copy runs first is the
+        // one that succeeds.
+        let mut got: Vec<_> = ev.iter().map(|e| (e.status, e.ret as isize)).collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (hipFileComplete, 4096),
+                (hipFileFailed, -5011),
+                (hipFileFailed, -5011)
+            ]
+        );
+        let ok = ev.iter().find(|e| e.status == hipFileComplete).unwrap();
+        let at = (ok.cookie as usize - 1) * 4096;
+        assert_eq!(
+            sim().download(dev.ptr.wrapping_byte_add(at), 4096),
+            f.contents[at..at + 4096]
+        );
+        hipFileBatchIODestroy(h);
+    }
+);
+
 // Cancel and drain tests run with one batch worker and 200 ms per copy: operations queue up
 // behind the first.
 

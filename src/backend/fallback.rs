@@ -5,7 +5,7 @@
 
 use super::{Backend, Posix, Score};
 use crate::config::Config;
-use crate::engine::Engine;
+use crate::engine::{Engine, Transfer};
 use crate::error::Result;
 use crate::request::Request;
 use crate::vocab::{BackendKind, MemRef, MemoryType, Refusal};
@@ -55,7 +55,15 @@ impl Backend for Fallback {
     /// Run the request on the engine, through device memory.
     #[inline(always)]
     fn submit(&self, req: &Request<'_>) -> Result<usize> {
-        self.posix.run(
+        self.posix.engine.run(self.transfer(req))
+    }
+}
+
+impl Fallback {
+    /// The engine's transfer of `req`, through device memory.
+    #[inline(always)]
+    pub(super) fn transfer(&self, req: &Request<'_>) -> Transfer {
+        self.posix.transfer(
             req,
             MemRef::Device {
                 addr: req.mem_addr(),

@@ -24,6 +24,7 @@ pub use fastpath::Fastpath;
 pub use host::Host;
 
 use crate::config::Config;
+use crate::engine::overlap::{Overlap, Pending, Ready, Started};
 use crate::engine::{DirectFd, Engine, Transfer, DIRECT_MIN};
 use crate::error::{Error, Result};
 use crate::request::Request;
@@ -191,9 +192,10 @@ impl Posix {
         }
     }
 
+    /// The engine's transfer of `req` into or out of `target`.
     #[inline(always)]
-    fn run(&self, req: &Request<'_>, target: MemRef) -> Result<usize> {
-        self.engine.run(Transfer {
+    fn transfer(&self, req: &Request<'_>, target: MemRef) -> Transfer {
+        Transfer {
             dir: req.dir,
             fd: req.file.buffered_fd(),
             direct: self.direct_fd(req),
@@ -201,7 +203,42 @@ impl Posix {
             size: req.size,
             offset: req.file_offset,
             sync: self.sync_writes,
-        })
+        }
+    }
+
+    #[inline(always)]
+    fn run(&self, req: &Request<'_>, target: MemRef) -> Result<usize> {
+        self.engine.run(self.transfer(req, target))
+    }
+}
+
+/// What [`Backends::begin`] did with a request.
+pub(crate) enum Begun {
+    /// Its copy to the device is in flight on the overlap; [`Begun::finish`] gives the result.
+    Copying {
+        /// The read in flight.
+        read: Pending,
+        /// Its statistics record, completed when it finishes.
+        call: IoCall,
+    },
+    /// Nothing in flight: this is its result (it failed, or had nothing to move).
+    Done(Result<usize>),
+    /// Not started: finish a read in flight on the overlap first, then begin it again.
+    Busy,
+    /// Not started, and not for an overlap: release the overlap and [`Backends::run`] it.
+    Synchronous,
+}
+
+impl Begun {
+    /// The result of a request that began: waits for its copy (on `overlap`, where it began).
+    pub(crate) fn finish(self, overlap: &mut Overlap<'_>) -> Result<usize> {
+        match self {
+            Begun::Copying { read, call } => end(call, overlap.finish(read)),
+            Begun::Done(r) => r,
+            Begun::Busy | Begun::Synchronous => {
+                Err(Error::Internal("a request that did not begin was finished"))
+            }
+        }
     }
 }
 
@@ -235,11 +272,51 @@ impl Backends {
     /// memory kind (a backend that never serves such memory is no reason anyone needs).
     #[inline(always)]
     pub fn run(&self, req: &Request<'_>) -> Result<usize> {
+        let Some((winner, declined)) = self.choose(req)? else {
+            return Ok(0);
+        };
+        match winner {
+            0 => self.fastpath.io(req, None),
+            1 => self.fallback.io(req, declined),
+            _ => self.host.io(req, None),
+        }
+    }
+
+    /// Begin `req` on `overlap` where the fallback serves it and it is a device read of one
+    /// chunk ([`Overlap`]: batch jobs); the rest is left to [`Backends::run`]
+    /// ([`Begun::Synchronous`]). The statistics record such a read when it finishes.
+    pub(crate) fn begin(&self, req: &Request<'_>, overlap: &mut Overlap<'_>) -> Begun {
+        let (winner, declined) = match self.choose(req) {
+            Ok(Some(w)) => w,
+            Ok(None) => return Begun::Done(Ok(0)),
+            Err(e) => return Begun::Done(Err(e)),
+        };
+        if winner != 1 {
+            return Begun::Synchronous;
+        }
+        let t = self.fallback.transfer(req);
+        let slot = match overlap.ready(&t) {
+            Ready::Slot(i) => i,
+            Ready::Busy => return Begun::Busy,
+            Ready::No => return Begun::Synchronous,
+        };
+        let call = begin(BackendKind::Fallback, req, declined);
+        match overlap.start(slot, &t) {
+            Started::Copying(read) => Begun::Copying { read, call },
+            Started::Done(r) => Begun::Done(end(call, r)),
+        }
+    }
+
+    /// The backend that serves `req` (its index in the list: fastpath, fallback, host) and
+    /// the fastpath's refusal when the fallback serves instead; `None` when there is nothing
+    /// to move. The refusals that matter are counted and logged here.
+    #[inline(always)]
+    fn choose(&self, req: &Request<'_>) -> Result<Option<(usize, Option<Refusal>)>> {
         if req.size == 0 {
             // Valid arguments and nothing to move: 0, whatever a backend would say about the
             // alignment, and no fdatasync for a write (upstream's newest rule).
             req.check_bounds()?;
-            return Ok(0);
+            return Ok(None);
         }
         let list: [&dyn Backend; 3] = [&self.fastpath, &self.fallback, &self.host];
         let (winner, refusals) = match select(list, req) {
@@ -260,11 +337,7 @@ impl Backends {
             }
             return Err(e);
         }
-        match winner {
-            0 => self.fastpath.io(req, None),
-            1 => self.fallback.io(req, declined),
-            _ => self.host.io(req, None),
-        }
+        Ok(Some((winner, declined)))
     }
 }
 

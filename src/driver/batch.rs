@@ -2,8 +2,11 @@
 //!
 //! A context is a capacity (1–128) and the operations submitted to it and not yet reaped by
 //! `GetStatus`. Submission validates every entry first (all or nothing), then queues one job
-//! per operation on the engine's batch workers; a job runs the same synchronous path as
-//! `hipFileRead`/`hipFileWrite` (backend choice, fallback retry, statistics). Each operation
+//! per batch worker (at most one per operation); the jobs take the submission's operations in
+//! turn. An operation runs the path of `hipFileRead`/`hipFileWrite` (backend choice, fallback
+//! retry, statistics), except that a device read the fallback serves in one chunk is begun
+//! before the job finishes the read it took before, so that one read's copy to the device
+//! overlaps the next one's `pread` ([`crate::engine::overlap`]). Each operation
 //! moves `Pending → Running → Complete | Failed`, or `Pending → Canceled`; a terminal one is
 //! reported by exactly one `GetStatus` and then forgotten.
 //!
@@ -15,6 +18,8 @@
 //! the registry's mutex is never held with another lock.
 #![deny(unsafe_code)]
 
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +28,8 @@ use parking_lot::{Condvar, Mutex};
 use super::files::FileToken;
 use super::slots::Slots;
 use super::Session;
+use crate::backend::Begun;
+use crate::engine::overlap::Overlap;
 use crate::error::{Error, Result};
 use crate::request::file::File;
 use crate::request::memory::Buffer;
@@ -343,52 +350,141 @@ pub(super) fn enqueue(
         }
         ids
     };
-    for (id, dir) in ids {
+    for &(_, dir) in &ids {
         crate::stats::recorder::batch_submitted(dir, 1);
-        let (ctx, job_session) = (ctx.clone(), session.clone());
+    }
+    // One job per batch worker, each taking the submission's operations in turn.
+    let jobs = ids.len().min(session.engine.batch_parallelism());
+    let submission = Arc::new(Submission {
+        ctx: ctx.clone(),
+        ids: ids.into_iter().map(|(id, _)| id).collect(),
+        next: AtomicUsize::new(0),
+    });
+    for _ in 0..jobs {
+        let (submission, job_session) = (submission.clone(), session.clone());
         session
             .engine
-            .spawn_batch(Box::new(move || run(&ctx, id, &job_session)));
+            .spawn_batch(Box::new(move || submission.work(&job_session)));
     }
     Ok(())
 }
 
-/// A batch job: run operation `id` unless it was canceled (or already reaped), and record
-/// how it ended. A panic fails only this operation.
-fn run(ctx: &BatchContext, id: u64, session: &Session) {
-    let r = {
-        let mut st = ctx.ops.lock();
-        match st.get(id) {
-            Some(op) if op.status == OpStatus::Pending => {
-                op.status = OpStatus::Running;
-                op.res
-                    .take()
-                    .expect("a pending operation has its resources")
+/// The operations of one submission, shared by its jobs: each one is taken by one job.
+struct Submission {
+    ctx: Arc<BatchContext>,
+    ids: Vec<u64>,
+    next: AtomicUsize,
+}
+
+/// An operation whose copy to the device is in flight, with the resources it holds.
+struct InFlightOp {
+    id: u64,
+    begun: Begun,
+    res: Resolved,
+}
+
+impl Submission {
+    /// The next operation nobody took that is still pending (marked running), with its
+    /// resources; `None` when all are taken. Canceled and reaped ones are passed over.
+    fn take(&self) -> Option<(u64, Resolved)> {
+        loop {
+            let id = *self.ids.get(self.next.fetch_add(1, Ordering::Relaxed))?;
+            let mut st = self.ctx.ops.lock();
+            if let Some(op) = st.get(id) {
+                if op.status == OpStatus::Pending {
+                    op.status = OpStatus::Running;
+                    let res = op
+                        .res
+                        .take()
+                        .expect("a pending operation has its resources");
+                    return Some((id, res));
+                }
             }
-            _ => return,
         }
-    };
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let req = Request::new(
-            r.dir,
-            &r.file,
-            &r.buf,
-            r.size,
-            r.file_offset,
-            r.buffer_offset,
-        );
-        session.backends.run(&req)
-    }));
-    let status = match outcome {
-        Ok(Ok(n)) => OpStatus::Complete(n),
-        Ok(Err(e)) => OpStatus::Failed(e),
-        Err(_) => OpStatus::Failed(Error::Internal("panic in a batch operation")),
-    };
-    drop(r);
-    if let Some(op) = ctx.ops.lock().get(id) {
-        op.status = status;
     }
-    ctx.changed.notify_all();
+
+    /// A batch job: take operations until none is left. A device read that the fallback
+    /// serves begins on the job's overlap, and the job finishes it after it began the next one,
+    /// so each read's copy to the device overlaps the next one's `pread` (target T7); anything
+    /// else runs as `hipFileRead`/`hipFileWrite` would. A panic fails only its operation.
+    fn work(&self, session: &Session) {
+        let mut overlap = session.engine.overlap();
+        // Oldest first.
+        let mut in_flight: VecDeque<InFlightOp> = VecDeque::new();
+        while let Some((id, res)) = self.take() {
+            let req = Request::new(
+                res.dir,
+                &res.file,
+                &res.buf,
+                res.size,
+                res.file_offset,
+                res.buffer_offset,
+            );
+            let failed = || Begun::Done(Err(PANIC));
+            let mut begun = guarded(|| session.backends.begin(&req, &mut overlap), failed);
+            // Every buffer lent to a copy: the oldest read makes room.
+            while let Begun::Busy = begun {
+                let Some(op) = in_flight.pop_front() else {
+                    break;
+                };
+                let r = finish(op.begun, &mut overlap);
+                self.settle(op.id, op.res, r);
+                begun = guarded(|| session.backends.begin(&req, &mut overlap), failed);
+            }
+            match begun {
+                Begun::Busy | Begun::Synchronous => {
+                    // The overlap's buffers go back first: this request's own may wait for them.
+                    self.drain(&mut in_flight, &mut overlap);
+                    let r = guarded(|| session.backends.run(&req), || Err(PANIC));
+                    self.settle(id, res, r);
+                }
+                Begun::Done(r) => self.settle(id, res, r),
+                begun @ Begun::Copying { .. } => in_flight.push_back(InFlightOp { id, begun, res }),
+            }
+        }
+        self.drain(&mut in_flight, &mut overlap);
+    }
+
+    /// Finish every read in flight and release the overlap, then record how they ended: once
+    /// the application sees them complete, the job holds no buffer any more.
+    fn drain(&self, in_flight: &mut VecDeque<InFlightOp>, overlap: &mut Overlap<'_>) {
+        let done: Vec<_> = in_flight
+            .drain(..)
+            .map(|op| {
+                let r = finish(op.begun, overlap);
+                (op.id, op.res, r)
+            })
+            .collect();
+        overlap.release();
+        for (id, res, r) in done {
+            self.settle(id, res, r);
+        }
+    }
+
+    /// Record how operation `id` ended, after its resources are given back.
+    fn settle(&self, id: u64, res: Resolved, r: Result<usize>) {
+        drop(res);
+        let status = match r {
+            Ok(n) => OpStatus::Complete(n),
+            Err(e) => OpStatus::Failed(e),
+        };
+        if let Some(op) = self.ctx.ops.lock().get(id) {
+            op.status = status;
+        }
+        self.ctx.changed.notify_all();
+    }
+}
+
+const PANIC: Error = Error::Internal("panic in a batch operation");
+
+/// Wait for a read in flight: its result (a panic fails it).
+fn finish(begun: Begun, overlap: &mut Overlap<'_>) -> Result<usize> {
+    guarded(|| begun.finish(overlap), || Err(PANIC))
+}
+
+/// `f`, or what `failed` gives if it panics (the operation fails; the job goes on).
+fn guarded<T>(f: impl FnOnce() -> T, failed: impl FnOnce() -> T) -> T {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| failed())
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 
 pub mod lanes;
 mod lend;
+pub(crate) mod overlap;
 pub mod pipeline;
 pub mod pool;
 
@@ -168,6 +169,16 @@ impl Engine {
     #[inline(always)]
     pub fn run(&self, t: Transfer) -> Result<usize> {
         pipeline::execute(&self.inner, t)
+    }
+
+    /// A pipeline of small device reads for one thread ([`overlap`]): batch jobs.
+    pub(crate) fn overlap(&self) -> overlap::Overlap<'_> {
+        overlap::Overlap::new(&self.inner)
+    }
+
+    /// How many batch jobs run at once: the batch workers' count.
+    pub(crate) fn batch_parallelism(&self) -> usize {
+        self.inner.threads.max(1)
     }
 
     /// Run `job` on the batch workers (started on first use, as many as the engine's

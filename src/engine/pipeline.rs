@@ -706,7 +706,7 @@ fn direct_ok(d: &DirectFd, mem: *const u8, len: usize, off: u64) -> bool {
 /// comes from `cachestat`, which, unlike a `RWF_NOWAIT` probe, starts no readahead (a probe
 /// would read cold data twice).
 #[inline(always)]
-fn read_chunk(t: &Transfer, buf: &mut [u8], off: u64) -> Result<usize, i32> {
+pub(super) fn read_chunk(t: &Transfer, buf: &mut [u8], off: u64) -> Result<usize, i32> {
     // By value: a reference into `t` would keep the whole transfer in memory (target T9).
     if let Some(d) = t.direct {
         if direct_ok(&d, buf.as_ptr(), buf.len(), off) {

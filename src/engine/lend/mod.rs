@@ -135,6 +135,19 @@ impl<'p> InFlight<'p> {
         lane: &Lane,
         slot: usize,
         dst: Address,
+        bounce: Bounce<'p>,
+        n: usize,
+    ) -> Result<InFlight<'p>, (RtError, Bounce<'p>)> {
+        Self::to_device_on(rt, lane.stream, Some(lane.events[slot]), dst, bounce, n)
+    }
+
+    /// [`InFlight::to_device`] on `stream`, followed by a record of `event` if one is given;
+    /// without one, waiting synchronises the stream (which also reports the copy's failure).
+    pub(crate) fn to_device_on(
+        rt: &'p dyn Runtime,
+        stream: StreamHandle,
+        event: Option<EventHandle>,
+        dst: Address,
         mut bounce: Bounce<'p>,
         n: usize,
     ) -> Result<InFlight<'p>, (RtError, Bounce<'p>)> {
@@ -144,9 +157,9 @@ impl<'p> InFlight<'p> {
         // SAFETY: the buffer is moved into the returned value, which gives it back only after
         // the copy's event (or the whole stream) completed, so nothing writes or frees it while
         // the runtime reads it.
-        let issued = unsafe { rt.copy_to_device_async(dst.get(), src, n, lane.stream) }
-            .and_then(|()| rt.event_record(lane.events[slot], lane.stream));
-        Self::issued(issued, rt, lane.stream, Some(lane.events[slot]), bounce)
+        let issued = unsafe { rt.copy_to_device_async(dst.get(), src, n, stream) }
+            .and_then(|()| event.map_or(Ok(()), |e| rt.event_record(e, stream)));
+        Self::issued(issued, rt, stream, event, bounce)
     }
 
     /// Start copying `n` bytes at `src` into the start of `bounce` on `stream`. On failure the
