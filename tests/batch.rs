@@ -136,6 +136,15 @@ fn file(tag: &str, len: usize, flags: c_int) -> Setup {
     }
 }
 
+/// A 64 KiB pattern file opened with `flags` and registered, and a registered 64 KiB device
+/// buffer: where most cases start.
+fn file_and_buffer(tag: &str, flags: c_int) -> (Setup, DeviceBuf) {
+    let f = file(tag, 1 << 16, flags);
+    let dev = sim().device_alloc(1 << 16);
+    assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
+    (f, dev)
+}
+
 impl Drop for Setup {
     fn drop(&mut self) {
         hipFileHandleDeregister(self.fh);
@@ -182,9 +191,7 @@ child_test!(set_up_rules, {
 });
 
 child_test!(submit_checks_in_order_and_all_or_nothing, {
-    let f = file("batch-checks", 1 << 16, libc::O_RDWR);
-    let dev = sim().device_alloc(1 << 16);
-    assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
+    let (f, dev) = file_and_buffer("batch-checks", libc::O_RDWR);
     let h = setup(4);
     let good = || params(f.fh, hipFileBatchRead, dev.ptr, 0, 0, 4096, 1);
     // SAFETY: NULL arrays with nr as stated.
@@ -418,9 +425,7 @@ child_test!(
 );
 
 child_test!(get_status_rules, {
-    let f = file("batch-status", 1 << 16, libc::O_RDWR);
-    let dev = sim().device_alloc(1 << 16);
-    assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
+    let (f, dev) = file_and_buffer("batch-status", libc::O_RDWR);
     let h = setup(8);
     let mut ev = [hipFileIOEvents_t {
         cookie: null_mut(),
@@ -503,9 +508,7 @@ child_test!(
     [("HIPFILE_FORCE_COMPAT_MODE", "true")],
     {
         // Read-only descriptor: a batch write fails in pwrite with EBADF → ret = -EBADF.
-        let ro = file("batch-fail", 1 << 16, libc::O_RDONLY);
-        let dev = sim().device_alloc(1 << 16);
-        assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
+        let (ro, dev) = file_and_buffer("batch-fail", libc::O_RDONLY);
         let h = setup(4);
         assert_eq!(
             submit(
@@ -543,9 +546,7 @@ child_test!(
         ("HIPSIM_COPY_DELAY_US", "200000")
     ],
     {
-        let f = file("batch-overlap", 1 << 16, libc::O_RDWR);
-        let dev = sim().device_alloc(1 << 16);
-        assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
+        let (f, dev) = file_and_buffer("batch-overlap", libc::O_RDWR);
         let h = setup(8);
         let mut ops = reads_4k(f.fh, dev.ptr, 4);
         let t0 = Instant::now();
@@ -575,9 +576,7 @@ child_test!(
         ("HIPFILE_IO_THREADS", "1")
     ],
     {
-        let f = file("batch-overlap-fail", 1 << 16, libc::O_RDWR);
-        let dev = sim().device_alloc(1 << 16);
-        assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
+        let (f, dev) = file_and_buffer("batch-overlap-fail", libc::O_RDWR);
         let h = setup(8);
         sim().fault("fail_copy_after", 1);
         sim().fault("fail_copy", 1);
@@ -619,9 +618,7 @@ child_test!(
         ("HIPSIM_COPY_DELAY_US", "200000")
     ],
     {
-        let f = file("batch-cancel", 1 << 16, libc::O_RDWR);
-        let dev = sim().device_alloc(1 << 16);
-        assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
+        let (f, dev) = file_and_buffer("batch-cancel", libc::O_RDWR);
         let h = setup(8);
         let mut ops = reads_4k(f.fh, dev.ptr, 4);
         let t0 = Instant::now();
@@ -672,9 +669,7 @@ child_test!(
         ("HIPSIM_COPY_DELAY_US", "200000")
     ],
     {
-        let f = file("batch-destroy", 1 << 16, libc::O_RDWR);
-        let dev = sim().device_alloc(1 << 16);
-        assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
+        let (f, dev) = file_and_buffer("batch-destroy", libc::O_RDWR);
         let data = pattern(4096, 5);
         sim().upload(dev.ptr, &data);
         let h = setup(8);

@@ -268,14 +268,19 @@ fi
 
 # -- build ----------------------------------------------------------------------------------------
 CFLAGS="-O2 -std=c11 -D_GNU_SOURCE -pthread -Wall"
-build_bl() {
-    local inc="" libs="-lcuda" d
-    [ -f /usr/local/cuda/include/cuda.h ] && inc="-I/usr/local/cuda/include"
-    # libcuda.so (unversioned) may be missing: fall back to CUDA's stub for linking only
-    # (the program still loads the driver's libcuda.so.1 at run time).
+# CUDA's header, and its link stub where libcuda.so (unversioned) is missing: for linking only,
+# the programs still load the driver's libcuda.so.1 at run time.
+cuda_inc() { [ -f /usr/local/cuda/include/cuda.h ] && echo "-I/usr/local/cuda/include"; }
+cuda_stub() {
+    local d
     for d in /usr/local/cuda/lib64/stubs /usr/local/cuda/targets/x86_64-linux/lib/stubs; do
-        [ -f "$d/libcuda.so" ] && libs="$libs -L$d" && break
+        [ -f "$d/libcuda.so" ] && { echo "-L$d"; return; }
     done
+}
+build_bl() {
+    local inc libs
+    inc=$(cuda_inc)
+    libs="-lcuda $(cuda_stub)"
     echo "gcc $CFLAGS $inc scripts/gpu/baselines.c -o $BL -lcuda (libs: $libs)"
     # shellcheck disable=SC2086
     if gcc $CFLAGS $inc scripts/gpu/baselines.c -o "$BL" -lcuda 2>&1; then return 0; fi
@@ -285,7 +290,7 @@ build_bl() {
     # shellcheck disable=SC2086
     gcc $CFLAGS -DBL_NO_CUDA_H scripts/gpu/baselines.c -o "$BL" $libs 2>&1
 }
-export -f build_bl 2>/dev/null
+export -f cuda_inc cuda_stub build_bl 2>/dev/null
 export CFLAGS BL
 if step build 90 bash -c build_bl; then
     step build_check 20 "$BL" -f "$BL" resident || { say "WARNING: the baselines binary does not run: removed"; rm -f "$BL"; }
@@ -294,13 +299,8 @@ have_bl || say "WARNING: no C baselines (their rows will be missing); file creat
 # T11's program links our library: the first read of a fresh process, and what its set-up costs the driver.
 FR=$RAW/bin/first_read
 build_fr() {
-    local inc="-Iinclude" libs="-lcuda" d
-    [ -f /usr/local/cuda/include/cuda.h ] && inc="$inc -I/usr/local/cuda/include"
-    for d in /usr/local/cuda/lib64/stubs /usr/local/cuda/targets/x86_64-linux/lib/stubs; do
-        [ -f "$d/libcuda.so" ] && libs="-L$d -lcuda" && break
-    done
-    # shellcheck disable=SC2086
-    gcc $CFLAGS $inc scripts/gpu/first_read.c -o "$FR" -L"$HF_LIBDIR" -l:libhipfile.so.0 -Wl,-rpath,"$HF_LIBDIR" $libs 2>&1
+    # shellcheck disable=SC2046,SC2086
+    gcc $CFLAGS -Iinclude $(cuda_inc) scripts/gpu/first_read.c -o "$FR" -L"$HF_LIBDIR" -l:libhipfile.so.0 -Wl,-rpath,"$HF_LIBDIR" $(cuda_stub) -lcuda 2>&1
 }
 export -f build_fr 2>/dev/null
 export FR HF_LIBDIR
