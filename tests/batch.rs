@@ -607,6 +607,44 @@ child_test!(
     }
 );
 
+// The close that ends the session waits for the batch jobs, which hold it: its engine, with
+// the streams and pinned buffers the jobs used, is gone when the close returns.
+child_test!(
+    the_engine_goes_with_the_close,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "2")
+    ],
+    {
+        let path = scratch_file("batch-close");
+        make_file(&path, &pattern(1 << 16, 3));
+        let fd = open_fd(&path, libc::O_RDWR);
+        let dev = sim().device_alloc(1 << 16);
+        let pinned = || sim().counter("pinned_bytes_live") + sim().counter("registered_bytes_live");
+        let (streams0, pinned0) = (sim().counter("streams_live"), pinned());
+        for round in 0..300 {
+            open_driver();
+            let fh = register_fd(fd);
+            let h = setup(8);
+            let mut ops = reads_4k(fh, dev.ptr, 8);
+            assert_eq!(submit(h, &mut ops), OK);
+            assert_eq!(reap_all(h, 8).len(), 8);
+            hipFileBatchIODestroy(h);
+            hipFileHandleDeregister(fh);
+            assert_eq!(hipFileDriverClose().err, 0);
+            assert_eq!(count(), 0);
+            assert_eq!(
+                sim().counter("streams_live"),
+                streams0,
+                "streams, round {round}"
+            );
+            assert_eq!(pinned(), pinned0, "pinned bytes, round {round}");
+        }
+        // SAFETY: our descriptor.
+        unsafe { libc::close(fd) };
+    }
+);
+
 // Cancel and drain tests run with one batch worker and 200 ms per copy: operations queue up
 // behind the first.
 

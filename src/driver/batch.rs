@@ -328,6 +328,7 @@ pub(super) fn resolve(
 pub(super) fn enqueue(
     ctx: &Arc<BatchContext>,
     session: &Arc<Session>,
+    jobs_live: &Arc<Jobs>,
     ops: Vec<Resolved>,
 ) -> Result<()> {
     let ids = {
@@ -360,13 +361,59 @@ pub(super) fn enqueue(
         ids: ids.into_iter().map(|(id, _)| id).collect(),
         next: AtomicUsize::new(0),
     });
+    *jobs_live.live.lock() += jobs;
     for _ in 0..jobs {
-        let (submission, job_session) = (submission.clone(), session.clone());
-        session
-            .engine
-            .spawn_batch(Box::new(move || submission.work(&job_session)));
+        let job = Job {
+            submission: submission.clone(),
+            session: Some(session.clone()),
+            live: jobs_live.clone(),
+        };
+        session.engine.spawn_batch(Box::new(move || job.run()));
     }
     Ok(())
+}
+
+/// The batch jobs of the driver that still hold its session (queued or running): the close that
+/// ends the session waits until none is left, so the engine, with the streams and pinned
+/// buffers the jobs used, goes with that close.
+#[derive(Default)]
+pub(super) struct Jobs {
+    live: Mutex<usize>,
+    ended: Condvar,
+}
+
+impl Jobs {
+    /// Wait until no batch job holds the session.
+    pub(super) fn wait_none(&self) {
+        let mut live = self.live.lock();
+        while *live > 0 {
+            self.ended.wait(&mut live);
+        }
+    }
+}
+
+/// One batch job: counted out when it ends (also by panicking, or dropped unrun), after it let
+/// go of the session.
+struct Job {
+    submission: Arc<Submission>,
+    session: Option<Arc<Session>>,
+    live: Arc<Jobs>,
+}
+
+impl Job {
+    fn run(self) {
+        if let Some(s) = &self.session {
+            self.submission.work(s);
+        }
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        drop(self.session.take());
+        *self.live.live.lock() -= 1;
+        self.live.ended.notify_all();
+    }
 }
 
 /// The operations of one submission, shared by its jobs: each one is taken by one job.

@@ -68,6 +68,8 @@ type Named = (Arc<File>, Option<Arc<Buffer>>, Arc<Session>);
 pub struct Driver {
     state: RwLock<State>,
     batches: Mutex<batch::BatchRegistry>,
+    /// Batch jobs holding the session.
+    batch_jobs: Arc<batch::Jobs>,
     staged: Mutex<Staged>,
     streams: streams::StreamRegistry,
 }
@@ -86,6 +88,7 @@ pub fn driver() -> &'static Driver {
                 session: None,
             }),
             batches: Mutex::new(batch::BatchRegistry::default()),
+            batch_jobs: Arc::default(),
             staged: Mutex::new(Staged::default()),
             streams: streams::StreamRegistry::default(),
         }
@@ -151,6 +154,10 @@ impl Driver {
         for ctx in contexts {
             ctx.cancel_and_drain();
         }
+        // Batch jobs, of these contexts and of destroyed ones, hold the session until they end
+        // (a queued one with nothing left to take ends at once): waited for, so the engine goes
+        // with this close.
+        self.batch_jobs.wait_none();
         // Stream-ordered operations queued before the close finish first (their streams wait
         // for them); then their queues' threads and pinned memory go.
         self.streams.close_queues();
@@ -423,7 +430,9 @@ impl Driver {
         // replaced its configuration meanwhile; the operations run under the newest one.
         let st = self.state.read();
         match &st.session {
-            Some(s) if s.engine.same(&session.engine) => batch::enqueue(ctx, s, ops),
+            Some(s) if s.engine.same(&session.engine) => {
+                batch::enqueue(ctx, s, &self.batch_jobs, ops)
+            }
             _ => Err(Error::Internal(
                 "the driver closed during the batch submission",
             )),
