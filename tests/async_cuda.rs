@@ -9,7 +9,6 @@
 mod common;
 
 use std::ffi::{c_int, c_uint, c_void};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
@@ -90,47 +89,6 @@ impl Drop for Stream {
     }
 }
 
-/// A registered scratch file.
-struct File {
-    path: std::path::PathBuf,
-    _file: std::fs::File,
-    fh: hipFileHandle_t,
-}
-
-// SAFETY: a file handle may be used from any thread.
-unsafe impl Send for File {}
-// SAFETY: as above.
-unsafe impl Sync for File {}
-
-impl File {
-    fn new(tag: &str, contents: &[u8]) -> File {
-        let path = scratch_file(tag);
-        make_file(&path, contents);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .unwrap();
-        let fh = register_fd(file.as_raw_fd());
-        File {
-            path,
-            _file: file,
-            fh,
-        }
-    }
-
-    fn contents(&self) -> Vec<u8> {
-        std::fs::read(&self.path).unwrap()
-    }
-}
-
-impl Drop for File {
-    fn drop(&mut self) {
-        hipFileHandleDeregister(self.fh);
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
 /// Launches of the staging kernel so far.
 fn launches() -> u64 {
     sim().counter("stage_launches")
@@ -147,7 +105,7 @@ child_test!(
         open_driver();
         let n = (5 << 20) + 13;
         let data = pattern(n, 1);
-        let f = File::new("stage-exact", &data);
+        let f = TestFile::rw("stage-exact", &data);
         let dev = cuda().alloc(n);
         let before = launches();
         let mut ops = 0;
@@ -195,7 +153,7 @@ child_test!(
         open_driver();
         let n = (3 << 20) + 100;
         let data = pattern(n, 2);
-        let f = File::new("stage-eof", &data);
+        let f = TestFile::rw("stage-eof", &data);
         let len = 8 << 20;
         let dev = cuda().alloc(len);
         cuda().upload(dev, &vec![0x11; len]);
@@ -223,7 +181,7 @@ child_test!(
         cuda().make_current();
         open_driver();
         let n = (3 << 20) + 11;
-        let f = File::new("stage-order", &vec![0u8; n]);
+        let f = TestFile::rw("stage-order", &vec![0u8; n]);
         let [a, b, c, d] = [0; 4].map(|_| cuda().alloc(n));
         let (first, second) = (pattern(n, 3), pattern(n, 4));
         cuda().upload(a, &first);
@@ -252,7 +210,7 @@ child_test!(
         open_driver();
         let n = 6 << 20;
         let data = pattern(n, 5);
-        let f = File::new("stage-pause", &data);
+        let f = TestFile::rw("stage-pause", &data);
         let dev = cuda().alloc(n);
         cuda().upload(dev, &vec![0x22; n]);
         let mut word = std::ptr::null_mut();
@@ -307,7 +265,7 @@ child_test!(
         open_driver();
         let n = 4 << 20;
         let data = std::sync::Arc::new(pattern(n, 6));
-        let f = std::sync::Arc::new(File::new("stage-threads", &data));
+        let f = std::sync::Arc::new(TestFile::rw("stage-threads", &data));
         let threads: Vec<_> = (0..8)
             .map(|t: usize| {
                 let (data, f) = (data.clone(), f.clone());
@@ -355,7 +313,7 @@ child_test!(
         open_driver();
         let n = (2 << 20) + 5;
         let data = pattern(n, 7);
-        let f = File::new("stage-none", &data);
+        let f = TestFile::rw("stage-none", &data);
         let dev = cuda().alloc(n);
         let stream = Stream::new();
         let mut p = Params::new(n, 0, 0);
@@ -383,7 +341,7 @@ child_test!(
         cuda().make_current();
         open_driver();
         let n = 1 << 20;
-        let f = File::new("stage-dies", &pattern(n, 8));
+        let f = TestFile::rw("stage-dies", &pattern(n, 8));
         let dev = cuda().alloc(n);
         let stream = Stream::new();
         assert_eq!(hipFileStreamRegister(stream.0, 0), OK);

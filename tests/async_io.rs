@@ -11,8 +11,7 @@
 
 mod common;
 
-use std::ffi::{c_int, c_uint, c_void};
-use std::path::PathBuf;
+use std::ffi::{c_uint, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -148,41 +147,6 @@ impl Drop for Pause {
     }
 }
 
-/// A registered scratch file, removed on drop.
-struct TestFile {
-    path: PathBuf,
-    fd: c_int,
-    fh: hipFileHandle_t,
-}
-
-// SAFETY: a file handle may be used from any thread.
-unsafe impl Send for TestFile {}
-// SAFETY: as above.
-unsafe impl Sync for TestFile {}
-
-impl TestFile {
-    fn new(tag: &str, contents: &[u8]) -> TestFile {
-        let path = scratch_file(tag);
-        make_file(&path, contents);
-        let fd = open_fd(&path, libc::O_RDWR);
-        let fh = register_fd(fd);
-        TestFile { path, fd, fh }
-    }
-
-    fn contents(&self) -> Vec<u8> {
-        std::fs::read(&self.path).unwrap()
-    }
-}
-
-impl Drop for TestFile {
-    fn drop(&mut self) {
-        hipFileHandleDeregister(self.fh);
-        // SAFETY: our descriptor.
-        unsafe { libc::close(self.fd) };
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
 fn register_stream(s: &Stream, flags: c_uint) {
     assert_eq!(hipFileStreamRegister(s.0, flags), OK);
 }
@@ -198,7 +162,7 @@ child_test!(fixed_flag_matrix, {
     let n = 192 * 1024 + 7;
     let data = pattern(n, 1);
     let dev = s.device_alloc(n);
-    let f = TestFile::new("async-matrix", &data);
+    let f = TestFile::rw("async-matrix", &data);
     for flags in 0..16u32 {
         let stream = Stream::new();
         register_stream(&stream, flags);
@@ -250,7 +214,7 @@ child_test!(operations_on_one_stream_see_each_other, {
     open_driver();
     let s = sim();
     let n = 3 * 1024 * 1024 + 11;
-    let f = TestFile::new("async-order", &vec![0u8; n]);
+    let f = TestFile::rw("async-order", &vec![0u8; n]);
     let a = s.device_alloc(n);
     let b = s.device_alloc(n);
     let c = s.device_alloc(n);
@@ -293,7 +257,7 @@ child_test!(paused_stream_reads_the_parameters_when_it_runs, {
     let s = sim();
     let n = 256 * 1024;
     let data = pattern(n, 4);
-    let f = TestFile::new("async-paused", &data);
+    let f = TestFile::rw("async-paused", &data);
     let dev = s.device_alloc(n);
     let stream = Stream::new();
     let run = |change: &dyn Fn(&mut Params), submitted: (usize, i64, i64)| -> (isize, Vec<u8>) {
@@ -340,7 +304,7 @@ child_test!(fixed_flags_freeze_the_parameters_at_submission, {
     let s = sim();
     let n = 64 * 1024;
     let data = pattern(n, 5);
-    let f = TestFile::new("async-fixed", &data);
+    let f = TestFile::rw("async-fixed", &data);
     let dev = s.device_alloc(n);
     for (flags, want_size, want_foff, want_boff) in [
         (1 | 2 | 4, 5000, 100, 10),
@@ -377,7 +341,7 @@ child_test!(read_past_the_end_of_file_returns_the_bytes_up_to_it, {
     let s = sim();
     let n = 1 << 20;
     let data = pattern(n, 6);
-    let f = TestFile::new("async-eof", &data);
+    let f = TestFile::rw("async-eof", &data);
     let dev = s.device_alloc(n);
     let stream = Stream::new();
     let mut p = Params::new(n, K4 as i64, 0);
@@ -395,7 +359,7 @@ child_test!(submission_checks, [("HIPSIM_DEVICE_COUNT", "2")], {
     open_driver();
     let s = sim();
     let n = 64 * 1024;
-    let f = TestFile::new("async-checks", &pattern(n, 7));
+    let f = TestFile::rw("async-checks", &pattern(n, 7));
     let dev = s.device_alloc(n);
     let stream = Stream::new();
     let call = |fh, buf, size, foff, boff| {
@@ -465,7 +429,7 @@ child_test!(
         let s = sim();
         let n = 256 * 1024;
         let data = pattern(n, 8);
-        let f = TestFile::new("async-enodev", &data);
+        let f = TestFile::rw("async-enodev", &data);
         let dev = s.device_alloc(n);
         let stream = Stream::new();
         // First without a fault: the fastpath serves it, no copy.
@@ -524,7 +488,7 @@ child_test!(the_null_stream, {
     let s = sim();
     let n = 96 * 1024 + 3;
     let data = pattern(n, 9);
-    let f = TestFile::new("async-null", &data);
+    let f = TestFile::rw("async-null", &data);
     let dev = s.device_alloc(n);
     let null = Stream(std::ptr::null_mut());
     let mut small = Params::new(100, 5, 0);
@@ -552,7 +516,7 @@ child_test!(host_memory, {
     open_driver();
     let n = 300 * 1024 + 1;
     let data = pattern(n, 11);
-    let f = TestFile::new("async-host", &data);
+    let f = TestFile::rw("async-host", &data);
     let mut host = vec![0u8; n];
     let stream = Stream::new();
     let mut p = Params::new(n - 1, 1, 0);
@@ -583,7 +547,7 @@ child_test!(eight_streams_of_a_hundred_operations_from_eight_threads, {
     open_driver();
     let file_len = 8 << 20;
     let data = Arc::new(pattern(file_len, 13));
-    let f = Arc::new(TestFile::new("async-many", &data));
+    let f = Arc::new(TestFile::rw("async-many", &data));
     const OPS: usize = 100;
     const SLOT: usize = 64 * 1024;
     let threads: Vec<_> = (0..8)
@@ -630,7 +594,7 @@ fn waits_for_the_paused_operation(what: &str, f: impl FnOnce() + Send + 'static)
     let s = sim();
     let n = 128 * 1024;
     let data = pattern(n, 14);
-    let file = TestFile::new("async-wait", &data);
+    let file = TestFile::rw("async-wait", &data);
     let dev = s.device_alloc(n);
     let stream = Stream::new();
     register_stream(&stream, 0);
@@ -667,7 +631,7 @@ child_test!(deregistering_a_stream_waits_for_its_queued_operations, {
     let s = sim();
     let n = 128 * 1024;
     let data = pattern(n, 15);
-    let f = TestFile::new("async-dereg", &data);
+    let f = TestFile::rw("async-dereg", &data);
     let dev = s.device_alloc(n);
     let stream = Arc::new(Stream::new());
     register_stream(&stream, 0);
@@ -767,7 +731,7 @@ child_test!(a_blocked_callback_thread_does_not_hold_up_stream_io, {
     let s = sim();
     let n = 64 * 1024;
     let data = pattern(n, 16);
-    let f = TestFile::new("async-cb", &data);
+    let f = TestFile::rw("async-cb", &data);
     let dev = s.device_alloc(n);
     let (other, stream) = (Stream::new(), Stream::new());
     let waits = s.counter("stream_value_waits");
@@ -795,7 +759,7 @@ child_test!(
         let s = sim();
         let n = 64 * 1024;
         let data = pattern(n, 17);
-        let f = TestFile::new("async-hostfn", &data);
+        let f = TestFile::rw("async-hostfn", &data);
         let dev = s.device_alloc(n);
         let (other, stream) = (Stream::new(), Stream::new());
         let (blocker, p) = read_behind_a_blocked_callback(&f, dev.ptr, n, &other, &stream);
@@ -853,7 +817,7 @@ child_test!(
         open_driver();
         let n = 64 * 1024;
         let data = pattern(n, 18);
-        let f = TestFile::new("async-survive", &data);
+        let f = TestFile::rw("async-survive", &data);
         let dev = s.device_alloc(n);
         let pause = Pause::hold(&stream);
         let mut p = Params::new(1000, 0, 0);

@@ -185,7 +185,7 @@ impl Engine {
     /// threads); on the calling thread if they cannot be started.
     pub fn spawn_batch(&self, job: pool::Job) {
         let pool = self.inner.batch_workers.get_or_init(|| {
-            match WorkerPool::named("hipfile-batch", self.inner.threads.max(1)) {
+            match WorkerPool::named("hipfile-batch", self.batch_parallelism()) {
                 Ok(p) => Some(p),
                 Err(e) => {
                     tracing::warn!(target: "hipfile", "cannot start batch workers ({e}); batch operations run at submission");

@@ -17,7 +17,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::lanes::LaneGuard as Lane;
 use super::lend::bounce::Bounce;
-use super::lend::{Chunk, Claims, InFlight, Lent};
+use super::lend::{Chunk, Claims, InFlight, Lent, Slot};
 use super::Stage;
 use super::{DirectFd, Inner, Transfer};
 use crate::error::{Error, Result};
@@ -500,12 +500,6 @@ fn synchronous_device(inner: &Inner, req: &Request, addr: Address) {
             break;
         }
     }
-}
-
-/// A bounce buffer of a pipelined read: free, or lent to the copy of an earlier chunk.
-enum Slot<'p> {
-    Free(Bounce<'p>),
-    Copying(InFlight<'p>),
 }
 
 /// Reads: `pread` of chunk k+1 into one bounce buffer overlaps the stream-ordered copy of

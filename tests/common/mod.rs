@@ -111,6 +111,11 @@ pub struct TestFile {
     pub fh: hipFileHandle_t,
 }
 
+// SAFETY: a file handle is an opaque token the library accepts from any thread.
+unsafe impl Send for TestFile {}
+// SAFETY: as above; the struct has no interior mutability.
+unsafe impl Sync for TestFile {}
+
 impl TestFile {
     pub fn new_at(path: PathBuf, contents: &[u8], flags: c_int) -> TestFile {
         make_file(&path, contents);

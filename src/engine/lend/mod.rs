@@ -117,6 +117,15 @@ impl Lent {
     }
 }
 
+/// A bounce buffer of a reader that keeps copies in flight (a pipelined request, a batch job's
+/// overlap): free, or lent to the copy of an earlier chunk.
+pub(crate) enum Slot<'p> {
+    /// Free for the next `pread`.
+    Free(Bounce<'p>),
+    /// Lent to a copy to the device.
+    Copying(InFlight<'p>),
+}
+
 /// A copy between a bounce buffer and device memory, in flight on a stream: it owns the
 /// buffer until the copy is known to be complete (its event, or the whole stream).
 pub(crate) struct InFlight<'p> {
