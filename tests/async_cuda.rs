@@ -143,6 +143,25 @@ child_test!(
     }
 );
 
+// A stream's slots are huge-page memory registered with the driver's device mapping (the
+// kernel reads them over PCIe): the registration grows by exactly the ring, eight 2 MiB slots
+// with their 4 KiB of slack each, and shrinks by it again at deregistration.
+child_test!(
+    the_stage_slots_are_registered_memory,
+    [("HIPFILE_PLATFORM", "nvidia")],
+    {
+        cuda().make_current();
+        open_driver();
+        let registered = || sim().counter("registered_bytes_live");
+        let before = registered();
+        let stream = Stream::new();
+        assert_eq!(hipFileStreamRegister(stream.0, 0), OK);
+        assert_eq!(registered() - before, 8 * ((2 << 20) + 4096));
+        assert_eq!(hipFileStreamDeregister(stream.0), OK);
+        assert_eq!(registered(), before);
+    }
+);
+
 // A read past the end of the file returns the bytes up to it and leaves the rest of the buffer
 // as it was, although the operation's segments were planned for the whole size.
 child_test!(

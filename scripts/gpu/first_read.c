@@ -11,7 +11,9 @@
  *                                  by mmap + MAP_POPULATE + cuMemHostRegister (same two ways),
  *                                  with huge pages asked for (16 threads), mmap + MAP_POPULATE
  *                                  alone (both ways),
- *                                  16 streams with 2 events each, 15 threads started and joined
+ *                                  16 streams with 2 events each, 15 threads started and joined;
+ *                                  the same 128 MiB as one huge-page slab touched by 16 threads
+ *                                  (then by one) and registered with one call
  *
  * Each prints one RESULT line (baselines.c's layout). Build on the GPU machine:
  *   gcc -O2 -std=c11 -D_GNU_SOURCE -pthread scripts/gpu/first_read.c -Iinclude -I/usr/local/cuda/include \
@@ -176,6 +178,42 @@ static double pin_run(int way, int threads) {
     return dt;
 }
 
+/* The same 128 MiB as one slab: one 2 MiB-aligned mapping with huge pages asked for, touched by
+ * `threads` threads (each its share), then registered with one call (register = 0: touch only).
+ * The two phases' times come back in ms[0] (touch) and ms[1] (register). */
+struct slab_share { char *p; size_t len; };
+static void *slab_touch(void *arg) {
+    struct slab_share *s = arg;
+    for (size_t o = 0; o < s->len; o += 4096) s->p[o] = 0;
+    return NULL;
+}
+static void slab_run(int threads, int reg, double ms[2]) {
+    size_t len = (size_t)N_BUF * BUF;
+    char *raw = mmap(NULL, len + (2 << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+        perror("mmap");
+        exit(2);
+    }
+    char *p = (char *)(((uintptr_t)raw + (2 << 20) - 1) & ~(uintptr_t)((2 << 20) - 1));
+    double t0 = now();
+    madvise(p, len, MADV_HUGEPAGE);
+    pthread_t th[THREADS];
+    struct slab_share sh[THREADS];
+    for (int t = 0; t < threads; t++) {
+        sh[t].p = p + len / threads * t;
+        sh[t].len = len / threads;
+        pthread_create(&th[t], NULL, slab_touch, &sh[t]);
+    }
+    for (int t = 0; t < threads; t++) pthread_join(th[t], NULL);
+    double t1 = now();
+    if (reg) CK(cuMemHostRegister(p, len, CU_MEMHOSTREGISTER_PORTABLE));
+    double t2 = now();
+    ms[0] = (t1 - t0) * 1e3;
+    ms[1] = (t2 - t1) * 1e3;
+    if (reg) CK(cuMemHostUnregister(p));
+    munmap(raw, len + (2 << 20));
+}
+
 static int pinprobe(void) {
     cuda_up();
     double alloc1 = pin_run(0, 1), alloc16 = pin_run(0, THREADS);
@@ -195,6 +233,13 @@ static int pinprobe(void) {
     for (int i = 0; i < THREADS - 1; i++) pthread_create(&th[i], NULL, nothing, NULL);
     for (int i = 0; i < THREADS - 1; i++) pthread_join(th[i], NULL);
     double threads = now() - t0;
+    double slab16[2], slab1[2], touch16[2];
+    slab_run(THREADS, 1, slab16);
+    slab_run(1, 1, slab1);
+    slab_run(THREADS, 0, touch16);
+    printf("RESULT mode=slab threads=%d bytes=%d slab_16t_touch_ms=%.2f slab_16t_register_ms=%.2f "
+           "slab_1t_touch_ms=%.2f slab_1t_register_ms=%.2f huge_touch_only_16t_ms=%.2f\n",
+           THREADS, N_BUF * BUF, slab16[0], slab16[1], slab1[0], slab1[1], touch16[0]);
     printf("RESULT mode=pinprobe threads=%d chunk=%d bytes=%d seconds=%.6f gbps=%.3f "
            "hostalloc_1t_ms=%.2f hostalloc_16t_ms=%.2f register_1t_ms=%.2f register_16t_ms=%.2f "
            "hugepage_register_16t_ms=%.2f populate_only_1t_ms=%.2f populate_only_16t_ms=%.2f "

@@ -449,7 +449,8 @@ pub unsafe extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CuResult {
 }
 
 /// `CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)`:
-/// pinned or registered memory; the device alias is the same address.
+/// pinned memory, or memory registered with `CU_MEMHOSTREGISTER_DEVICEMAP`; the device alias is
+/// the same address.
 #[no_mangle]
 pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
     pdptr: *mut CuDevicePtr,
@@ -461,7 +462,12 @@ pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
         let out = unsafe { Out::new(pdptr) }?;
         ctx_device()?;
         match memory::lookup(p as usize) {
-            Some(r) if matches!(r.kind, Kind::PinnedHost | Kind::Registered) => {
+            // Registered memory has a device alias only when registered with
+            // CU_MEMHOSTREGISTER_DEVICEMAP (0x02).
+            Some(r)
+                if r.kind == Kind::PinnedHost
+                    || (r.kind == Kind::Registered && r.flags & 0x02 != 0) =>
+            {
                 out.set(p as CuDevicePtr);
                 Ok(())
             }

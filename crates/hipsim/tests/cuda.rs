@@ -316,6 +316,16 @@ fn memory_and_pointer_attributes() {
             (s.cuMemGetAddressRange_v2)(&mut base, &mut size, b as u64),
             500
         );
+        // No device alias without CU_MEMHOSTREGISTER_DEVICEMAP; one with it.
+        let mut dp = 0u64;
+        assert_eq!(
+            (s.cuMemHostGetDevicePointer_v2)(&mut dp, b, 0),
+            INVALID_VALUE
+        );
+        assert_eq!((s.cuMemHostUnregister)(b), 0);
+        assert_eq!((s.cuMemHostRegister_v2)(b, 8192, 0x02), 0);
+        assert_eq!((s.cuMemHostGetDevicePointer_v2)(&mut dp, b, 0), 0);
+        assert_eq!(dp, b as u64);
         assert_eq!((s.cuMemHostUnregister)(b), 0);
         assert_eq!((s.cuMemHostUnregister)(b), 713);
         set_fault(s, "fail_host_alloc", 1);
