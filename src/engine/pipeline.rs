@@ -197,7 +197,7 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
     let helpers = if t.size <= inner.inline_threshold || chunks <= 1 {
         0
     } else {
-        let mut cap = inner.request_parallelism.saturating_sub(1);
+        let mut cap = participants(inner.request_parallelism, warm_start(&t)).saturating_sub(1);
         if let Some(s) = stage {
             // Through a stage, a participant holds one slot: more than that would only wait.
             cap = cap.min(s.slots().saturating_sub(1));
@@ -237,6 +237,37 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
     post_unclaimed(stage, &req);
     finish(&req)
 }
+
+/// At most this many participants copy a read whose data is in the page cache. Such a copy is
+/// bound by memory bandwidth, not by the number of threads: on the H200 machine (16 cores) 1 GiB
+/// reads with 10 participants ran at 50.12 / 50.46 GB/s for 0.209 / 0.206 CPU seconds per GiB,
+/// with 12 at 49.49 / 49.99 for 0.251 / 0.249, with 16 at 49.46 / 49.51 for 0.332 / 0.333
+/// (two rounds in one run). Cold reads and writes wait for the disk and keep every participant.
+const WARM_READ_PARTICIPANTS: usize = 10;
+
+/// Participants for a request: `parallelism`, but no more than [`WARM_READ_PARTICIPANTS`] for a
+/// read known to start in the page cache (`warm`: `Some(true)`; `None` when unknown).
+fn participants(parallelism: usize, warm: Option<bool>) -> usize {
+    match warm {
+        Some(true) => parallelism.min(WARM_READ_PARTICIPANTS),
+        _ => parallelism,
+    }
+}
+
+/// Whether a read starts in the page cache: any page of its first MiB cached (`cachestat`, no
+/// readahead; a cold chunk, the one read with `O_DIRECT`, has none). `None` for writes and where
+/// the kernel cannot say.
+fn warm_start(t: &Transfer) -> Option<bool> {
+    if t.dir != Direction::Read {
+        return None;
+    }
+    let len = t.size.min(WARM_PROBE) as u64;
+    let cs = sys::io::cachestat(t.fd, t.offset, len).ok()?;
+    Some(cs.cached > 0)
+}
+
+/// Bytes at a read's start that [`warm_start`] looks at.
+const WARM_PROBE: usize = 1 << 20;
 
 /// Staged requests: once every participant is done, an empty segment for each chunk nobody took
 /// (the request failed first), so the stream's kernel passes their serials. They are the last
@@ -755,4 +786,57 @@ fn direct_read(buffered: RawFd, direct: RawFd, buf: &mut [u8], off: u64) -> Resu
         return Ok(n);
     }
     Ok(n + sys::io::pread_full(buffered, &mut buf[n..], off + n as u64)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn warm_reads_get_at_most_ten_participants() {
+        assert_eq!(participants(16, Some(true)), 10);
+        assert_eq!(participants(8, Some(true)), 8);
+        assert_eq!(participants(16, Some(false)), 16);
+        assert_eq!(participants(16, None), 16);
+        assert_eq!(participants(1, Some(true)), 1);
+    }
+
+    fn transfer(fd: RawFd, dir: Direction) -> Transfer {
+        Transfer {
+            dir,
+            fd,
+            direct: None,
+            target: MemRef::Host {
+                addr: Address::new(4096),
+            },
+            size: 8 << 20,
+            offset: 0,
+            sync: false,
+        }
+    }
+
+    #[test]
+    fn a_read_starts_warm_when_its_first_pages_are_cached() {
+        let dir = std::env::temp_dir().join(format!("hipfile-warm-{}", std::process::id()));
+        let mut f = std::fs::File::create(&dir).unwrap();
+        f.write_all(&vec![7u8; 8 << 20]).unwrap();
+        f.sync_all().unwrap();
+        let fd = f.as_raw_fd();
+        match sys::io::cachestat(fd, 0, 1 << 20) {
+            Err(_) => assert_eq!(warm_start(&transfer(fd, Direction::Read)), None),
+            Ok(_) => {
+                assert_eq!(warm_start(&transfer(fd, Direction::Read)), Some(true));
+                // Written back, then dropped from the cache: cold.
+                rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+                if sys::io::cachestat(fd, 0, 1 << 20).unwrap().cached == 0 {
+                    assert_eq!(warm_start(&transfer(fd, Direction::Read)), Some(false));
+                }
+            }
+        }
+        assert_eq!(warm_start(&transfer(fd, Direction::Write)), None);
+        drop(f);
+        std::fs::remove_file(&dir).unwrap();
+    }
 }
