@@ -197,7 +197,7 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
     let helpers = if t.size <= inner.inline_threshold || chunks <= 1 {
         0
     } else {
-        let mut cap = participants(inner.request_parallelism, warm_start(&t)).saturating_sub(1);
+        let mut cap = participants(inner.request_parallelism, || warm_start(&t)).saturating_sub(1);
         if let Some(s) = stage {
             // Through a stage, a participant holds one slot: more than that would only wait.
             cap = cap.min(s.slots().saturating_sub(1));
@@ -246,10 +246,15 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
 const WARM_READ_PARTICIPANTS: usize = 10;
 
 /// Participants for a request: `parallelism`, but no more than [`WARM_READ_PARTICIPANTS`] for a
-/// read known to start in the page cache (`warm`: `Some(true)`; `None` when unknown).
-fn participants(parallelism: usize, warm: Option<bool>) -> usize {
-    match warm {
-        Some(true) => parallelism.min(WARM_READ_PARTICIPANTS),
+/// read known to start in the page cache (`warm` says `Some(true)`; `None` when unknown). `warm`
+/// is asked only when the cap could change the count, so machines with few threads make no
+/// `cachestat` call for it.
+fn participants(parallelism: usize, warm: impl FnOnce() -> Option<bool>) -> usize {
+    if parallelism <= WARM_READ_PARTICIPANTS {
+        return parallelism;
+    }
+    match warm() {
+        Some(true) => WARM_READ_PARTICIPANTS,
         _ => parallelism,
     }
 }
@@ -796,11 +801,13 @@ mod tests {
 
     #[test]
     fn warm_reads_get_at_most_ten_participants() {
-        assert_eq!(participants(16, Some(true)), 10);
-        assert_eq!(participants(8, Some(true)), 8);
-        assert_eq!(participants(16, Some(false)), 16);
-        assert_eq!(participants(16, None), 16);
-        assert_eq!(participants(1, Some(true)), 1);
+        assert_eq!(participants(16, || Some(true)), 10);
+        assert_eq!(participants(8, || Some(true)), 8);
+        assert_eq!(participants(16, || Some(false)), 16);
+        assert_eq!(participants(16, || None), 16);
+        assert_eq!(participants(1, || Some(true)), 1);
+        // At or under the cap the page cache is not asked.
+        assert_eq!(participants(10, || unreachable!("not asked")), 10);
     }
 
     fn transfer(fd: RawFd, dir: Direction) -> Transfer {
