@@ -568,6 +568,41 @@ child_test!(
     }
 );
 
+// One batch worker and 200 ms per copy, four submissions of one read each made back to back (as
+// an application does that resubmits as it reaps): the context's job takes the later ones from
+// the queue while the first one's copy is in flight, so their copies overlap too. A job per
+// submission ran them one after the other (800 ms).
+child_test!(
+    one_job_takes_the_reads_of_later_submissions,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "1"),
+        ("HIPSIM_COPY_DELAY_US", "200000")
+    ],
+    {
+        let (f, dev) = file_and_buffer("batch-resubmit", libc::O_RDWR);
+        let h = setup(8);
+        let mut ops = reads_4k(f.fh, dev.ptr, 4);
+        let t0 = Instant::now();
+        for op in ops.chunks_mut(1) {
+            assert_eq!(submit(h, op), OK);
+        }
+        let ev = reap_all(h, 4);
+        let took = t0.elapsed();
+        assert!(
+            ev.iter()
+                .all(|e| e.status == hipFileComplete && e.ret == 4096),
+            "{ev:?}"
+        );
+        assert_eq!(sim().download(dev.ptr, 4 * 4096), f.contents[..4 * 4096]);
+        assert!(
+            took < Duration::from_millis(700),
+            "4 reads took {took:?}: the later submissions' copies did not overlap"
+        );
+        hipFileBatchIODestroy(h);
+    }
+);
+
 // A copy that fails fails its own operation, also when the next read's copy is in flight.
 child_test!(
     a_failed_copy_fails_its_own_operation,

@@ -154,10 +154,11 @@ def kvikio_worker(argv):
     import kvikio
     import kvikio.defaults
 
-    tag = "kvikio_%s threads=%d" % (mode, nthreads)
+    tag = "kvikio_%s threads=%d task=%s" % (mode, nthreads, os.environ.get("KVIKIO_TASK_SIZE", "default"))
     try:
-        say("info: kvikio %s compat_mode=%s num_threads=%s" % (
-            kvikio.__version__, kvikio.defaults.get("compat_mode"), kvikio.defaults.get("num_threads")))
+        say("info: kvikio %s compat_mode=%s num_threads=%s task_size=%s" % (
+            kvikio.__version__, kvikio.defaults.get("compat_mode"), kvikio.defaults.get("num_threads"),
+            kvikio.defaults.get("task_size")))
     except Exception:  # noqa: BLE001
         pass
     ref = pattern(cupy, size)

@@ -23,7 +23,8 @@
 #   kvikio       KvikIO, KVIKIO_COMPAT_MODE=OFF (through cuFile, i.e. us) against KvikIO's own
 #                compat mode (ON) in the same run on the same 8 GiB file: read into a cupy array
 #                (best of 3, page cache warm), byte-exact; write from cupy, byte-exact; GB/s of
-#                the best thread count of each side and the ratio
+#                the best configuration of each side (thread count and task size: KV_OFF and
+#                KV_ON list them as THREADS:TASK_MIB) and the ratio
 #   bindings     cuda.bindings.cufile: version, open, register, write, read (aligned and not),
 #                batch, stream
 #   C suite      tests/c/cufile_suite.c on real CUDA memory (libcuda.so.1)
@@ -101,31 +102,45 @@ row torch "$(status torch $rc)" "1 GiB save $(field torch save_gbps) GB/s, load 
 F="$WORK/kvikio-8g.bin"
 KV=(--size "${KV_SIZE:-$((8 << 30))}")
 kv_ok=ok
-best() { # OP MODE THREADS...: best GB/s and its thread count
-    local op=$1 mode=$2 b=0 bt=- g n; shift 2
-    for n in "$@"; do
-        g=$(field "kv_${mode}_$n" gbps "op=$op")
-        [ -n "$g" ] && awk -v g="$g" -v b="$b" 'BEGIN{exit !(g>b)}' && { b=$g; bt=$n; }
+# Each side at several thread counts and task sizes (KVIKIO_NTHREADS, KVIKIO_TASK_SIZE; KvikIO's
+# default task is 4 MiB): the same grid for both, and each side's best is compared.
+KV_OFF=${KV_OFF:-"16:4 8:4 1:1024 2:256 4:64"}
+KV_ON=${KV_ON:-"1:4 8:4 16:4 16:64"}
+best() { # OP MODE CONFIGS...: best GB/s and its configuration (threads/task MiB)
+    local op=$1 mode=$2 b=0 bt=- g c; shift 2
+    for c in "$@"; do
+        g=$(field "kv_${mode}_${c/:/_}" gbps "op=$op")
+        [ -n "$g" ] && awk -v g="$g" -v b="$b" 'BEGIN{exit !(g>b)}' && { b=$g; bt="t${c%%:*}/${c#*:}M"; }
     done
     echo "$b $bt"
 }
-run kv_off_16 150 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" off 16 --create "${KV[@]}"; rc=$?
-[ "$(status kv_off_16 $rc)" = ok ] || kv_ok="off/16: $(status kv_off_16 $rc)"
+kv() { # MODE THREADS:TASK_MIB TIMEOUT ARGS...: one KvikIO process
+    local mode=$1 c=$2 t=$3 name="kv_$1_${2/:/_}"; shift 3
+    run "$name" "$t" env KVIKIO_TASK_SIZE=$(( ${c#*:} << 20 )) $PY "$ROOT/scripts/gpu/cufile_consumers.py" \
+        kvikio "$F" "$mode" "${c%%:*}" "$@" "${KV[@]}"
+    local rc=$?
+    [ "$(status "$name" $rc)" = ok ] || kv_ok="$mode/$c: $(status "$name" $rc)"
+}
+first=1
+# Writes (bound by the disk) only at KvikIO's default task size.
+for c in $KV_OFF; do
+    extra=(); [ "${c#*:}" = 4 ] && extra=(--write "$WORK/w.bin"); [ $first = 1 ] && extra=(--create "${extra[@]}")
+    kv off "$c" 150 "${extra[@]}"; first=0
+    [ -f "$F" ] || break
+done
 if [ -f "$F" ]; then
-    run kv_off_8 90 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" off 8 --write "$WORK/w.bin" "${KV[@]}"; rc=$?
-    [ "$(status kv_off_8 $rc)" = ok ] || kv_ok="off/8: $(status kv_off_8 $rc)"
-    for n in 1 8 16; do
-        extra=(); [ "$n" != 1 ] && extra=(--write "$WORK/w.bin")
-        run "kv_on_$n" 120 $PY "$ROOT/scripts/gpu/cufile_consumers.py" kvikio "$F" on "$n" "${extra[@]}" "${KV[@]}"; rc=$?
-        [ "$(status "kv_on_$n" $rc)" = ok ] || kv_ok="on/$n: $(status "kv_on_$n" $rc)"
+    for c in $KV_ON; do
+        extra=(); [ "${c%%:*}" != 1 ] && [ "${c#*:}" = 4 ] && extra=(--write "$WORK/w.bin")
+        kv on "$c" 120 "${extra[@]}"
     done
 fi
-read -r r_off r_off_t <<< "$(best read off 8 16)"
-read -r r_on r_on_t <<< "$(best read on 1 8 16)"
-read -r w_off w_off_t <<< "$(best write off 8 16)"
-read -r w_on w_on_t <<< "$(best write on 8 16)"
+read -r r_off r_off_t <<< "$(best read off $KV_OFF)"
+read -r r_on r_on_t <<< "$(best read on $KV_ON)"
+read -r w_off w_off_t <<< "$(best write off $KV_OFF)"
+read -r w_on w_on_t <<< "$(best write on $KV_ON)"
+read -r d_off _ <<< "$(best read off 16:4)"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2fx", a/b; else print "n/a" }'; }
-row kvikio "$kv_ok" "read $(( ${KV_SIZE:-$((8 << 30))} >> 20 )) MiB: OFF(us) $r_off GB/s (t=$r_off_t) vs compat $r_on GB/s (t=$r_on_t) = $(ratio "$r_off" "$r_on"); write: $w_off (t=$w_off_t) vs $w_on (t=$w_on_t) = $(ratio "$w_off" "$w_on")"
+row kvikio "$kv_ok" "read $(( ${KV_SIZE:-$((8 << 30))} >> 20 )) MiB: OFF(us) $r_off GB/s ($r_off_t) vs compat $r_on GB/s ($r_on_t) = $(ratio "$r_off" "$r_on") (OFF at t16/4M, KvikIO's task default: $d_off = $(ratio "$d_off" "$r_on")); write: $w_off ($w_off_t) vs $w_on ($w_on_t) = $(ratio "$w_off" "$w_on")"
 rm -f "$F"
 
 # 3. cuda.bindings.cufile

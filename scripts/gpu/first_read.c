@@ -13,7 +13,12 @@
  *                                  alone (both ways),
  *                                  16 streams with 2 events each, 15 threads started and joined;
  *                                  the same 128 MiB as one huge-page slab touched by 16 threads
- *                                  (then by one) and registered with one call
+ *                                  (then by one) and registered with one call; 32 buffers
+ *                                  carved out of one region mapped before, each touched and
+ *                                  registered on its own by 16 threads
+ *   first_read pageprobe FILE      copies from pageable memory: 1 GiB in 4 MiB cuMemcpyHtoD
+ *                                  calls from 1, 4, 10 and 16 threads, out of anonymous memory
+ *                                  and out of FILE mapped (its pages cached)
  *
  * Each prints one RESULT line (baselines.c's layout). Build on the GPU machine:
  *   gcc -O2 -std=c11 -D_GNU_SOURCE -pthread scripts/gpu/first_read.c -Iinclude -I/usr/local/cuda/include \
@@ -115,10 +120,18 @@ static int first(const char *path, size_t size) {
 enum { N_BUF = 32, BUF = 4 << 20, THREADS = 16 };
 static void *g_bufs[N_BUF];
 static int g_way; /* 0: cuMemHostAlloc, 1: mmap + populate + cuMemHostRegister, 2: the same
-                    * with transparent huge pages asked for, 3: mmap + populate only */
+                    * with transparent huge pages asked for, 3: mmap + populate only, 4: carved
+                    * out of one huge-page region mapped before (no mmap per buffer), touched and
+                    * registered one by one */
+static char *g_region;
 
 static void pin_one(int i) {
-    if (g_way == 0) {
+    if (g_way == 4) {
+        char *p = g_region + (size_t)i * BUF;
+        for (size_t o = 0; o < BUF; o += 4096) p[o] = 0;
+        CK(cuMemHostRegister(p, BUF, CU_MEMHOSTREGISTER_PORTABLE));
+        g_bufs[i] = p;
+    } else if (g_way == 0) {
         CK(cuMemHostAlloc(&g_bufs[i], BUF, CU_MEMHOSTALLOC_PORTABLE));
     } else if (g_way == 2) {
         /* 2 MiB-aligned, huge pages asked for, then touched (a huge page is zeroed at once). */
@@ -147,6 +160,8 @@ static void unpin_all(void) {
     for (int i = 0; i < N_BUF; i++) {
         if (g_way == 0) {
             CK(cuMemFreeHost(g_bufs[i]));
+        } else if (g_way == 4) {
+            CK(cuMemHostUnregister(g_bufs[i]));
         } else {
             if (g_way != 3) CK(cuMemHostUnregister(g_bufs[i]));
             if (g_way != 2) munmap(g_bufs[i], BUF); /* way 2's aligned mappings are left */
@@ -165,6 +180,18 @@ static void *nothing(void *arg) { return arg; }
 
 static double pin_run(int way, int threads) {
     g_way = way;
+    char *raw = NULL;
+    size_t span = (size_t)N_BUF * BUF + (2 << 20);
+    if (way == 4) {
+        /* The region is reserved and advised outside the clock: a pool would do it once. */
+        raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) {
+            perror("mmap");
+            exit(2);
+        }
+        g_region = (char *)(((uintptr_t)raw + (2 << 20) - 1) & ~(uintptr_t)((2 << 20) - 1));
+        madvise(g_region, (size_t)N_BUF * BUF, MADV_HUGEPAGE);
+    }
     double t0 = now();
     if (threads == 1) {
         for (int i = 0; i < N_BUF; i++) pin_one(i);
@@ -175,6 +202,7 @@ static double pin_run(int way, int threads) {
     }
     double dt = now() - t0;
     unpin_all();
+    if (raw) munmap(raw, span);
     return dt;
 }
 
@@ -218,7 +246,7 @@ static int pinprobe(void) {
     cuda_up();
     double alloc1 = pin_run(0, 1), alloc16 = pin_run(0, THREADS);
     double reg1 = pin_run(1, 1), reg16 = pin_run(1, THREADS);
-    double huge16 = pin_run(2, THREADS), pop1 = pin_run(3, 1), pop16 = pin_run(3, THREADS);
+    double huge16 = pin_run(2, THREADS), carve16 = pin_run(4, THREADS), pop1 = pin_run(3, 1), pop16 = pin_run(3, THREADS);
     double t0 = now();
     CUstream s[THREADS];
     CUevent ev[2 * THREADS];
@@ -242,19 +270,77 @@ static int pinprobe(void) {
            THREADS, N_BUF * BUF, slab16[0], slab16[1], slab1[0], slab1[1], touch16[0]);
     printf("RESULT mode=pinprobe threads=%d chunk=%d bytes=%d seconds=%.6f gbps=%.3f "
            "hostalloc_1t_ms=%.2f hostalloc_16t_ms=%.2f register_1t_ms=%.2f register_16t_ms=%.2f "
-           "hugepage_register_16t_ms=%.2f populate_only_1t_ms=%.2f populate_only_16t_ms=%.2f "
+           "hugepage_register_16t_ms=%.2f carved_register_16t_ms=%.2f populate_only_1t_ms=%.2f populate_only_16t_ms=%.2f "
            "streams_events_ms=%.2f threads_ms=%.2f\n",
            THREADS, BUF, N_BUF * BUF, alloc1, (double)N_BUF * BUF / alloc1 / 1e9, alloc1 * 1e3,
-           alloc16 * 1e3, reg1 * 1e3, reg16 * 1e3, huge16 * 1e3, pop1 * 1e3, pop16 * 1e3, streams * 1e3,
+           alloc16 * 1e3, reg1 * 1e3, reg16 * 1e3, huge16 * 1e3, carve16 * 1e3, pop1 * 1e3, pop16 * 1e3, streams * 1e3,
            threads * 1e3);
     return 0;
 }
 
+/* ---- pageprobe ----------------------------------------------------------------------------- */
+/* What copies from pageable (unregistered) memory reach: 1 GiB in 4 MiB cuMemcpyHtoD calls from
+ * T threads (each its contiguous share), the source either anonymous memory faulted in before, or
+ * FILE mapped with mmap (its pages in the page cache: a copy straight out of the cache). */
+struct page_share { CUdeviceptr d; const char *src; size_t len; };
+static void *page_copy(void *arg) {
+    struct page_share *s = arg;
+    CK(cuCtxSetCurrent(g_ctx));
+    for (size_t o = 0; o < s->len; o += BUF) {
+        size_t n = s->len - o < BUF ? s->len - o : BUF;
+        CK(cuMemcpyHtoD(s->d + o, s->src + o, n));
+    }
+    return NULL;
+}
+static double page_run(CUdeviceptr d, const char *src, size_t len, int threads) {
+    pthread_t th[THREADS];
+    struct page_share sh[THREADS];
+    double t0 = now();
+    for (int t = 0; t < threads; t++) {
+        size_t per = len / threads;
+        sh[t] = (struct page_share){d + per * t, src + per * t, per};
+        pthread_create(&th[t], NULL, page_copy, &sh[t]);
+    }
+    for (int t = 0; t < threads; t++) pthread_join(th[t], NULL);
+    return len / (now() - t0) / 1e9;
+}
+static int pageprobe(const char *path) {
+    cuda_up();
+    size_t len = (size_t)1 << 30;
+    CUdeviceptr d;
+    CK(cuMemAlloc(&d, len));
+    char *anon = malloc(len);
+    memset(anon, 1, len);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        perror(path);
+        return 2;
+    }
+    char *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        perror("mmap");
+        return 2;
+    }
+    int ts[] = {1, 4, 10, 16};
+    for (int k = 0; k < 4; k++) {
+        double a = page_run(d, anon, len, ts[k]);
+        double m1 = page_run(d, map, len, ts[k]); /* first pass: the mapping's page faults too */
+        double m2 = page_run(d, map, len, ts[k]);
+        printf("RESULT mode=pageable threads=%d chunk=%d bytes=%zu anon_gbps=%.2f mmap_first_gbps=%.2f "
+               "mmap_again_gbps=%.2f\n", ts[k], BUF, len, a, m1, m2);
+        /* A fresh mapping for the next thread count, so its first pass faults again. */
+        munmap(map, len);
+        map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "pageprobe") == 0) return pageprobe(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "first") == 0) {
         return first(argv[2], argc >= 4 ? strtoull(argv[3], NULL, 0) : (size_t)1 << 30);
     }
     if (argc >= 2 && strcmp(argv[1], "pinprobe") == 0) return pinprobe();
-    fprintf(stderr, "usage: %s first FILE [SIZE] | pinprobe\n", argv[0]);
+    fprintf(stderr, "usage: %s first FILE [SIZE] | pinprobe | pageprobe FILE\n", argv[0]);
     return 2;
 }

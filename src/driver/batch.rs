@@ -1,12 +1,18 @@
 //! Batch I/O contexts, as AMD's next release defines them.
 //!
 //! A context is a capacity (1–128) and the operations submitted to it and not yet reaped by
-//! `GetStatus`. Submission validates every entry first (all or nothing), then queues one job
-//! per batch worker (at most one per operation); the jobs take the submission's operations in
-//! turn. An operation runs the path of `hipFileRead`/`hipFileWrite` (backend choice, fallback
-//! retry, statistics), except that a device read the fallback serves in one chunk is begun
-//! before the job finishes the read it took before, so that one read's copy to the device
-//! overlaps the next one's `pread` ([`crate::engine::overlap`]). Each operation
+//! `GetStatus`. Submission validates every entry first (all or nothing), then appends the
+//! operations to the context's queue and starts jobs for them, up to the engine's
+//! [`batch_jobs`](crate::engine::Engine::batch_jobs) per context (never more than its queued
+//! operations). A job takes operations
+//! from the queue, oldest first, until the queue is empty, whichever submission they came with:
+//! an application that keeps operations in flight by resubmitting as it reaps keeps its jobs
+//! and their pipelines going (below). A job yields its worker after [`OPS_PER_TURN`]
+//! operations, queuing its continuation behind other contexts' jobs. An operation runs the path
+//! of `hipFileRead`/`hipFileWrite` (backend choice, fallback retry, statistics), except that a
+//! device read the fallback serves in one chunk is begun before the job finishes the read it
+//! took before, so that one read's copy to the device overlaps the next one's `pread`
+//! ([`crate::engine::overlap`]). Each operation
 //! moves `Pending → Running → Complete | Failed`, or `Pending → Canceled`; a terminal one is
 //! reported by exactly one `GetStatus` and then forgotten.
 //!
@@ -19,7 +25,6 @@
 #![deny(unsafe_code)]
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -38,6 +43,13 @@ use crate::vocab::{Address, Direction, MemoryType};
 
 /// Most operations a context holds (upstream's `MAX_SIZE`).
 pub const MAX_OPS: usize = 128;
+
+/// Operations a batch job takes before it gives its worker to the next job in the pool's queue
+/// (its continuation goes to the back): jobs of several contexts share the batch workers, and
+/// a context whose application keeps resubmitting would otherwise hold them for as long as it
+/// does. Each turn ends with the job's reads in flight finished, a pipeline restart of about
+/// one operation in this many.
+const OPS_PER_TURN: usize = 32;
 
 /// An opaque batch handle: `(generation << 32) | (slot + 1)`; never 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +129,11 @@ struct Op {
 struct Ops {
     ops: Vec<Op>,
     next_id: u64,
+    /// Submitted operations no job took yet, oldest first (ids of canceled or reaped ones are
+    /// passed over when taken).
+    queue: VecDeque<u64>,
+    /// The context's jobs, queued or running.
+    jobs: usize,
 }
 
 impl Ops {
@@ -130,6 +147,50 @@ impl Ops {
 
     fn running(&self) -> bool {
         self.ops.iter().any(|o| o.status == OpStatus::Running)
+    }
+
+    /// Jobs to start for `queued` operations just queued so that the context has at most
+    /// `parallelism`, counted in: under the lock a retiring job counts itself out under, so
+    /// operations queued as the last job leaves get a new one.
+    fn start_jobs(&mut self, queued: usize, parallelism: usize) -> usize {
+        let n = queued.min(parallelism.saturating_sub(self.jobs));
+        self.jobs += n;
+        n
+    }
+
+    /// For a job: the next operation nobody took that is still pending (marked running), with
+    /// its resources; canceled and reaped ones are passed over. When none is left, a job
+    /// holding reads in flight (`holding`) is told to finish them first; one holding none
+    /// retires (counted out).
+    fn take(&mut self, holding: bool) -> Take {
+        while let Some(id) = self.queue.pop_front() {
+            if let Some(op) = self.get(id) {
+                if op.status == OpStatus::Pending {
+                    op.status = OpStatus::Running;
+                    let res = op
+                        .res
+                        .take()
+                        .expect("a pending operation has its resources");
+                    return Take::Op(id, res);
+                }
+            }
+        }
+        if holding {
+            return Take::Empty;
+        }
+        self.jobs -= 1;
+        Take::Retired
+    }
+
+    /// For a job whose turn is over (nothing in flight): retire (counted out) if nothing is
+    /// queued, else yield to a continuation (still counted).
+    fn end_turn(&mut self) -> Turn {
+        if self.queue.is_empty() {
+            self.jobs -= 1;
+            Turn::Retired
+        } else {
+            Turn::Yield
+        }
     }
 }
 
@@ -159,6 +220,8 @@ impl BatchContext {
     /// ones stay as they are); waiters are woken.
     pub fn cancel(&self) {
         let mut st = self.ops.lock();
+        // Every queued operation is pending (or already gone): none is left to take.
+        st.queue.clear();
         let mut dropped = Vec::new();
         for op in st.ops.iter_mut() {
             if op.status == OpStatus::Pending {
@@ -323,25 +386,26 @@ pub(super) fn resolve(
     })
 }
 
-/// Add validated operations to `ctx` and queue their jobs on the session's engine. The
-/// caller holds the driver's state read lock (see the module comment).
+/// Add validated operations to `ctx`'s queue and start the jobs it lacks for them. The caller
+/// holds the driver's state read lock (see the module comment).
 pub(super) fn enqueue(
     ctx: &Arc<BatchContext>,
     session: &Arc<Session>,
     jobs_live: &Arc<Jobs>,
     ops: Vec<Resolved>,
 ) -> Result<()> {
-    let ids = {
+    let (dirs, jobs) = {
         let mut st = ctx.ops.lock();
         if ops.len() > ctx.capacity - st.ops.len() {
             // A concurrent submission took the room checked at the start.
             return Err(Error::BatchFull);
         }
-        let mut ids = Vec::with_capacity(ops.len());
+        let mut dirs = Vec::with_capacity(ops.len());
         for r in ops {
             let id = st.next_id;
             st.next_id += 1;
-            ids.push((id, r.dir));
+            dirs.push(r.dir);
+            st.queue.push_back(id);
             st.ops.push(Op {
                 id,
                 cookie: r.cookie,
@@ -349,26 +413,21 @@ pub(super) fn enqueue(
                 res: Some(r),
             });
         }
-        ids
+        let jobs = st.start_jobs(dirs.len(), session.engine.batch_jobs());
+        (dirs, jobs)
     };
-    for &(_, dir) in &ids {
+    for &dir in &dirs {
         crate::stats::recorder::batch_submitted(dir, 1);
     }
-    // One job per batch worker, each taking the submission's operations in turn.
-    let jobs = ids.len().min(session.engine.batch_parallelism());
-    let submission = Arc::new(Submission {
-        ctx: ctx.clone(),
-        ids: ids.into_iter().map(|(id, _)| id).collect(),
-        next: AtomicUsize::new(0),
-    });
     *jobs_live.live.lock() += jobs;
     for _ in 0..jobs {
-        let job = Job {
-            submission: submission.clone(),
+        Job {
+            ctx: ctx.clone(),
             session: Some(session.clone()),
             live: jobs_live.clone(),
-        };
-        session.engine.spawn_batch(Box::new(move || job.run()));
+            counted: true,
+        }
+        .spawn();
     }
     Ok(())
 }
@@ -392,73 +451,91 @@ impl Jobs {
     }
 }
 
-/// One batch job: counted out when it ends (also by panicking, or dropped unrun), after it let
-/// go of the session.
+/// One batch job of a context: counted out of the context and of the driver's live jobs when it
+/// ends (also by panicking, or dropped unrun), after it let go of the session.
 struct Job {
-    submission: Arc<Submission>,
+    ctx: Arc<BatchContext>,
     session: Option<Arc<Session>>,
     live: Arc<Jobs>,
+    /// Whether the job is still in `ctx`'s count (it takes itself out when it retires).
+    counted: bool,
+}
+
+/// How a job's turn ended.
+enum Turn {
+    /// The queue was empty: the job took itself out of the context's count.
+    Retired,
+    /// [`OPS_PER_TURN`] operations done and more queued: a continuation runs the rest.
+    Yield,
+}
+
+/// What a job finds in its context's queue.
+enum Take {
+    /// An operation, now running, with its resources.
+    Op(u64, Resolved),
+    /// Nothing queued; the job's reads in flight are to be finished before it looks again.
+    Empty,
+    /// Nothing queued and nothing in flight: the job took itself out of the count.
+    Retired,
 }
 
 impl Job {
-    fn run(self) {
-        if let Some(s) = &self.session {
-            self.submission.work(s);
-        }
+    fn spawn(self) {
+        let session = self
+            .session
+            .clone()
+            .expect("a job to spawn holds the session");
+        session.engine.spawn_batch(Box::new(move || self.run()));
     }
-}
 
-impl Drop for Job {
-    fn drop(&mut self) {
-        drop(self.session.take());
-        *self.live.live.lock() -= 1;
-        self.live.ended.notify_all();
-    }
-}
-
-/// The operations of one submission, shared by its jobs: each one is taken by one job.
-struct Submission {
-    ctx: Arc<BatchContext>,
-    ids: Vec<u64>,
-    next: AtomicUsize,
-}
-
-/// An operation whose copy to the device is in flight, with the resources it holds.
-struct InFlightOp {
-    id: u64,
-    begun: Begun,
-    res: Resolved,
-}
-
-impl Submission {
-    /// The next operation nobody took that is still pending (marked running), with its
-    /// resources; `None` when all are taken. Canceled and reaped ones are passed over.
-    fn take(&self) -> Option<(u64, Resolved)> {
-        loop {
-            let id = *self.ids.get(self.next.fetch_add(1, Ordering::Relaxed))?;
-            let mut st = self.ctx.ops.lock();
-            if let Some(op) = st.get(id) {
-                if op.status == OpStatus::Pending {
-                    op.status = OpStatus::Running;
-                    let res = op
-                        .res
-                        .take()
-                        .expect("a pending operation has its resources");
-                    return Some((id, res));
+    fn run(mut self) {
+        let Some(session) = self.session.clone() else {
+            return;
+        };
+        match self.work(&session) {
+            Turn::Retired => self.counted = false,
+            Turn::Yield => {
+                // The continuation takes over this job's place in both counts; the live count
+                // goes up before this job's drop takes it down, so a close waiting for it
+                // never sees zero in between.
+                *self.live.live.lock() += 1;
+                self.counted = false;
+                Job {
+                    ctx: self.ctx.clone(),
+                    session: Some(session),
+                    live: self.live.clone(),
+                    counted: true,
                 }
+                .spawn();
             }
         }
     }
 
-    /// A batch job: take operations until none is left. A device read that the fallback
-    /// serves begins on the job's overlap, and the job finishes it after it began the next one,
-    /// so each read's copy to the device overlaps the next one's `pread` (target T7); anything
-    /// else runs as `hipFileRead`/`hipFileWrite` would. A panic fails only its operation.
-    fn work(&self, session: &Session) {
+    /// One turn: take operations until the queue is empty or [`OPS_PER_TURN`] were taken. A
+    /// device read that the fallback serves begins on the job's overlap, and the job finishes
+    /// it after it began the next one, so each read's copy to the device overlaps the next
+    /// one's `pread` (target T7); anything else runs as `hipFileRead`/`hipFileWrite` would. A
+    /// panic fails only its operation.
+    fn work(&self, session: &Session) -> Turn {
         let mut overlap = session.engine.overlap();
         // Oldest first.
         let mut in_flight: VecDeque<InFlightOp> = VecDeque::new();
-        while let Some((id, res)) = self.take() {
+        let mut taken = 0;
+        loop {
+            if taken == OPS_PER_TURN {
+                self.drain(&mut in_flight, &mut overlap);
+                return self.ctx.ops.lock().end_turn();
+            }
+            let taking = self.ctx.ops.lock().take(!in_flight.is_empty());
+            let (id, res) = match taking {
+                Take::Op(id, res) => (id, res),
+                Take::Empty => {
+                    self.drain(&mut in_flight, &mut overlap);
+                    continue;
+                }
+                Take::Retired => return Turn::Retired,
+            };
+            taken += 1;
             let req = Request::new(
                 res.dir,
                 &res.file,
@@ -489,7 +566,6 @@ impl Submission {
                 begun @ Begun::Copying { .. } => in_flight.push_back(InFlightOp { id, begun, res }),
             }
         }
-        self.drain(&mut in_flight, &mut overlap);
     }
 
     /// Finish every read in flight and release the overlap, then record how they ended: once
@@ -520,6 +596,24 @@ impl Submission {
         }
         self.ctx.changed.notify_all();
     }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        drop(self.session.take());
+        if self.counted {
+            self.ctx.ops.lock().jobs -= 1;
+        }
+        *self.live.live.lock() -= 1;
+        self.live.ended.notify_all();
+    }
+}
+
+/// An operation whose copy to the device is in flight, with the resources it holds.
+struct InFlightOp {
+    id: u64,
+    begun: Begun,
+    res: Resolved,
 }
 
 const PANIC: Error = Error::Internal("panic in a batch operation");
@@ -656,6 +750,102 @@ mod tests {
         // min_nr above what is outstanding is capped: with one pending op and nothing
         // terminal, a zero timeout returns at once.
         assert!(ctx.reap(5, 8, Some(Duration::ZERO)).is_empty());
+    }
+
+    /// Queue `n` pending operations without resources (they are only taken, never run).
+    fn queued(ctx: &BatchContext, n: usize) -> Vec<u64> {
+        let ids = pending(ctx, &vec![0; n]);
+        let mut st = ctx.ops.lock();
+        for &id in &ids {
+            st.get(id).unwrap().res = Some(resolved_stub());
+            st.queue.push_back(id);
+        }
+        ids
+    }
+
+    fn resolved_stub() -> Resolved {
+        let file = Arc::new(File::inspect(crate::request::file::scratch_fd()).unwrap());
+        Resolved {
+            dir: Direction::Read,
+            file,
+            _registration: None,
+            buf: Buffer {
+                base: Address::new(0x1000),
+                length: 4096,
+                memory: MemoryType::Device,
+                device: 0,
+            },
+            size: 1,
+            file_offset: 0,
+            buffer_offset: 0,
+            cookie: 0,
+        }
+    }
+
+    fn taken(t: Take) -> Option<u64> {
+        match t {
+            Take::Op(id, _) => Some(id),
+            Take::Empty | Take::Retired => None,
+        }
+    }
+
+    #[test]
+    fn jobs_take_every_queued_operation_in_order_and_retire_when_none_is_left() {
+        let ctx = BatchContext::new(8);
+        let ids = queued(&ctx, 3);
+        let mut st = ctx.ops.lock();
+        // Three operations, two workers: two jobs; a later submission while both run: none.
+        assert_eq!(st.start_jobs(3, 2), 2);
+        assert_eq!(st.start_jobs(1, 2), 0);
+        assert_eq!(st.jobs, 2);
+        assert_eq!(taken(st.take(false)), Some(ids[0]));
+        assert_eq!(taken(st.take(true)), Some(ids[1]));
+        assert_eq!(st.ops[1].status, OpStatus::Running);
+        assert_eq!(taken(st.take(false)), Some(ids[2]));
+        // Nothing queued: a job with reads in flight finishes them first, then retires.
+        assert!(matches!(st.take(true), Take::Empty));
+        assert_eq!(st.jobs, 2);
+        assert!(matches!(st.take(false), Take::Retired));
+        assert_eq!(st.jobs, 1);
+        // One job left: an operation queued now gets no new job, the running one takes it.
+        drop(st);
+        let more = queued(&ctx, 1);
+        let mut st = ctx.ops.lock();
+        assert_eq!(st.start_jobs(1, 2), 1, "one worker is free again");
+        assert_eq!(st.jobs, 2);
+        assert_eq!(taken(st.take(false)), Some(more[0]));
+        assert!(matches!(st.end_turn(), Turn::Retired));
+        assert!(matches!(st.take(false), Take::Retired));
+        assert_eq!(st.jobs, 0);
+        assert_eq!(
+            st.start_jobs(2, 2),
+            2,
+            "the next submission starts jobs again"
+        );
+    }
+
+    #[test]
+    fn a_turn_yields_while_operations_are_queued_and_canceled_ones_are_passed_over() {
+        let ctx = BatchContext::new(8);
+        let ids = queued(&ctx, 3);
+        let mut st = ctx.ops.lock();
+        assert_eq!(st.start_jobs(3, 1), 1);
+        assert_eq!(taken(st.take(false)), Some(ids[0]));
+        assert!(matches!(st.end_turn(), Turn::Yield));
+        assert_eq!(st.jobs, 1, "the continuation keeps the job's place");
+        st.get(ids[1]).unwrap().status = OpStatus::Canceled;
+        assert_eq!(
+            taken(st.take(false)),
+            Some(ids[2]),
+            "the canceled one is passed over"
+        );
+        drop(st);
+        queued(&ctx, 2);
+        ctx.cancel();
+        let mut st = ctx.ops.lock();
+        assert!(st.queue.is_empty(), "cancel leaves nothing to take");
+        assert!(matches!(st.take(false), Take::Retired));
+        assert_eq!(st.jobs, 0);
     }
 
     #[test]

@@ -46,6 +46,11 @@ fn staged_workers(threads: usize) -> Option<&'static WorkerPool> {
     .as_ref()
 }
 
+/// [`Engine::batch_jobs`] for `workers` batch workers and a budget of `buffers` bounce buffers.
+fn batch_jobs(workers: usize, buffers: usize) -> usize {
+    workers.min(buffers * 3 / (4 * overlap::SLOTS)).max(1)
+}
+
 /// Smallest chunk worth sending around the page cache: shorter ones always go through the
 /// buffered descriptor.
 pub const DIRECT_MIN: usize = 64 << 10;
@@ -176,9 +181,16 @@ impl Engine {
         overlap::Overlap::new(&self.inner)
     }
 
-    /// How many batch jobs run at once: the batch workers' count.
-    pub(crate) fn batch_parallelism(&self) -> usize {
+    /// How many batch workers there are: the engine's thread count.
+    fn batch_parallelism(&self) -> usize {
         self.inner.threads.max(1)
+    }
+
+    /// How many jobs one batch context runs at once: one per batch worker, but no more than
+    /// keep three quarters of the bounce budget when each holds a full overlap (12 of the
+    /// default 64 buffers' 16 workers), so a synchronous call finds buffers meanwhile.
+    pub(crate) fn batch_jobs(&self) -> usize {
+        batch_jobs(self.batch_parallelism(), self.inner.bounce.max_buffers())
     }
 
     /// Run `job` on the batch workers (started on first use, as many as the engine's
@@ -269,5 +281,24 @@ impl Inner {
                 }
             })
             .as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_jobs;
+
+    #[test]
+    fn batch_jobs_leave_a_quarter_of_the_bounce_budget() {
+        // The default budget (64 buffers of 4 MiB) with 16 workers: 12 jobs of 4 reads hold 48.
+        assert_eq!(batch_jobs(16, 64), 12);
+        assert_eq!(
+            batch_jobs(8, 64),
+            8,
+            "fewer workers than that: one job each"
+        );
+        assert_eq!(batch_jobs(16, 256), 16);
+        assert_eq!(batch_jobs(16, 8), 1, "a small budget: one job");
+        assert_eq!(batch_jobs(16, 1), 1, "never none");
     }
 }

@@ -5,12 +5,12 @@
 //! A synchronous call of one chunk reads, copies and waits for its copy before it returns, so
 //! its thread's `pread` and the DMA never overlap. On the H200, 16 threads of such 1 MiB reads
 //! (and batches of 128 of them) moved 27-29 GB/s, against 44 GB/s for the same 1 MiB pieces
-//! pipelined within one request. An [`Overlap`] keeps two bounce buffers, each with a stream
-//! of its own, for the life of a batch job: [`Overlap::start`] reads into a free buffer and queues its copy;
-//! [`Overlap::finish`] waits for that copy. The batch job starts operation k+1 before it
-//! finishes operation k.
+//! pipelined within one request. An [`Overlap`] keeps up to [`SLOTS`] bounce buffers, each with
+//! a stream of its own, for a batch job's turn: [`Overlap::start`] reads into a free buffer and
+//! queues its copy; [`Overlap::finish`] waits for that copy. The batch job starts operations
+//! k+1, k+2, … before it finishes operation k.
 //!
-//! Buffers: the first comes from the pool with a wait (the overlap holds none then), the second
+//! Buffers: the first comes from the pool with a wait (the overlap holds none then), the others
 //! only if one is free at once, so an overlap never waits for a buffer while it holds one.
 //! [`Overlap::release`] gives everything back (the batch job calls it before it runs an
 //! operation synchronously, whose own buffer could otherwise wait for ours).
@@ -24,11 +24,13 @@ use crate::error::{Error, Result};
 use crate::runtime::DeviceRestore;
 use crate::vocab::{Direction, MemRef};
 
-/// Reads an overlap keeps in flight at most: one buffer and one stream each. Four measured 5%
-/// faster than two on the H200 (T7 37.6-37.9 against 35.5-36.5 GB/s) but let 16 batch jobs hold
-/// the whole default bounce budget for as long as their batches run, so that a synchronous
-/// call made meanwhile would wait for them: two.
-const SLOTS: usize = 2;
+/// Reads an overlap keeps in flight at most: one buffer and one stream each. On the H200 (T7,
+/// batches of 1 MiB random reads with 128 in flight, three rounds interleaved) jobs that keep
+/// their pipelines across submissions moved 37.9-38.9 GB/s with two, 40.0-41.8 with three and
+/// 41.7-41.9 with four (16 jobs; 12 jobs of four: 40.8-42.9). So that one batch context never
+/// holds the whole bounce budget (a synchronous call made meanwhile would wait for it), its jobs
+/// are counted by [`Engine::batch_jobs`](super::Engine::batch_jobs).
+pub(crate) const SLOTS: usize = 4;
 
 /// The lanes of an overlap, one per slot, for the device they were checked out on (current
 /// while held). A stream per slot: finishing a read synchronises its own stream, which reports
