@@ -807,7 +807,7 @@ mod tests {
         assert_eq!(st.jobs, 2);
         assert!(matches!(st.take(false), Take::Retired));
         assert_eq!(st.jobs, 1);
-        // One job left: an operation queued now gets no new job, the running one takes it.
+        // One of two jobs left: an operation queued now gets a second one again.
         drop(st);
         let more = queued(&ctx, 1);
         let mut st = ctx.ops.lock();
