@@ -186,9 +186,9 @@ impl Engine {
         self.inner.threads.max(1)
     }
 
-    /// How many jobs one batch context runs at once: one per batch worker, but no more than
-    /// keep three quarters of the bounce budget when each holds a full overlap (12 of the
-    /// default 64 buffers' 16 workers), so a synchronous call finds buffers meanwhile.
+    /// How many jobs one batch context runs at once: one per batch worker, but no more than can
+    /// hold three quarters of the bounce budget when each holds a full overlap (with the
+    /// defaults, 16 workers and 64 buffers: 12), so a synchronous call finds buffers meanwhile.
     pub(crate) fn batch_jobs(&self) -> usize {
         batch_jobs(self.batch_parallelism(), self.inner.bounce.max_buffers())
     }
