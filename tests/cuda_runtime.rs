@@ -79,6 +79,41 @@ child_test!(
     }
 );
 
+// A fresh process's first large read gets the bounce buffers it lacks as one registration
+// (two per participant: four participants with four I/O threads), not one per buffer; a second
+// read registers nothing.
+child_test!(
+    the_first_large_read_registers_its_bounce_buffers_at_once,
+    [("HIPFILE_PLATFORM", "nvidia"), ("HIPFILE_IO_THREADS", "4")],
+    {
+        cuda().make_current();
+        let len = 64 << 20;
+        let dev = cuda().alloc(len);
+        let path = scratch_file("cuda-fill");
+        let data = pattern(len, 24);
+        make_file(&path, &data);
+        let file = std::fs::File::open(&path).unwrap();
+        let fh = register_fd(file.as_raw_fd());
+        let registrations = || sim().counter("cuMemHostRegister_v2");
+        let registered = || sim().counter("registered_bytes_live");
+        let (calls, bytes) = (registrations(), registered());
+        // SAFETY: a registered handle and `len` bytes of device memory.
+        assert_eq!(unsafe { hipFileRead(fh, dev, len, 0, 0) }, len as isize);
+        assert_eq!(cuda().download(dev, len), data);
+        assert_eq!(registrations() - calls, 1);
+        assert_eq!(registered() - bytes, 8 * (4 << 20));
+        cuda().upload(dev, &vec![0; len]);
+        // SAFETY: as above.
+        assert_eq!(unsafe { hipFileRead(fh, dev, len, 0, 0) }, len as isize);
+        assert_eq!(cuda().download(dev, len), data);
+        assert_eq!(registrations() - calls, 1, "the second read reuses them");
+        hipFileHandleDeregister(fh);
+        assert_eq!(hipFileDriverClose(), hipFileError_t::SUCCESS);
+        assert_eq!(registered(), bytes, "freed with the driver");
+        let _ = std::fs::remove_file(&path);
+    }
+);
+
 child_test!(
     memory_types_through_cuda,
     [("HIPFILE_PLATFORM", "nvidia")],

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 use super::lanes::LaneGuard as Lane;
-use super::lend::bounce::Bounce;
+use super::lend::bounce::{Bounce, Fill};
 use super::lend::{Chunk, Claims, InFlight, Lent, Slot};
 use super::Stage;
 use super::{DirectFd, Inner, Transfer};
@@ -69,6 +69,8 @@ struct Request {
     /// Device transfers of a stream's staging kernel: the serial before the first chunk's
     /// (chunk `i` is serial `stage_base + i + 1`).
     stage_base: Option<u32>,
+    /// Bounce buffers the pool lacked for this request, made at once by its participants.
+    fill: Option<Arc<Fill>>,
     /// Helpers still running.
     helpers: Mutex<usize>,
     helpers_done: Condvar,
@@ -172,8 +174,26 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
         MemRef::Device { .. } => inner.stage.as_deref(),
         MemRef::Host { .. } => None,
     };
+    let helpers = if t.size <= inner.inline_threshold || chunks <= 1 {
+        0
+    } else {
+        let mut cap = participants(inner.request_parallelism, || warm_start(&t)).saturating_sub(1);
+        if let Some(s) = stage {
+            // Through a stage, a participant holds one slot: more than that would only wait.
+            cap = cap.min(s.slots().saturating_sub(1));
+        }
+        inner
+            .workers()
+            .map_or(0, |w| w.len().min(chunks - 1).min(cap))
+    };
+    // Device transfers through bounce buffers: two per participant (`pipelined_read`,
+    // `pipelined_write`), made at once if the pool lacks them.
+    let fill = match (t.target, stage) {
+        (MemRef::Device { .. }, None) => inner.bounce.fill(2 * (helpers + 1)),
+        _ => None,
+    };
     let stage_base = stage.map(|s| s.reserve(chunks));
-    let request = || Request {
+    let req = Request {
         t,
         chunk,
         chunks,
@@ -191,29 +211,17 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
         stage_base,
+        fill,
         helpers: Mutex::new(0),
         helpers_done: Condvar::new(),
     };
-    let helpers = if t.size <= inner.inline_threshold || chunks <= 1 {
-        0
-    } else {
-        let mut cap = participants(inner.request_parallelism, || warm_start(&t)).saturating_sub(1);
-        if let Some(s) = stage {
-            // Through a stage, a participant holds one slot: more than that would only wait.
-            cap = cap.min(s.slots().saturating_sub(1));
-        }
-        inner
-            .workers()
-            .map_or(0, |w| w.len().min(chunks - 1).min(cap))
-    };
     if helpers == 0 {
         // The calling thread alone: the request's state lives on its stack.
-        let req = request();
         participate_guarded(inner, &req);
         post_unclaimed(stage, &req);
         return finish(&req);
     }
-    let req = Arc::new(request());
+    let req = Arc::new(req);
     *req.helpers.lock() = helpers;
     let workers = inner.workers().expect("helpers > 0 implies workers");
     for _ in 0..helpers {
@@ -543,11 +551,20 @@ fn synchronous_device(inner: &Inner, req: &Request, addr: Address) {
 /// errors surface at the final stream synchronisation and fail the request.
 fn pipelined_read(inner: &Inner, req: &Request, addr: Address, lane: &Lane) {
     let rt = inner.rt;
-    let mut slots: [Option<Slot<'_>>; 2] = match (inner.bounce.get(), inner.bounce.try_get()) {
-        (Ok(a), b) => [Some(Slot::Free(a)), b.map(Slot::Free)],
-        (Err(e), _) => return req.fail(e),
+    // Buffers of the request's fill are read into at once; their first copy waits for the
+    // fill's registration (`Fill::ready`).
+    let taken = req.fill.as_ref().map(|f| f.take(&inner.bounce));
+    let mut unregistered = matches!(taken, Some([Some(_), _]));
+    let mut slots: [Option<Slot<'_>>; 2] = match taken {
+        // A second buffer, if the fill had none left, is asked for once the fill is over (its
+        // spare buffers are free then; a new one now would wait behind its registration).
+        Some([Some(a), b]) => [Some(Slot::Free(a)), b.map(Slot::Free)],
+        _ => match (inner.bounce.get(), inner.bounce.try_get()) {
+            (Ok(a), b) => [Some(Slot::Free(a)), b.map(Slot::Free)],
+            (Err(e), _) => return req.fail(e),
+        },
     };
-    let count = if slots[1].is_some() { 2 } else { 1 };
+    let mut count = if slots[1].is_some() { 2 } else { 1 };
     let mut k = 0usize;
     while let Some(Chunk { off, len }) = claim(req) {
         let s = k % count;
@@ -574,6 +591,18 @@ fn pipelined_read(inner: &Inner, req: &Request, addr: Address, lane: &Lane) {
             }
         };
         if n > 0 {
+            if unregistered {
+                if let Some(f) = &req.fill {
+                    f.ready(&inner.bounce);
+                }
+                unregistered = false;
+                if count == 1 {
+                    if let Some(b) = inner.bounce.try_get() {
+                        slots[1] = Some(Slot::Free(b));
+                        count = 2;
+                    }
+                }
+            }
             match InFlight::to_device(rt, lane, s, addr.add(off), buf, n) {
                 Ok(copy) => slots[s] = Some(Slot::Copying(copy)),
                 Err((e, b)) => {

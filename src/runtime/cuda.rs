@@ -975,6 +975,27 @@ impl Runtime for CudaRuntime {
         }
     }
 
+    fn host_register(&self, ptr: *mut u8, len: usize) -> RtResult<()> {
+        let register = self.api.mem_host_register.ok_or(RtError::NOT_SUPPORTED)?;
+        self.api.mem_host_unregister.ok_or(RtError::NOT_SUPPORTED)?;
+        let _g = self.ctx()?;
+        // SAFETY: the caller's own memory of `len` bytes; the driver validates the range.
+        check(unsafe { register(ptr.cast(), len, CU_MEMHOSTREGISTER_PORTABLE) })
+    }
+
+    fn registers_host(&self) -> bool {
+        self.api.mem_host_register.is_some() && self.api.mem_host_unregister.is_some()
+    }
+
+    unsafe fn host_unregister(&self, ptr: *mut u8) {
+        let (Some(unregister), Ok(_g)) = (self.api.mem_host_unregister, self.ctx()) else {
+            // Without the context the driver may still hold the pages: leave them.
+            return;
+        };
+        // SAFETY: registered by host_register; the caller no longer uses it.
+        unsafe { unregister(ptr.cast()) };
+    }
+
     fn has_fastpath(&self) -> bool {
         self.cufile.is_some()
     }

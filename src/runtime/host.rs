@@ -117,6 +117,14 @@ impl Runtime for HostRuntime {
             unsafe { libc::munmap(ptr.cast(), len) };
         }
     }
+    fn host_register(&self, _ptr: *mut u8, _len: usize) -> RtResult<()> {
+        // Host memory needs no pinning here: registration is bookkeeping only.
+        Ok(())
+    }
+    unsafe fn host_unregister(&self, _ptr: *mut u8) {}
+    fn registers_host(&self) -> bool {
+        true
+    }
     fn has_fastpath(&self) -> bool {
         false
     }

@@ -452,6 +452,23 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     /// # Safety
     /// `ptr` must come from `host_alloc` of this runtime and not be used afterwards.
     unsafe fn host_free(&self, ptr: *mut u8);
+    /// Page-lock `len` bytes of our own memory at `ptr` for copies (portable across devices),
+    /// as one registration: the bounce pool registers several buffers at once this way, which
+    /// costs the driver far less than one call per buffer. Where the runtime cannot, the pool
+    /// allocates buffer by buffer with [`Runtime::host_alloc`] ([`Runtime::registers_host`]).
+    fn host_register(&self, _ptr: *mut u8, _len: usize) -> RtResult<()> {
+        Err(RtError::NOT_SUPPORTED)
+    }
+    /// Undo [`Runtime::host_register`].
+    ///
+    /// # Safety
+    /// `ptr` must have been registered by `host_register` of this runtime, and no copy may
+    /// still use the memory.
+    unsafe fn host_unregister(&self, _ptr: *mut u8) {}
+    /// Whether [`Runtime::host_register`] can work here (asked before memory is prepared for it).
+    fn registers_host(&self) -> bool {
+        false
+    }
     /// Whether GPU-direct file I/O entry points are present (AMD `hipAmdFileRead/Write`).
     fn has_fastpath(&self) -> bool {
         false

@@ -17,6 +17,15 @@ const HUGE: usize = 2 << 20;
 /// written once, so the memory exists before it is registered. Free with [`unmap`] and the
 /// same `len`.
 pub fn map(len: usize) -> Result<NonNull<u8>, i32> {
+    let p = map_lazy(len)?;
+    // SAFETY: the whole mapping just made, ours alone.
+    unsafe { touch(p.as_ptr(), round(len)) };
+    Ok(p)
+}
+
+/// [`map`] without the faulting in: the pages come when first written, so that several
+/// threads can fault in parts of one mapping at once ([`touch`]). Free with [`unmap`].
+pub fn map_lazy(len: usize) -> Result<NonNull<u8>, i32> {
     let len = round(len);
     // Room to align the start; the slack on both sides is unmapped again.
     let span = len + HUGE;
@@ -49,12 +58,18 @@ pub fn map(len: usize) -> Result<NonNull<u8>, i32> {
         // Advice only: an error (no THP in this kernel) leaves ordinary pages.
         libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
     }
-    let p = aligned as *mut u8;
+    NonNull::new(aligned as *mut u8).ok_or(libc::ENOMEM)
+}
+
+/// Fault in `len` bytes at `p` by writing one byte of each page (zero, what a new page holds).
+///
+/// # Safety
+/// `p..p + len` must lie in a writable mapping from [`map_lazy`] whose bytes nobody else uses.
+pub unsafe fn touch(p: *mut u8, len: usize) {
     for off in (0..len).step_by(4096) {
-        // SAFETY: inside the mapping, which is writable and ours alone.
+        // SAFETY: inside the caller's mapping, which is writable and not in use.
         unsafe { p.add(off).write_volatile(0) };
     }
-    NonNull::new(p).ok_or(libc::ENOMEM)
 }
 
 /// Unmap memory from [`map`].
