@@ -186,10 +186,11 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
             .workers()
             .map_or(0, |w| w.len().min(chunks - 1).min(cap))
     };
-    // Device transfers through bounce buffers: two per participant (`pipelined_read`,
-    // `pipelined_write`), made at once if the pool lacks them.
+    // Device reads through bounce buffers: two per participant (`pipelined_read`), made at once
+    // if the pool lacks them. Not writes: their participants ask the pool for buffers one by
+    // one, and the first would then fault in the whole fill alone (`Fill::ready`).
     let fill = match (t.target, stage) {
-        (MemRef::Device { .. }, None) => inner.bounce.fill(2 * (helpers + 1)),
+        (MemRef::Device { .. }, None) if !writing => inner.bounce.fill(2 * (helpers + 1)),
         _ => None,
     };
     let stage_base = stage.map(|s| s.reserve(chunks));

@@ -10,7 +10,7 @@
 //! the announcement and wakes it (the two sequentially consistent pairs make a lost wake-up
 //! impossible).
 //!
-//! A request that wants several buffers the pool lacks (the first large read of a process)
+//! A device read that wants several buffers the pool lacks (the first large read of a process)
 //! gets them as one [`Fill`]: one mapping whose buffers the request's participants fault in
 //! together and then read the file into while one of them registers the whole mapping with the
 //! driver; their first copies wait for that registration. One buffer at a time, a participant
@@ -434,9 +434,10 @@ impl Fill {
         })
     }
 
-    /// Fault in the buffers nobody took (for the pool), then wait until the fill is over.
+    /// Fault in the buffers nobody took (for the pool), then wait until the fill is over. One
+    /// buffer at a time, so that threads calling this together share the faulting in.
     pub(crate) fn ready(&self, pool: &BouncePool) {
-        for i in self.claim(self.buffers) {
+        while let Some(i) = self.claim(1).next() {
             self.touch(i);
             self.spare.lock().push(i);
             self.touched(pool);
