@@ -114,6 +114,43 @@ child_test!(
     }
 );
 
+// Writes take no fill: their participants ask the pool for buffers one by one, so each buffer
+// is registered on its own (one fill would be faulted in by the first of them alone).
+child_test!(
+    a_first_large_write_registers_its_buffers_one_by_one,
+    [("HIPFILE_PLATFORM", "nvidia"), ("HIPFILE_IO_THREADS", "4")],
+    {
+        cuda().make_current();
+        let len = 64 << 20;
+        let dev = cuda().alloc(len);
+        let data = pattern(len, 25);
+        cuda().upload(dev, &data);
+        let path = scratch_file("cuda-write-fill");
+        make_file(&path, &[]);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let fh = register_fd(file.as_raw_fd());
+        let registrations = || sim().counter("cuMemHostRegister_v2");
+        let registered = || sim().counter("registered_bytes_live");
+        let (calls, bytes) = (registrations(), registered());
+        // SAFETY: a registered handle and `len` bytes of device memory.
+        assert_eq!(unsafe { hipFileWrite(fh, dev, len, 0, 0) }, len as isize);
+        assert_eq!(std::fs::read(&path).unwrap(), data);
+        let n = registrations() - calls;
+        assert!(n >= 2, "{n} registrations");
+        assert_eq!(
+            registered() - bytes,
+            n * (4 << 20),
+            "one buffer per registration"
+        );
+        hipFileHandleDeregister(fh);
+        let _ = std::fs::remove_file(&path);
+    }
+);
+
 child_test!(
     memory_types_through_cuda,
     [("HIPFILE_PLATFORM", "nvidia")],

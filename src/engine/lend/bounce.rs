@@ -16,8 +16,8 @@
 //! driver; their first copies wait for that registration. One buffer at a time, a participant
 //! waits for its buffers to be faulted in and registered before it reads anything, and the
 //! driver serialises the registrations (H200, a fresh process's first 1 GiB read: its 20
-//! buffers came one by one between 1.5 and 7.2 ms; faulted in by its ten participants in 1.4-3.6
-//! ms, then registered at once in 2.7-3.0 ms).
+//! buffers came one by one between 1.5 and 7.2 ms; faulted in by its ten participants in 1.4-4.3
+//! ms, then registered at once in 2.4-4.7 ms, in traces of four fresh processes).
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
