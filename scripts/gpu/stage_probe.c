@@ -3,8 +3,16 @@
 // 16 MiB ring with the host posting pre-filled segments (no file I/O), against
 // cuMemcpyHtoDAsync / cuMemcpyDtoHAsync of the same bytes; also checks bytes at odd offsets and
 // the cost of one launch. Build: gcc -O2 stage_probe.c -I$CUDA/include -lcuda -lpthread
+//
+// `stage_probe stage.ptx blocking`: whether driver calls an application (or the library, for a
+// new stream's stage or a bounce buffer) makes from another thread return while a staging kernel
+// waits for the host, or only after it finished. The kernel waits for a post that the main
+// thread makes after 2 s, or as soon as the call returned. A call that blocks until then would
+// deadlock the library wherever the thread that would post needs that call's lock or result.
 #include <cuda.h>
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -101,8 +109,82 @@ static double run_memcpy(Q *q, int h2d, size_t op, int ops, uint8_t *pinned) {
 typedef struct { Q q; int h2d; double gbs; } Par;
 static void *par_main(void *a) { Par *p = a; CK(cuCtxSetCurrent(ctx)); p->gbs = run_kernel(&p->q, p->h2d, 64u << 20, 16, 8); return NULL; }
 
+// The calls of the blocking probe, each from its own thread while the kernel waits.
+static const char *call_names[] = {
+    "cuMemAlloc 8 MiB", "cuMemFree", "cuMemHostAlloc 16 MiB", "cuMemHostRegister 16 MiB",
+    "cuMemHostRegister 16 MiB DEVICEMAP", "cuMemHostUnregister", "cuMemFreeHost",
+    "cuStreamCreate", "cuEventRecord+Query, other stream", "cuMemcpyHtoD 4 KiB (sync)",
+};
+#define NCALLS (int)(sizeof call_names / sizeof call_names[0])
+static CUdeviceptr pre_dev;
+static void *pre_host, *pre_alloc;
+
+static void *huge_touched(size_t len) {
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) { perror("mmap"); exit(1); }
+    madvise(p, len, MADV_HUGEPAGE);
+    memset(p, 0, len);
+    return p;
+}
+
+// What must exist before the kernel starts, for call `w` to undo it.
+static void prepare(int w) {
+    if (w == 1) CK(cuMemAlloc(&pre_dev, 8u << 20));
+    if (w == 5) { pre_host = huge_touched(16u << 20); CK(cuMemHostRegister(pre_host, 16u << 20, CU_MEMHOSTREGISTER_PORTABLE)); }
+    if (w == 6) CK(cuMemHostAlloc(&pre_alloc, 16u << 20, CU_MEMHOSTALLOC_PORTABLE));
+}
+
+static void do_call(int w) {
+    CUdeviceptr d; void *h; CUstream s; CUevent e;
+    switch (w) {
+    case 0: CK(cuMemAlloc(&d, 8u << 20)); break;
+    case 1: CK(cuMemFree(pre_dev)); break;
+    case 2: CK(cuMemHostAlloc(&h, 16u << 20, CU_MEMHOSTALLOC_PORTABLE)); break;
+    case 3: CK(cuMemHostRegister(huge_touched(16u << 20), 16u << 20, CU_MEMHOSTREGISTER_PORTABLE)); break;
+    case 4: CK(cuMemHostRegister(huge_touched(16u << 20), 16u << 20, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP)); break;
+    case 5: CK(cuMemHostUnregister(pre_host)); break;
+    case 6: CK(cuMemFreeHost(pre_alloc)); break;
+    case 7: CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)); break;
+    case 8:
+        CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)); CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+        CK(cuEventRecord(e, s));
+        while (cuEventQuery(e) == CUDA_ERROR_NOT_READY) { }
+        break;
+    case 9: { static char b[4096]; CK(cuMemAlloc(&d, 4096)); CK(cuMemcpyHtoD(d, b, 4096)); break; }
+    }
+}
+
+typedef struct { int which; double took; int done; } Call;
+static void *call_main(void *a) {
+    Call *c = a;
+    CK(cuCtxSetCurrent(ctx));
+    double t0 = now();
+    do_call(c->which);
+    c->took = now() - t0;
+    __atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void blocking_probe(void) {
+    for (int w = 0; w < NCALLS; w++) {
+        Q q; q_init(&q, 1, 1u << 20, 16u << 20, 1u << 20);
+        prepare(w);
+        launch(&q);
+        usleep(50000);  // the kernel is running and waits for serial 1
+        Call c = { w, 0, 0 };
+        pthread_t th; pthread_create(&th, NULL, call_main, &c);
+        double t0 = now();
+        while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE) && now() - t0 < 2.0) usleep(1000);
+        int returned = __atomic_load_n(&c.done, __ATOMIC_ACQUIRE);
+        post(&q, 0, 0, 0, 1, 16);  // release the kernel
+        pthread_join(th, NULL);
+        CK(cuStreamSynchronize(q.st));
+        printf("RESULT mode=blocking call=\"%s\" returned_while_kernel_waits=%d took_ms=%.2f\n", call_names[w], returned, c.took * 1e3);
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: %s stage.ptx\n", argv[0]); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: %s stage.ptx [blocking]\n", argv[0]); return 2; }
     FILE *f = fopen(argv[1], "rb"); if (!f) { perror(argv[1]); return 1; }
     static char ptx[1 << 20]; size_t n = fread(ptx, 1, sizeof ptx - 1, f); ptx[n] = 0; fclose(f);
     CUdevice d;
@@ -112,6 +194,7 @@ int main(int argc, char **argv) {
     double t0 = now(); CUmodule m; CK(cuModuleLoadData(&m, ptx)); double tl = now() - t0;
     CK(cuModuleGetFunction(&fn, m, "hipfile_stage"));
     printf("module load (JIT) %.1f ms; cooperative launch %d; %d SMs\n", tl * 1e3, coop, sms);
+    if (argc > 2 && !strcmp(argv[2], "blocking")) { blocking_probe(); return 0; }
     uint8_t *pinned; CK(cuMemHostAlloc((void **)&pinned, 64u << 20, CU_MEMHOSTALLOC_PORTABLE)); memset(pinned, 1, 64u << 20);
 
     // Correctness: odd offsets, a short last segment, both directions.
