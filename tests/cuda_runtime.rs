@@ -79,6 +79,14 @@ child_test!(
     }
 );
 
+/// `cuMemHostRegister` calls so far, and the bytes registered now.
+fn registrations() -> (u64, u64) {
+    (
+        sim().counter("cuMemHostRegister_v2"),
+        sim().counter("registered_bytes_live"),
+    )
+}
+
 // A fresh process's first large read gets the bounce buffers it lacks as one registration
 // (two per participant: four participants with four I/O threads), not one per buffer; a second
 // read registers nothing.
@@ -89,28 +97,21 @@ child_test!(
         cuda().make_current();
         let len = 64 << 20;
         let dev = cuda().alloc(len);
-        let path = scratch_file("cuda-fill");
         let data = pattern(len, 24);
-        make_file(&path, &data);
-        let file = std::fs::File::open(&path).unwrap();
-        let fh = register_fd(file.as_raw_fd());
-        let registrations = || sim().counter("cuMemHostRegister_v2");
-        let registered = || sim().counter("registered_bytes_live");
-        let (calls, bytes) = (registrations(), registered());
+        let f = TestFile::rw("cuda-fill", &data);
+        let (calls, bytes) = registrations();
         // SAFETY: a registered handle and `len` bytes of device memory.
-        assert_eq!(unsafe { hipFileRead(fh, dev, len, 0, 0) }, len as isize);
+        assert_eq!(unsafe { hipFileRead(f.fh, dev, len, 0, 0) }, len as isize);
         assert_eq!(cuda().download(dev, len), data);
-        assert_eq!(registrations() - calls, 1);
-        assert_eq!(registered() - bytes, 8 * (4 << 20));
+        assert_eq!(registrations(), (calls + 1, bytes + 8 * (4 << 20)));
         cuda().upload(dev, &vec![0; len]);
         // SAFETY: as above.
-        assert_eq!(unsafe { hipFileRead(fh, dev, len, 0, 0) }, len as isize);
+        assert_eq!(unsafe { hipFileRead(f.fh, dev, len, 0, 0) }, len as isize);
         assert_eq!(cuda().download(dev, len), data);
-        assert_eq!(registrations() - calls, 1, "the second read reuses them");
-        hipFileHandleDeregister(fh);
+        assert_eq!(registrations().0, calls + 1, "the second read reuses them");
+        drop(f);
         assert_eq!(hipFileDriverClose(), hipFileError_t::SUCCESS);
-        assert_eq!(registered(), bytes, "freed with the driver");
-        let _ = std::fs::remove_file(&path);
+        assert_eq!(registrations().1, bytes, "freed with the driver");
     }
 );
 
@@ -125,29 +126,19 @@ child_test!(
         let dev = cuda().alloc(len);
         let data = pattern(len, 25);
         cuda().upload(dev, &data);
-        let path = scratch_file("cuda-write-fill");
-        make_file(&path, &[]);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .unwrap();
-        let fh = register_fd(file.as_raw_fd());
-        let registrations = || sim().counter("cuMemHostRegister_v2");
-        let registered = || sim().counter("registered_bytes_live");
-        let (calls, bytes) = (registrations(), registered());
+        let f = TestFile::rw("cuda-write-fill", &[]);
+        let (calls, bytes) = registrations();
         // SAFETY: a registered handle and `len` bytes of device memory.
-        assert_eq!(unsafe { hipFileWrite(fh, dev, len, 0, 0) }, len as isize);
-        assert_eq!(std::fs::read(&path).unwrap(), data);
-        let n = registrations() - calls;
+        assert_eq!(unsafe { hipFileWrite(f.fh, dev, len, 0, 0) }, len as isize);
+        assert_eq!(f.contents(), data);
+        let (now_calls, now_bytes) = registrations();
+        let n = now_calls - calls;
         assert!(n >= 2, "{n} registrations");
         assert_eq!(
-            registered() - bytes,
+            now_bytes - bytes,
             n * (4 << 20),
             "one buffer per registration"
         );
-        hipFileHandleDeregister(fh);
-        let _ = std::fs::remove_file(&path);
     }
 );
 

@@ -602,20 +602,14 @@ mod tests {
         drop(d);
     }
 
-    /// A pool of `buffers` buffers of 64 KiB (fills need page-sized buffers).
-    fn pool64(buffers: usize) -> BouncePool {
-        let rt: &'static HostRuntime = Box::leak(Box::new(HostRuntime::new("bounce pool test")));
-        BouncePool::new(rt, 64 << 10, buffers * (64 << 10))
-    }
-
     #[test]
     fn a_fill_hands_its_buffers_to_its_participants_and_the_rest_to_the_pool() {
-        let p = pool64(8);
+        let p = pool(8);
         let single = p.get().unwrap();
         assert!(p.fill(4).is_none(), "three missing: one by one");
         let fill = p.fill(7).expect("six missing");
         assert!(p.fill(8).is_none(), "one fill at a time");
-        assert_eq!(p.allocated_bytes(), 7 << 16, "reserved at once");
+        assert_eq!(p.allocated_bytes(), 7 * 4096, "reserved at once");
         let [a, b] = fill.take(&p);
         let [c, d] = fill.take(&p);
         let (a, b, c, d) = (a.unwrap(), b.unwrap(), c.unwrap(), d.unwrap());
@@ -624,7 +618,7 @@ mod tests {
             .iter()
             .map(|x| x.ptr.as_ptr() as usize)
             .collect();
-        assert_eq!(got, (0..4).map(|i| base + (i << 16)).collect::<Vec<_>>());
+        assert_eq!(got, (0..4).map(|i| base + i * 4096).collect::<Vec<_>>());
         assert!(!*fill.done.lock(), "two buffers nobody took yet");
         // `ready` faults in the two others, registers, and they become free buffers.
         fill.ready(&p);
@@ -636,18 +630,18 @@ mod tests {
         let f = p.try_get().unwrap();
         let mut spare = vec![e.ptr.as_ptr() as usize, f.ptr.as_ptr() as usize];
         spare.sort_unstable();
-        assert_eq!(spare, vec![base + (4 << 16), base + (5 << 16)]);
+        assert_eq!(spare, vec![base + 4 * 4096, base + 5 * 4096]);
         // One more single buffer fits the budget of eight, then nothing.
         let g = p.try_get().unwrap();
         assert!(p.try_get().is_none());
         assert!(p.fill(8).is_none(), "nothing missing");
         drop((a, b, c, d, e, f, g, single));
-        assert_eq!(p.allocated_bytes(), 8 << 16);
+        assert_eq!(p.allocated_bytes(), 8 * 4096);
     }
 
     #[test]
     fn a_buffer_asked_for_during_a_fill_finishes_the_fill_first() {
-        let p = pool64(6);
+        let p = pool(6);
         let fill = p.fill(6).expect("six missing");
         let [a, b] = fill.take(&p);
         let (a, b) = (a.unwrap(), b.unwrap());
@@ -660,17 +654,17 @@ mod tests {
         let got = got.unwrap();
         let base = fill.base.as_ptr() as usize;
         assert!(
-            (base + (2 << 16)..base + (6 << 16)).contains(&got),
+            (base + 2 * 4096..base + 6 * 4096).contains(&got),
             "a spare buffer of the fill"
         );
         assert!(*fill.done.lock());
-        assert_eq!(p.allocated_bytes(), 6 << 16, "no buffer beyond the fill's");
+        assert_eq!(p.allocated_bytes(), 6 * 4096, "no buffer beyond the fill's");
         drop((a, b));
     }
 
     #[test]
     fn many_participants_share_a_fill_and_every_buffer_is_used_once() {
-        let p = pool64(16);
+        let p = pool(16);
         let fill = p.fill(16).expect("all missing");
         let seen = Mutex::new(Vec::new());
         let all_took = std::sync::Barrier::new(6);
@@ -696,7 +690,7 @@ mod tests {
             (12, 12),
             "six participants, two buffers each, all distinct"
         );
-        assert_eq!(p.allocated_bytes(), 16 << 16);
+        assert_eq!(p.allocated_bytes(), 16 * 4096);
         let hot = usize::from(!p.hot.load(Ordering::SeqCst).is_null());
         assert_eq!(
             p.state.lock().free.len() + hot,
@@ -707,23 +701,23 @@ mod tests {
 
     #[test]
     fn a_lowered_budget_keeps_the_buffers_of_a_fill() {
-        let p = pool64(8);
+        let p = pool(8);
         let single = p.get().unwrap();
         let fill = p.fill(5).expect("four missing");
         fill.ready(&p);
         let held: Vec<_> = (0..4).map(|_| p.try_get().unwrap()).collect();
-        assert_eq!(p.allocated_bytes(), 5 << 16);
-        p.set_budget(64 << 10);
+        assert_eq!(p.allocated_bytes(), 5 * 4096);
+        p.set_budget(4096);
         drop(held);
         drop(single);
         // The single buffer is freed on its return; the fill's stay until the pool goes.
-        assert_eq!(p.allocated_bytes(), 4 << 16);
+        assert_eq!(p.allocated_bytes(), 4 * 4096);
         assert_eq!(p.state.lock().free.len(), 4);
     }
 
     #[test]
     fn a_pool_dropped_during_a_fill_frees_it() {
-        let p = pool64(4);
+        let p = pool(4);
         let fill = p.fill(4).expect("four missing");
         let [a, _] = fill.take(&p);
         drop(a);
