@@ -379,3 +379,35 @@ child_test!(
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 );
+
+// Submissions faster than the stream drains: with a launch queue of four items (hipsim's
+// `launch_queue`; on a GPU `cuLaunchKernel` blocks the same way once the launch queue is full)
+// the submitting thread waits inside the runtime, holding the stream's submission lock, until
+// the stream drains. The stream drains only once the worker released the operation at its
+// head, so the worker must never need that lock: forty operations from one thread complete,
+// every byte in place. With the worker returning its event to the submission state before the
+// release, the first blocked submission hung the stream for good (the watchdog fired).
+child_test!(
+    a_full_launch_queue_does_not_hang_the_stream,
+    [("HIPFILE_PLATFORM", "nvidia"), ("HIPSIM_LAUNCH_QUEUE", "4")],
+    {
+        common::sync_io::watchdog(60);
+        cuda().make_current();
+        open_driver();
+        const OPS: usize = 40;
+        const LEN: usize = 4096 + 7;
+        let data = pattern(OPS * LEN, 9);
+        let f = TestFile::rw("stage-queue", &data);
+        let dev = cuda().alloc(OPS * LEN);
+        let stream = Stream::new();
+        let mut ps: Vec<Box<Params>> = (0..OPS)
+            .map(|i| Params::new(LEN, (i * LEN) as i64, (i * LEN) as i64))
+            .collect();
+        for p in &mut ps {
+            assert_eq!(read_async(f.fh, dev, p, &stream), OK);
+        }
+        stream.sync();
+        assert!(ps.iter().all(|p| p.result() == LEN as isize));
+        assert_eq!(cuda().download(dev, OPS * LEN), data);
+    }
+);

@@ -9,6 +9,13 @@
 // waits for the host, or only after it finished. The kernel waits for a post that the main
 // thread makes after 2 s, or as soon as the call returned. A call that blocks until then would
 // deadlock the library wherever the thread that would post needs that call's lock or result.
+// For a call that does not return, a third thread then asks cuStreamQuery and cuEventQuery of
+// another stream (what a library thread waiting for the kernel does now and then): whether
+// those get through while the call waits (`query_while_blocked`).
+//
+// `stage_probe stage.ptx flood`: how many kernel launches one stream takes while a staging
+// kernel at its head waits, before cuLaunchKernel blocks (the launch queue is full), and whether
+// cuStreamQuery / cuEventQuery of another stream from a third thread get through meanwhile.
 #include <cuda.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -155,6 +162,26 @@ static void do_call(int w) {
 }
 
 typedef struct { int which; double took; int done; } Call;
+
+// A third thread's queries of another stream: whether they return within `limit` seconds.
+typedef struct { CUstream st; CUevent ev; int done; } Query;
+static void *query_main(void *a) {
+    Query *q = a;
+    CK(cuCtxSetCurrent(ctx));
+    cuStreamQuery(q->st);
+    cuEventQuery(q->ev);
+    __atomic_store_n(&q->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+static int queries_get_through(double limit, pthread_t *th, Query *q) {
+    CK(cuStreamCreate(&q->st, CU_STREAM_NON_BLOCKING)); CK(cuEventCreate(&q->ev, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventRecord(q->ev, q->st));
+    q->done = 0;
+    pthread_create(th, NULL, query_main, q);
+    double t0 = now();
+    while (!__atomic_load_n(&q->done, __ATOMIC_ACQUIRE) && now() - t0 < limit) usleep(1000);
+    return __atomic_load_n(&q->done, __ATOMIC_ACQUIRE);
+}
 static void *call_main(void *a) {
     Call *c = a;
     CK(cuCtxSetCurrent(ctx));
@@ -176,15 +203,64 @@ static void blocking_probe(void) {
         double t0 = now();
         while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE) && now() - t0 < 2.0) usleep(1000);
         int returned = __atomic_load_n(&c.done, __ATOMIC_ACQUIRE);
+        int through = -1;
+        pthread_t qt; Query qq;
+        if (!returned) through = queries_get_through(1.0, &qt, &qq);
         post(&q, 0, 0, 0, 1, 16);  // release the kernel
         pthread_join(th, NULL);
+        if (!returned) pthread_join(qt, NULL);
         CK(cuStreamSynchronize(q.st));
-        printf("RESULT mode=blocking call=\"%s\" returned_while_kernel_waits=%d took_ms=%.2f\n", call_names[w], returned, c.took * 1e3);
+        printf("RESULT mode=blocking call=\"%s\" returned_while_kernel_waits=%d took_ms=%.2f query_while_blocked=%d\n", call_names[w], returned, c.took * 1e3, through);
     }
 }
 
+// The flood: launches behind a waiting staging kernel on its stream.
+typedef struct { Q *q; int max; int launched; double slowest; int done; } Flood;
+static void *flood_main(void *a) {
+    Flood *f = a;
+    CK(cuCtxSetCurrent(ctx));
+    for (int i = 0; i < f->max; i++) {
+        double t0 = now();
+        launch(f->q);
+        double t = now() - t0;
+        if (t > f->slowest) f->slowest = t;
+        __atomic_store_n(&f->launched, i + 1, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&f->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void flood_probe(void) {
+    Q q; q_init(&q, 1, 1u << 20, 16u << 20, 1u << 20);
+    launch(&q);  // the head kernel: waits for serial 1
+    usleep(50000);
+    Flood f = { &q, 20000, 0, 0, 0 };
+    pthread_t th; pthread_create(&th, NULL, flood_main, &f);
+    double t0 = now();
+    int last = -1;
+    while (now() - t0 < 3.0 && !__atomic_load_n(&f.done, __ATOMIC_ACQUIRE)) {
+        usleep(200000);
+        int n = __atomic_load_n(&f.launched, __ATOMIC_ACQUIRE);
+        if (n == last) break;  // no launch returned for 200 ms: blocked
+        last = n;
+    }
+    int blocked = !__atomic_load_n(&f.done, __ATOMIC_ACQUIRE);
+    int queued = __atomic_load_n(&f.launched, __ATOMIC_ACQUIRE);
+    int through = -1; pthread_t qt; Query qq;
+    if (blocked) through = queries_get_through(1.0, &qt, &qq);
+    // Release every kernel: one last segment per launch, in order.
+    int posted = 0;
+    while (posted < 1 + __atomic_load_n(&f.launched, __ATOMIC_ACQUIRE) || !__atomic_load_n(&f.done, __ATOMIC_ACQUIRE)) {
+        if (posted < 1 + __atomic_load_n(&f.launched, __ATOMIC_ACQUIRE)) { post(&q, 0, 0, 0, 1, 16); posted++; }
+    }
+    pthread_join(th, NULL);
+    if (blocked) pthread_join(qt, NULL);
+    CK(cuStreamSynchronize(q.st));
+    printf("RESULT mode=flood launches_before_block=%d blocked=%d slowest_launch_ms=%.2f query_while_blocked=%d\n", queued, blocked, f.slowest * 1e3, through);
+}
+
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: %s stage.ptx [blocking]\n", argv[0]); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: %s stage.ptx [blocking|flood]\n", argv[0]); return 2; }
     FILE *f = fopen(argv[1], "rb"); if (!f) { perror(argv[1]); return 1; }
     static char ptx[1 << 20]; size_t n = fread(ptx, 1, sizeof ptx - 1, f); ptx[n] = 0; fclose(f);
     CUdevice d;
@@ -195,6 +271,7 @@ int main(int argc, char **argv) {
     CK(cuModuleGetFunction(&fn, m, "hipfile_stage"));
     printf("module load (JIT) %.1f ms; cooperative launch %d; %d SMs\n", tl * 1e3, coop, sms);
     if (argc > 2 && !strcmp(argv[2], "blocking")) { blocking_probe(); return 0; }
+    if (argc > 2 && !strcmp(argv[2], "flood")) { flood_probe(); return 0; }
     uint8_t *pinned; CK(cuMemHostAlloc((void **)&pinned, 64u << 20, CU_MEMHOSTALLOC_PORTABLE)); memset(pinned, 1, 64u << 20);
 
     // Correctness: odd offsets, a short last segment, both directions.

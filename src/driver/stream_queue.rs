@@ -21,8 +21,12 @@
 //! therefore never waits for a synchronous caller (which may itself wait for the legacy default
 //! stream this operation holds), and never makes a synchronous copy.
 //!
-//! Lock order: `submit`, then `jobs`; both are leaves otherwise. The submission lock is held
-//! across the two enqueue calls (they do not block).
+//! Lock order: `submit`, then `jobs`; `free_events` is a leaf, held for one push or pop. The
+//! submission lock is held across the two enqueue calls, and those can block: a full launch
+//! queue makes `cuLaunchKernel` wait until the GPU drains the stream. The stream drains only
+//! once the worker released the operation at its head, so the worker never takes the
+//! submission lock (hipsim's `launch_queue` reproduces the hang that would cause:
+//! `tests/async_cuda.rs`, `a_full_launch_queue_does_not_hang_the_stream`).
 #![deny(unsafe_code)]
 
 use std::collections::VecDeque;
@@ -166,8 +170,6 @@ struct Job {
 struct Submit {
     /// Sequence number of the latest operation (0: none yet).
     seq: u32,
-    /// Events whose operation finished, for reuse.
-    free_events: Vec<EventHandle>,
 }
 
 #[derive(Default)]
@@ -190,6 +192,8 @@ struct Shared {
     /// Set when the runtime refused a wait on the word: blocking host functions from then on.
     no_wait_value: AtomicBool,
     submit: Mutex<Submit>,
+    /// Events whose operation finished, for reuse (not under `submit`: see the module comment).
+    free_events: Mutex<Vec<EventHandle>>,
     jobs: Mutex<Jobs>,
     cv: Condvar,
 }
@@ -247,10 +251,8 @@ impl StreamQueue {
             stage,
             signal,
             no_wait_value: AtomicBool::new(false),
-            submit: Mutex::new(Submit {
-                seq: 0,
-                free_events: Vec::new(),
-            }),
+            submit: Mutex::new(Submit { seq: 0 }),
+            free_events: Mutex::new(Vec::new()),
             jobs: Mutex::new(Jobs::default()),
             cv: Condvar::new(),
         });
@@ -280,7 +282,8 @@ impl StreamQueue {
     fn submit_locked(&self, sub: &mut Submit, op: Op) -> Result<()> {
         let sh = &*self.shared;
         let rt = sh.rt;
-        let event = match sub.free_events.pop() {
+        let reuse = sh.free_events.lock().pop();
+        let event = match reuse {
             Some(e) => e,
             None => {
                 let restore = rt.enter_device(self.device)?;
@@ -293,7 +296,7 @@ impl StreamQueue {
             }
         };
         if let Err(e) = rt.event_record(event, sh.stream) {
-            sub.free_events.push(event);
+            sh.free_events.lock().push(event);
             return Err(e.into());
         }
         let seq = match sub.seq.wrapping_add(1) {
@@ -306,13 +309,13 @@ impl StreamQueue {
                 let gate = Arc::new(HostGate::default());
                 if let Err(e) = signal::hold_stream(rt, sh.stream, &gate) {
                     // The event stays recorded: harmless, it is reused after a later sync.
-                    sub.free_events.push(event);
+                    sh.free_events.lock().push(event);
                     return Err(e.into());
                 }
                 Some(gate)
             }
             Err(e) => {
-                sub.free_events.push(event);
+                sh.free_events.lock().push(event);
                 return Err(e.into());
             }
         };
@@ -420,7 +423,7 @@ impl Shared {
                 tracing::debug!(target: "hipfile", "stream-ordered {:?} failed: {e}", job.op.dir);
             }
             job.op.params.set_result(result);
-            self.submit.lock().free_events.push(job.event);
+            self.free_events.lock().push(job.event);
             // Release the stream only after the result is visible.
             match (&job.gate, &self.stage, &self.signal) {
                 (Some(gate), _, _) => gate.open(),
@@ -443,7 +446,7 @@ impl Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        for e in self.submit.get_mut().free_events.drain(..) {
+        for e in self.free_events.get_mut().drain(..) {
             self.rt.event_destroy(e);
         }
         if let Some(sig) = self.signal.take() {

@@ -24,6 +24,7 @@
 //! | `no_wait_value` | `HIPSIM_NO_WAIT_VALUE` | `hipStreamWaitValue32` / `cuStreamWaitValue32` answer "not supported" (a device without stream memory operations) |
 //! | `no_kernels` | `HIPSIM_NO_KERNELS` | `cuModuleLoadData` answers `CUDA_ERROR_NOT_SUPPORTED` (801): no kernel can be loaded |
 //! | `stage_dies` | `HIPSIM_STAGE_DIES` | a staging kernel stops after this many segments (1 = at its first) with `CUDA_ERROR_ILLEGAL_ADDRESS` on its stream, as a kernel of a broken context would: later segments are never copied, `done` stays where it was |
+//! | `launch_queue` | `HIPSIM_LAUNCH_QUEUE` | a setting, default 1024: an enqueue on a stream (a kernel launch, a copy, an event record, a wait, a host function) blocks while this many of the stream's items are queued and not finished, as a GPU's full command queue makes `cuLaunchKernel` block until the device drains it; 0: unbounded |
 //!
 //! Errno values may be written in the environment as numbers or names (`EIO`, `ENODEV`, ...);
 //! HIP error values as numbers or names (`hipErrorUnknown`, ...); cuFile error values as
@@ -75,6 +76,8 @@ pub enum Fault {
     NoKernels,
     /// `stage_dies`.
     StageDies,
+    /// `launch_queue`.
+    LaunchQueue,
 }
 
 #[derive(Clone, Copy)]
@@ -220,10 +223,21 @@ const SPECS: [Spec; COUNT] = [
         parse: Parse::Int,
         default: 0,
     },
+    Spec {
+        fault: Fault::LaunchQueue,
+        name: "launch_queue",
+        env: "HIPSIM_LAUNCH_QUEUE",
+        parse: Parse::Int,
+        default: DEFAULT_LAUNCH_QUEUE,
+    },
 ];
 
 /// Number of settings.
-const COUNT: usize = 18;
+const COUNT: usize = 19;
+
+/// Items a stream holds queued before an enqueue blocks (`launch_queue`): CUDA's launch queue
+/// is about this deep.
+pub const DEFAULT_LAUNCH_QUEUE: i64 = 1024;
 
 /// Most devices the simulator can expose.
 pub const MAX_DEVICES: i64 = 16;
@@ -344,6 +358,13 @@ pub fn get_by_name(name: &str) -> Option<i64> {
 /// Number of simulated devices (0..=16).
 pub fn device_count() -> i32 {
     get(Fault::DeviceCount).clamp(0, MAX_DEVICES) as i32
+}
+
+/// Items a stream may hold queued and unfinished before an enqueue blocks; `None`: unbounded.
+pub fn launch_queue() -> Option<u64> {
+    u64::try_from(get(Fault::LaunchQueue))
+        .ok()
+        .filter(|&n| n > 0)
 }
 
 /// Reported HIP_VERSION.

@@ -17,6 +17,10 @@
 //! - **A wait on a memory value** (`hipStreamWaitValue32`, `cuStreamWaitValue32`) holds the
 //!   stream until the 32-bit word in pinned (mapped) memory meets the condition; the word is
 //!   polled, as a GPU would.
+//! - **A full command queue blocks the caller.** An enqueue on a stream that holds
+//!   `launch_queue` items queued and not finished (hipsim's setting, 1024 by default) waits
+//!   until one finishes, as `cuLaunchKernel` does when the launch queue is full: a thread that
+//!   holds a lock across an enqueue can make another wait for as long as the stream is held.
 //!
 //! A failure of queued work (e.g. an injected copy fault) is kept by the stream and returned by
 //! the next [`Stream::synchronize`]; only the first failure since the last synchronisation is
@@ -161,8 +165,18 @@ impl Stream {
             .collect()
     }
 
+    /// Queues `work` last. A full queue (`launch_queue` items queued and not finished) makes
+    /// the caller wait until the stream drains one, as a GPU's command queue does; the stream's
+    /// own worker never waits (it would wait for itself).
     fn enqueue_plain(&self, work: Work) {
         let mut q = self.shared.queue.lock();
+        if let Some(limit) = crate::faults::launch_queue() {
+            if !self.on_worker() {
+                while q.enqueued - q.completed >= limit && !q.shutdown {
+                    self.shared.cv.wait(&mut q);
+                }
+            }
+        }
         q.items.push_back(work);
         q.enqueued += 1;
         self.shared.cv.notify_all();
