@@ -173,9 +173,14 @@ static void *query_main(void *a) {
     __atomic_store_n(&q->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
-static int queries_get_through(double limit, pthread_t *th, Query *q) {
+// Made before the kernel starts: a driver call of the main thread could itself block while
+// the probed call waits, and then nobody would release the kernel.
+static void query_prepare(Query *q) {
     CK(cuStreamCreate(&q->st, CU_STREAM_NON_BLOCKING)); CK(cuEventCreate(&q->ev, CU_EVENT_DISABLE_TIMING));
     CK(cuEventRecord(q->ev, q->st));
+    CK(cuStreamSynchronize(q->st));
+}
+static int queries_get_through(double limit, pthread_t *th, Query *q) {
     q->done = 0;
     pthread_create(th, NULL, query_main, q);
     double t0 = now();
@@ -196,6 +201,8 @@ static void blocking_probe(void) {
     for (int w = 0; w < NCALLS; w++) {
         Q q; q_init(&q, 1, 1u << 20, 16u << 20, 1u << 20);
         prepare(w);
+        pthread_t qt; Query qq; query_prepare(&qq);
+        printf("probing %s\n", call_names[w]);
         launch(&q);
         usleep(50000);  // the kernel is running and waits for serial 1
         Call c = { w, 0, 0 };
@@ -204,7 +211,6 @@ static void blocking_probe(void) {
         while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE) && now() - t0 < 2.0) usleep(1000);
         int returned = __atomic_load_n(&c.done, __ATOMIC_ACQUIRE);
         int through = -1;
-        pthread_t qt; Query qq;
         if (!returned) through = queries_get_through(1.0, &qt, &qq);
         post(&q, 0, 0, 0, 1, 16);  // release the kernel
         pthread_join(th, NULL);
@@ -232,6 +238,7 @@ static void *flood_main(void *a) {
 
 static void flood_probe(void) {
     Q q; q_init(&q, 1, 1u << 20, 16u << 20, 1u << 20);
+    pthread_t qt; Query qq; query_prepare(&qq);
     launch(&q);  // the head kernel: waits for serial 1
     usleep(50000);
     Flood f = { &q, 20000, 0, 0, 0 };
@@ -246,7 +253,8 @@ static void flood_probe(void) {
     }
     int blocked = !__atomic_load_n(&f.done, __ATOMIC_ACQUIRE);
     int queued = __atomic_load_n(&f.launched, __ATOMIC_ACQUIRE);
-    int through = -1; pthread_t qt; Query qq;
+    int through = -1;
+    printf("flood: %d launches queued, blocked=%d\n", queued, blocked);
     if (blocked) through = queries_get_through(1.0, &qt, &qq);
     // Release every kernel: one last segment per launch, in order.
     int posted = 0;
@@ -260,6 +268,7 @@ static void flood_probe(void) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) { fprintf(stderr, "usage: %s stage.ptx [blocking|flood]\n", argv[0]); return 2; }
     FILE *f = fopen(argv[1], "rb"); if (!f) { perror(argv[1]); return 1; }
     static char ptx[1 << 20]; size_t n = fread(ptx, 1, sizeof ptx - 1, f); ptx[n] = 0; fclose(f);

@@ -378,6 +378,36 @@ impl GpuStream {
     pub fn synchronize(&self) -> Result<()> {
         Ok(runtime::runtime().stream_synchronize(self.handle)?)
     }
+
+    /// A mark at the stream's current end (an event recorded now): waiting for it waits for
+    /// what was queued before it, not for what is queued later.
+    pub fn mark(&self) -> Result<StreamMark> {
+        let rt = runtime::runtime();
+        let event = rt.event_create()?;
+        if let Err(e) = rt.event_record(event, self.handle) {
+            rt.event_destroy(event);
+            return Err(e.into());
+        }
+        Ok(StreamMark { event })
+    }
+}
+
+/// A position on a [`GpuStream`] ([`GpuStream::mark`]); its event is destroyed on drop.
+pub struct StreamMark {
+    event: runtime::EventHandle,
+}
+
+impl StreamMark {
+    /// Wait until the work queued on the stream before the mark has run.
+    pub fn wait(&self) -> Result<()> {
+        Ok(runtime::runtime().event_synchronize(self.event)?)
+    }
+}
+
+impl Drop for StreamMark {
+    fn drop(&mut self) {
+        runtime::runtime().event_destroy(self.event);
+    }
 }
 
 impl Drop for GpuStream {

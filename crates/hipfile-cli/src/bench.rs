@@ -488,59 +488,132 @@ fn batch_ops(
 static SUBMIT_NS: AtomicU64 = AtomicU64::new(0);
 static SUBMITS: AtomicU64 = AtomicU64::new(0);
 
-/// `--api async`: each round queues up to `streams * depth` operations, operation j on stream
-/// `j % streams` into bytes `j * slot_len..` of `mem`, without waiting; then waits for every
-/// stream. An operation's latency runs from the round's first submission until its stream was
-/// synchronised; the submission calls themselves are timed apart ([`submit_micros`]).
-#[allow(clippy::too_many_arguments)]
-fn async_ops(
-    reg: &RegisteredFile,
-    mem: &DeviceMemory,
-    ops: &[Op],
+/// The shape of `--api async`: operation j goes on stream `j % streams`, into bytes
+/// `j * slot_len..` of the memory, with `streams * depth` of them queued at a time.
+#[derive(Clone, Copy)]
+struct AsyncShape {
     streams: usize,
     depth: usize,
     slot_len: usize,
     read: bool,
+    /// Keep them all in flight (a new one as soon as the oldest is done) instead of rounds.
+    keep_in_flight: bool,
+}
+
+/// `--api async`. In rounds (the default), each round queues up to `streams * depth`
+/// operations without waiting, then waits for every stream; an operation's latency runs from
+/// the round's first submission until its stream was synchronised. With `keep_in_flight`, a
+/// mark (an event) follows each operation on its stream, and as soon as the oldest operation's
+/// mark is reached a new operation takes its place (same stream, same bytes of memory); its
+/// latency runs from its own submission to its mark. The submission calls themselves are timed
+/// apart ([`submit_micros`]).
+fn async_ops(
+    reg: &RegisteredFile,
+    mem: &DeviceMemory,
+    ops: &[Op],
+    shape: AsyncShape,
     shared: &Shared,
 ) -> Result<Vec<f64>, String> {
-    let what = if read { "read" } else { "write" };
-    let queues = (0..streams)
+    let what = if shape.read { "read" } else { "write" };
+    let queues = (0..shape.streams)
         .map(|_| GpuStream::new())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("cannot create a GPU stream: {}", lib_text(&e)))?;
-    let mut lat = Vec::with_capacity(ops.len());
     let timed = shared.duration.is_some();
-    let mut next = 0usize;
-    let mut round: Vec<(AsyncOp, usize)> = Vec::with_capacity(streams * depth);
-    while !ops.is_empty()
-        && if timed {
-            !shared.time_up()
+    let more = |next: usize| {
+        !ops.is_empty()
+            && if timed {
+                !shared.time_up()
+            } else {
+                next < ops.len()
+            }
+    };
+    // Queue operation `i` (of `ops`) in slot `j`.
+    let submit = |i: usize, j: usize| -> Result<AsyncOp, String> {
+        let op = AsyncOp::new(ops[i].len, ops[i].offset, j * shape.slot_len);
+        let stream = &queues[j % shape.streams];
+        let s0 = Instant::now();
+        let r = if shape.read {
+            reg.read_async(mem, &op, stream)
         } else {
-            next < ops.len()
+            reg.write_async(mem, &op, stream)
+        };
+        SUBMIT_NS.fetch_add(s0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        SUBMITS.fetch_add(1, Ordering::Relaxed);
+        r.map_err(|e| format!("async {what} at offset {}: {}", ops[i].offset, lib_text(&e)))?;
+        Ok(op)
+    };
+    // The outcome of operation `i`, once its stream has passed it.
+    let finished = |op: &AsyncOp, i: usize| -> Result<(), String> {
+        let n = match op.take_outcome() {
+            Some(Ok(n)) => n,
+            Some(Err(e)) => {
+                return Err(format!(
+                    "async {what} at offset {}: {}",
+                    ops[i].offset,
+                    lib_text(&e)
+                ))
+            }
+            None => return Err("an async operation without an outcome".into()),
+        };
+        if n != ops[i].len {
+            return Err(format!(
+                "async {what} at offset {}: {n} of {} bytes",
+                ops[i].offset, ops[i].len
+            ));
         }
-    {
+        shared.progress.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(())
+    };
+    let slots = shape.streams * shape.depth;
+    let mut lat = Vec::with_capacity(ops.len());
+    let mut next = 0usize;
+    if shape.keep_in_flight {
+        let mark = |j: usize| {
+            queues[j % shape.streams]
+                .mark()
+                .map_err(|e| format!("cannot mark a GPU stream: {}", lib_text(&e)))
+        };
+        let mut flight = std::collections::VecDeque::with_capacity(slots);
+        for j in 0..slots {
+            if !more(next) {
+                break;
+            }
+            let t = Instant::now();
+            let i = next % ops.len();
+            flight.push_back((submit(i, j)?, i, j, mark(j)?, t));
+            next += 1;
+        }
+        while let Some((op, i, j, m, t)) = flight.pop_front() {
+            if let Some(why) = shared.stop() {
+                return Err(why);
+            }
+            m.wait()
+                .map_err(|e| format!("stream synchronisation: {}", lib_text(&e)))?;
+            lat.push(micros(t));
+            finished(&op, i)?;
+            if more(next) {
+                let t = Instant::now();
+                let i = next % ops.len();
+                flight.push_back((submit(i, j)?, i, j, mark(j)?, t));
+                next += 1;
+            }
+        }
+        return Ok(lat);
+    }
+    let mut round: Vec<(AsyncOp, usize)> = Vec::with_capacity(slots);
+    while more(next) {
         if let Some(why) = shared.stop() {
             return Err(why);
         }
         round.clear();
         let t0 = Instant::now();
-        for j in 0..streams * depth {
+        for j in 0..slots {
             if !timed && next >= ops.len() {
                 break;
             }
             let i = next % ops.len();
-            let op = AsyncOp::new(ops[i].len, ops[i].offset, j * slot_len);
-            let stream = &queues[j % streams];
-            let s0 = Instant::now();
-            let r = if read {
-                reg.read_async(mem, &op, stream)
-            } else {
-                reg.write_async(mem, &op, stream)
-            };
-            SUBMIT_NS.fetch_add(s0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            SUBMITS.fetch_add(1, Ordering::Relaxed);
-            r.map_err(|e| format!("async {what} at offset {}: {}", ops[i].offset, lib_text(&e)))?;
-            round.push((op, i));
+            round.push((submit(i, j)?, i));
             next += 1;
         }
         for q in &queues {
@@ -549,25 +622,8 @@ fn async_ops(
         }
         let done = micros(t0);
         for (op, i) in &round {
-            let n = match op.take_outcome() {
-                Some(Ok(n)) => n,
-                Some(Err(e)) => {
-                    return Err(format!(
-                        "async {what} at offset {}: {}",
-                        ops[*i].offset,
-                        lib_text(&e)
-                    ))
-                }
-                None => return Err("an async operation without an outcome".into()),
-            };
-            if n != ops[*i].len {
-                return Err(format!(
-                    "async {what} at offset {}: {n} of {} bytes",
-                    ops[*i].offset, ops[*i].len
-                ));
-            }
+            finished(op, *i)?;
             lat.push(done);
-            shared.progress.fetch_add(n as u64, Ordering::Relaxed);
         }
     }
     Ok(lat)
@@ -1006,10 +1062,13 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
                                 &reg,
                                 m,
                                 ops,
-                                a.streams as usize,
-                                a.depth as usize,
-                                io_size,
-                                read,
+                                AsyncShape {
+                                    streams: a.streams as usize,
+                                    depth: a.depth as usize,
+                                    slot_len: io_size,
+                                    read,
+                                    keep_in_flight: a.keep_in_flight,
+                                },
                                 sh,
                             ),
                             _ => timed_ops(ops, sh, |op| hipfile_op(&reg, buf, op, read)),
@@ -1138,6 +1197,10 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             .with("streams", (a.api == Api::Async).then_some(a.streams))
             .with("depth", (a.api == Api::Async).then_some(a.depth))
             .with(
+                "keep_in_flight",
+                (a.api == Api::Async).then_some(a.keep_in_flight),
+            )
+            .with(
                 "submit_us",
                 (a.api == Api::Async).then(|| submit_micros().0),
             )
@@ -1216,8 +1279,14 @@ fn header(
             Api::Sync => "sync".to_string(),
             Api::Batch => format!("batch (depth {} per thread)", a.batch_depth),
             Api::Async => format!(
-                "async ({} stream(s) x {} queued per thread)",
-                a.streams, a.depth
+                "async ({} stream(s) x {} {} per thread)",
+                a.streams,
+                a.depth,
+                if a.keep_in_flight {
+                    "kept in flight"
+                } else {
+                    "queued"
+                }
             ),
         },
         a.repeat,

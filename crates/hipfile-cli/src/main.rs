@@ -184,7 +184,8 @@ pub enum Api {
     /// `hipFileBatchIO*`: each thread keeps `--batch-depth` operations in flight.
     Batch,
     /// `hipFileReadAsync` / `hipFileWriteAsync`: each thread queues `--depth` operations on
-    /// each of its `--streams` streams, then waits for the streams.
+    /// each of its `--streams` streams, then waits for the streams (or, with
+    /// `--keep-in-flight`, queues a new one as soon as the oldest is done).
     Async,
 }
 
@@ -231,6 +232,11 @@ pub struct BenchArgs {
     /// With --api async: operations queued on each stream before the thread waits (1-128).
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=128))]
     pub depth: u32,
+    /// With --api async: keep `streams x depth` operations in flight, queuing a new one on a
+    /// stream as soon as its oldest one is done, instead of rounds that queue them all and wait
+    /// for every stream.
+    #[arg(long)]
+    pub keep_in_flight: bool,
     /// With --api batch: operations each thread keeps in flight (1-128).
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=128))]
     pub batch_depth: u32,
@@ -582,7 +588,8 @@ mod tests {
         let b = bench(&["--api", "async"]);
         assert_eq!((b.api, b.streams, b.depth), (Api::Async, 1, 8));
         let b = bench(&["--api", "async", "--streams", "8", "--depth", "1"]);
-        assert_eq!((b.streams, b.depth), (8, 1));
+        assert_eq!((b.streams, b.depth, b.keep_in_flight), (8, 1, false));
+        assert!(bench(&["--api", "async", "--keep-in-flight"]).keep_in_flight);
         assert!(parse(&["bench", "--streams", "0"]).is_err());
         assert!(parse(&["bench", "--depth", "129"]).is_err());
         let e = parse(&["bench", "--api", "nope"]).unwrap_err().to_string();

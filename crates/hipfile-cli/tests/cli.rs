@@ -269,33 +269,43 @@ fn bench_text_lines_and_modes() {
         "{}",
         text(&refused.stderr)
     );
-    // The async API: reads and writes queued on GPU streams.
-    for (mode, streams, depth) in [("read", "2", "3"), ("write", "1", "4")] {
+    // The async API: reads and writes queued on GPU streams, in rounds and kept in flight.
+    for (mode, streams, depth, keep) in [
+        ("read", "2", "3", false),
+        ("write", "1", "4", false),
+        ("read", "3", "2", true),
+        ("write", "2", "1", true),
+    ] {
+        let keep_arg: &[&str] = if keep { &["--keep-in-flight"] } else { &[] };
         let out = ok(&hipfile(
             &tmp,
             &[
-                "bench",
-                "--file",
-                f,
-                "--size",
-                "8M",
-                "--io-size",
-                "256K",
-                "--threads",
-                "2",
-                "--mode",
-                mode,
-                "--force",
-                "--api",
-                "async",
-                "--streams",
-                streams,
-                "--depth",
-                depth,
-                "--repeat",
-                "1",
-                "--json",
-            ],
+                &[
+                    "bench",
+                    "--file",
+                    f,
+                    "--size",
+                    "8M",
+                    "--io-size",
+                    "256K",
+                    "--threads",
+                    "2",
+                    "--mode",
+                    mode,
+                    "--force",
+                    "--api",
+                    "async",
+                    "--streams",
+                    streams,
+                    "--depth",
+                    depth,
+                    "--repeat",
+                    "1",
+                    "--json",
+                ],
+                keep_arg,
+            ]
+            .concat(),
         ));
         let v = parse(out.trim()).unwrap();
         let m = v.get("hipfile").unwrap();
@@ -304,6 +314,10 @@ fn bench_text_lines_and_modes() {
         assert_eq!(cfg.get("api").and_then(Value::as_str), Some("async"));
         assert_eq!(num(cfg, "streams"), streams.parse::<f64>().unwrap());
         assert_eq!(num(cfg, "depth"), depth.parse::<f64>().unwrap());
+        assert!(
+            matches!(cfg.get("keep_in_flight"), Some(Value::Bool(k)) if *k == keep),
+            "{mode}"
+        );
         assert!(num(cfg, "submit_us") > 0.0, "{mode}");
     }
     let refused = hipfile(&tmp, &["bench", "--api", "async", "--mem", "host"]);
