@@ -229,8 +229,10 @@ pub struct BenchArgs {
     /// With --api async: GPU streams each thread queues its operations on (1-64).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub streams: u32,
-    /// With --api async: operations queued on each stream before the thread waits (1-128).
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=128))]
+    /// With --api async: operations queued on each stream before the thread waits (1-4096;
+    /// beyond about 1000 CUDA's launch queue is full and holds the submitting thread until the
+    /// stream drains: 1021 kernel launches on the H200).
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub depth: u32,
     /// With --api async: keep `streams x depth` operations in flight, queuing a new one on a
     /// stream as soon as its oldest one is done, instead of rounds that queue them all and wait
@@ -591,7 +593,8 @@ mod tests {
         assert_eq!((b.streams, b.depth, b.keep_in_flight), (8, 1, false));
         assert!(bench(&["--api", "async", "--keep-in-flight"]).keep_in_flight);
         assert!(parse(&["bench", "--streams", "0"]).is_err());
-        assert!(parse(&["bench", "--depth", "129"]).is_err());
+        assert_eq!(bench(&["--api", "async", "--depth", "4096"]).depth, 4096);
+        assert!(parse(&["bench", "--depth", "4097"]).is_err());
         let e = parse(&["bench", "--api", "nope"]).unwrap_err().to_string();
         assert!(
             e.contains("'sync', 'batch' and 'async' are available"),
