@@ -206,6 +206,17 @@ impl Shared {
             Instant::now() >= deadline
         })
     }
+
+    /// Whether the `next`-th operation over `ops` (operation k is `ops[k % len]`) should start:
+    /// once over them, or with `--duration` until the time is up.
+    fn wants(&self, ops: &[Op], next: usize) -> bool {
+        !ops.is_empty()
+            && if self.duration.is_some() {
+                !self.time_up()
+            } else {
+                next < ops.len()
+            }
+    }
 }
 
 /// How every run of the invocation goes.
@@ -422,16 +433,7 @@ fn batch_ops(
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let (mut next, mut in_flight) = (0usize, 0usize);
     let mut entries = Vec::with_capacity(depth);
-    // Operation k is ops[k % len]: once over the ops, or with --duration until the time is up.
-    let timed = shared.duration.is_some();
-    let more = |next: usize| {
-        !ops.is_empty()
-            && if timed {
-                !shared.time_up()
-            } else {
-                next < ops.len()
-            }
-    };
+    let more = |next: usize| shared.wants(ops, next);
     while more(next) || in_flight > 0 {
         if let Some(why) = shared.stop() {
             return Err(why);
@@ -520,14 +522,7 @@ fn async_ops(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("cannot create a GPU stream: {}", lib_text(&e)))?;
     let timed = shared.duration.is_some();
-    let more = |next: usize| {
-        !ops.is_empty()
-            && if timed {
-                !shared.time_up()
-            } else {
-                next < ops.len()
-            }
-    };
+    let more = |next: usize| shared.wants(ops, next);
     // Queue operation `i` (of `ops`) in slot `j`.
     let submit = |i: usize, j: usize| -> Result<AsyncOp, String> {
         let op = AsyncOp::new(ops[i].len, ops[i].offset, j * shape.slot_len);
