@@ -833,3 +833,32 @@ child_test!(
         assert_eq!(hipFileStreamDeregister(stream.0), OK);
     }
 );
+
+// The HIP side of `a_full_launch_queue_does_not_hang_the_stream` (tests/async_cuda.rs): with a
+// launch queue of four items the submitting thread waits inside the runtime, holding the
+// stream's submission lock, until the stream drains; the stream's word is set by the worker,
+// which must not need that lock. Forty reads from one thread complete, every byte in place.
+child_test!(
+    a_full_launch_queue_does_not_hang_the_stream,
+    [("HIPSIM_LAUNCH_QUEUE", "4")],
+    {
+        common::sync_io::watchdog(60);
+        open_driver();
+        let s = sim();
+        const OPS: usize = 40;
+        const LEN: usize = 4096 + 7;
+        let data = pattern(OPS * LEN, 9);
+        let f = TestFile::rw("async-queue", &data);
+        let dev = s.device_alloc(OPS * LEN);
+        let stream = Stream::new();
+        let mut ps: Vec<Box<Params>> = (0..OPS)
+            .map(|i| Params::new(LEN, (i * LEN) as i64, (i * LEN) as i64))
+            .collect();
+        for p in &mut ps {
+            assert_eq!(read_async(f.fh, dev.ptr, p, &stream), OK);
+        }
+        stream.sync();
+        assert!(ps.iter().all(|p| p.result() == LEN as isize));
+        assert_eq!(s.download(dev.ptr, OPS * LEN), data);
+    }
+);
