@@ -26,7 +26,8 @@
 //! queue makes `cuLaunchKernel` wait until the GPU drains the stream. The stream drains only
 //! once the worker released the operation at its head, so the worker never takes the
 //! submission lock (hipsim's `launch_queue` reproduces the hang that would cause:
-//! `tests/async_cuda.rs`, `a_full_launch_queue_does_not_hang_the_stream`).
+//! `a_full_launch_queue_does_not_hang_the_stream` in `tests/async_cuda.rs` and
+//! `tests/async_io.rs`).
 #![deny(unsafe_code)]
 
 use std::collections::VecDeque;
