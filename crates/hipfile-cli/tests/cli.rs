@@ -30,6 +30,29 @@ fn ok(out: &Output) -> String {
     text(&out.stdout)
 }
 
+/// `hipfile bench --json` of 8 MiB in 256 KiB operations from two threads on `file`, with the
+/// API's own arguments `api`.
+fn bench_api_json(tmp: &Path, file: &str, mode: &str, api: &[&str]) -> Value {
+    let common = [
+        "bench",
+        "--file",
+        file,
+        "--size",
+        "8M",
+        "--io-size",
+        "256K",
+        "--threads",
+        "2",
+        "--mode",
+        mode,
+        "--force",
+        "--repeat",
+        "1",
+        "--json",
+    ];
+    parse(ok(&hipfile(tmp, &[&common[..], api].concat())).trim()).unwrap()
+}
+
 fn num(v: &Value, key: &str) -> f64 {
     v.get(key)
         .and_then(Value::as_f64)
@@ -230,31 +253,7 @@ fn bench_text_lines_and_modes() {
 
     // The batch API: reads and writes through hipFileBatchIO*, a few operations in flight.
     for mode in ["read", "randwrite"] {
-        let out = ok(&hipfile(
-            &tmp,
-            &[
-                "bench",
-                "--file",
-                f,
-                "--size",
-                "8M",
-                "--io-size",
-                "256K",
-                "--threads",
-                "2",
-                "--mode",
-                mode,
-                "--force",
-                "--api",
-                "batch",
-                "--batch-depth",
-                "4",
-                "--repeat",
-                "1",
-                "--json",
-            ],
-        ));
-        let v = parse(out.trim()).unwrap();
+        let v = bench_api_json(&tmp, f, mode, &["--api", "batch", "--batch-depth", "4"]);
         let m = v.get("hipfile").unwrap();
         assert_eq!(num(m, "ops"), 32.0, "{mode}");
         assert!(num(m, "gib_per_s") > 0.0, "{mode}");
@@ -276,38 +275,9 @@ fn bench_text_lines_and_modes() {
         ("read", "3", "2", true),
         ("write", "2", "1", true),
     ] {
+        let api = ["--api", "async", "--streams", streams, "--depth", depth];
         let keep_arg: &[&str] = if keep { &["--keep-in-flight"] } else { &[] };
-        let out = ok(&hipfile(
-            &tmp,
-            &[
-                &[
-                    "bench",
-                    "--file",
-                    f,
-                    "--size",
-                    "8M",
-                    "--io-size",
-                    "256K",
-                    "--threads",
-                    "2",
-                    "--mode",
-                    mode,
-                    "--force",
-                    "--api",
-                    "async",
-                    "--streams",
-                    streams,
-                    "--depth",
-                    depth,
-                    "--repeat",
-                    "1",
-                    "--json",
-                ],
-                keep_arg,
-            ]
-            .concat(),
-        ));
-        let v = parse(out.trim()).unwrap();
+        let v = bench_api_json(&tmp, f, mode, &[&api[..], keep_arg].concat());
         let m = v.get("hipfile").unwrap();
         assert_eq!(num(m, "ops"), 32.0, "{mode}");
         let cfg = v.get("config").unwrap();
