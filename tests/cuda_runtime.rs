@@ -115,6 +115,36 @@ child_test!(
     }
 );
 
+/// Whether the kernel answers `cachestat` (Linux 6.5): the engine asks it whether a read
+/// starts in the page cache.
+fn kernel_has_cachestat(fd: i32) -> bool {
+    let range = [0u64, 4096];
+    let mut stat = [0u64; 5];
+    // SAFETY: cachestat(2) with a valid range and a 40-byte result.
+    unsafe { libc::syscall(451, fd, range.as_ptr(), stat.as_mut_ptr(), 0) == 0 }
+}
+
+// A page-cache read that has the engine to itself and would give its four participants fewer
+// than four 4 MiB chunks each goes in 1 MiB chunks: 16 MiB in sixteen copies, not four.
+child_test!(
+    a_read_alone_in_the_page_cache_is_cut_into_finer_chunks,
+    [("HIPFILE_PLATFORM", "nvidia"), ("HIPFILE_IO_THREADS", "4")],
+    {
+        cuda().make_current();
+        let len = 16 << 20;
+        let dev = cuda().alloc(len);
+        let data = pattern(len, 26);
+        let f = TestFile::rw("cuda-fine", &data);
+        let copies = || sim().counter("cuMemcpyHtoDAsync_v2") + sim().counter("cuMemcpyHtoD_v2");
+        let before = copies();
+        // SAFETY: a registered handle and `len` bytes of device memory.
+        assert_eq!(unsafe { hipFileRead(f.fh, dev, len, 0, 0) }, len as isize);
+        assert_eq!(cuda().download(dev, len), data);
+        let want = if kernel_has_cachestat(f.fd) { 16 } else { 4 };
+        assert_eq!(copies() - before, want);
+    }
+);
+
 // Writes take no fill: their participants ask the pool for buffers one by one, so each buffer
 // is registered on its own (one fill would be faulted in by the first of them alone).
 child_test!(

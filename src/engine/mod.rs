@@ -107,6 +107,8 @@ pub(crate) struct Inner {
     /// copies all go through lanes (non-blocking streams), never a synchronous copy.
     pub(crate) single_max: usize,
     pub(crate) inline_threshold: usize,
+    /// Requests of several chunks running now ([`pipeline`]: one alone may be cut finer).
+    pub(crate) chunked_running: std::sync::atomic::AtomicUsize,
 }
 
 /// The engine of one driver open.
@@ -166,6 +168,7 @@ impl Engine {
                 // A stream's engine never copies synchronously: nothing is a small request.
                 single_max: if stream_ordered { 0 } else { config.chunk_size },
                 inline_threshold: config.inline_threshold,
+                chunked_running: std::sync::atomic::AtomicUsize::new(0),
             }),
         }
     }

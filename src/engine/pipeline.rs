@@ -162,8 +162,7 @@ pub(crate) fn execute(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
 /// A request of several chunks, shared between the calling thread and helpers.
 #[inline(never)]
 fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
-    let chunk = inner.chunk;
-    let chunks = t.size.div_ceil(chunk);
+    let running = Running::enter(&inner.chunked_running);
     let writing = t.dir == Direction::Write;
     let size_before = if writing {
         sys::io::file_size(t.fd).unwrap_or(u64::MAX)
@@ -174,17 +173,36 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
         MemRef::Device { .. } => inner.stage.as_deref(),
         MemRef::Host { .. } => None,
     };
-    let helpers = if t.size <= inner.inline_threshold || chunks <= 1 {
+    // Whether the read starts in the page cache, asked at most once.
+    let mut warm = None;
+    let mut warm = || *warm.get_or_insert_with(|| warm_start(&t));
+    let inline = t.size <= inner.inline_threshold || t.size <= inner.chunk;
+    let mut cap = if inline {
         0
     } else {
-        let mut cap = participants(inner.request_parallelism, || warm_start(&t)).saturating_sub(1);
-        if let Some(s) = stage {
-            // Through a stage, a participant holds one slot: more than that would only wait.
-            cap = cap.min(s.slots().saturating_sub(1));
-        }
-        inner
-            .workers()
-            .map_or(0, |w| w.len().min(chunks - 1).min(cap))
+        participants(inner.request_parallelism, &mut warm).saturating_sub(1)
+    };
+    if let Some(s) = stage {
+        // Through a stage, a participant holds one slot: more than that would only wait.
+        cap = cap.min(s.slots().saturating_sub(1));
+    }
+    let workers = inner.workers().map_or(0, |w| w.len());
+    let fine = !inline
+        && stage.is_none()
+        && running.alone
+        && matches!(t.target, MemRef::Device { .. })
+        && !writing
+        && warm() == Some(true);
+    let chunk = if fine {
+        fine_chunk(inner.chunk, t.size, workers.min(cap) + 1)
+    } else {
+        inner.chunk
+    };
+    let chunks = t.size.div_ceil(chunk);
+    let helpers = if inline || chunks <= 1 {
+        0
+    } else {
+        workers.min(chunks - 1).min(cap)
     };
     // Device reads through bounce buffers: two per participant (`pipelined_read`), made at once
     // if the pool lacks them. Not writes: their participants ask the pool for buffers one by
@@ -245,6 +263,56 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
     }
     post_unclaimed(stage, &req);
     finish(&req)
+}
+
+/// Counts a request of several chunks in while it runs; `alone` when it was the only one.
+struct Running<'a> {
+    count: &'a AtomicUsize,
+    alone: bool,
+}
+
+impl<'a> Running<'a> {
+    fn enter(count: &'a AtomicUsize) -> Running<'a> {
+        let before = count.fetch_add(1, Ordering::AcqRel);
+        Running {
+            count,
+            alone: before == 0,
+        }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A read that has the engine to itself is cut finer while it would give each participant
+/// fewer chunks than this: a 16 MiB read in 4 MiB chunks kept six of its ten participants
+/// idle. H200, interleaved three times against the fixed chunk: 16 MiB reads from one thread
+/// 16.1-16.5 -> 20.7-21.4 GB/s; 64 MiB, 256 MiB and 1 GiB reads from one thread and 16 or
+/// 64 MiB reads from eight threads unchanged within the noise
+/// (`benches/gpu/2026-12-02-h200-round10-probes.txt`).
+const FINE_CHUNKS_PER_PARTICIPANT: usize = 4;
+/// The finest chunk a read is cut into.
+const FINE_CHUNK_MIN: usize = 1 << 20;
+
+/// The chunk for a page-cache read of `size` bytes to device memory that no other request of
+/// several chunks shares the engine with: `chunk` halved while the read would give its
+/// `participants` fewer than [`FINE_CHUNKS_PER_PARTICIPANT`] chunks each, down to
+/// [`FINE_CHUNK_MIN`] (and never below a multiple of 4 KiB). With ten participants a 16 or
+/// 64 MiB read goes in 1 MiB chunks, a 1 GiB read keeps 4 MiB. Reads of several threads at
+/// once keep the chunk: their participants are busy anyway, and 1 MiB chunks everywhere made
+/// 64 MiB reads from eight threads slower (47.1 -> 39.4 GB/s, round six).
+fn fine_chunk(chunk: usize, size: usize, participants: usize) -> usize {
+    let mut c = chunk;
+    while c / 2 >= FINE_CHUNK_MIN
+        && c % (8 << 10) == 0
+        && size.div_ceil(c) < FINE_CHUNKS_PER_PARTICIPANT * participants
+    {
+        c /= 2;
+    }
+    c
 }
 
 /// At most this many participants copy a read whose data is in the page cache. Such a copy is
@@ -838,6 +906,37 @@ mod tests {
         assert_eq!(participants(1, || Some(true)), 1);
         // At or under the cap the page cache is not asked.
         assert_eq!(participants(10, || unreachable!("not asked")), 10);
+    }
+
+    #[test]
+    fn a_read_alone_with_few_chunks_per_participant_is_cut_finer() {
+        const M: usize = 1 << 20;
+        // Ten participants: 64 MiB in 4 MiB chunks is 16 (under 40), in 1 MiB 64.
+        assert_eq!(fine_chunk(4 * M, 64 * M, 10), M);
+        // 160 MiB: 40 chunks of 4 MiB are enough.
+        assert_eq!(fine_chunk(4 * M, 160 * M, 10), 4 * M);
+        assert_eq!(fine_chunk(4 * M, 100 * M, 10), 2 * M);
+        assert_eq!(fine_chunk(4 * M, 1 << 30, 10), 4 * M);
+        // Never below 1 MiB, and a chunk that is no multiple of 8 KiB is not halved.
+        assert_eq!(fine_chunk(4 * M, 5 * M, 16), M);
+        assert_eq!(fine_chunk(M, 5 * M, 16), M);
+        assert_eq!(fine_chunk(4 * M + 4096, 5 * M, 16), 4 * M + 4096);
+        // Halved only until each participant has four: 16 chunks of 4 MiB for four.
+        assert_eq!(fine_chunk(16 * M, 64 * M, 4), 4 * M);
+    }
+
+    #[test]
+    fn running_counts_requests_and_knows_the_first() {
+        let n = AtomicUsize::new(0);
+        let a = Running::enter(&n);
+        assert!(a.alone);
+        let b = Running::enter(&n);
+        assert!(!b.alone);
+        assert_eq!(n.load(Ordering::Acquire), 2);
+        drop(a);
+        drop(b);
+        assert_eq!(n.load(Ordering::Acquire), 0);
+        assert!(Running::enter(&n).alone);
     }
 
     fn transfer(fd: RawFd, dir: Direction) -> Transfer {
