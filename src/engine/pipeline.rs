@@ -186,7 +186,12 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
         // Through a stage, a participant holds one slot: more than that would only wait.
         cap = cap.min(s.slots().saturating_sub(1));
     }
-    let workers = inner.workers().map_or(0, |w| w.len());
+    // Asked only for a request that will share its chunks: `workers()` starts the pool.
+    let workers = if inline {
+        0
+    } else {
+        inner.workers().map_or(0, |w| w.len())
+    };
     let fine = !inline
         && stage.is_none()
         && running.alone
