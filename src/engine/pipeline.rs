@@ -174,8 +174,8 @@ fn execute_chunked(inner: &Arc<Inner>, t: Transfer) -> Result<usize> {
         MemRef::Host { .. } => None,
     };
     // Whether the read starts in the page cache, asked at most once.
-    let mut warm = None;
-    let mut warm = || *warm.get_or_insert_with(|| warm_start(&t));
+    let mut warm_answer = None;
+    let mut warm = || *warm_answer.get_or_insert_with(|| warm_start(&t));
     let inline = t.size <= inner.inline_threshold || t.size <= inner.chunk;
     let mut cap = if inline {
         0
