@@ -143,12 +143,17 @@ child_test!(
     }
 );
 
-// A stream's slots are huge-page memory registered with the driver's device mapping (the
-// kernel reads them over PCIe): the registration grows by exactly the ring, eight 2 MiB slots
-// with their 4 KiB of slack each, and shrinks by it again at deregistration.
+// The stages' slots are huge-page memory registered with the driver's device mapping (the
+// kernel reads them over PCIe): registering a stream on an open driver makes its device's
+// stages, and the registration grows by exactly their rings, eight 2 MiB slots with their
+// 4 KiB of slack each per stage (HIPFILE_ASYNC_CONCURRENCY of them); they stay for the device's
+// streams after the deregistration and go with the close.
 child_test!(
     the_stage_slots_are_registered_memory,
-    [("HIPFILE_PLATFORM", "nvidia")],
+    [
+        ("HIPFILE_PLATFORM", "nvidia"),
+        ("HIPFILE_ASYNC_CONCURRENCY", "3")
+    ],
     {
         cuda().make_current();
         open_driver();
@@ -156,8 +161,10 @@ child_test!(
         let before = registered();
         let stream = Stream::new();
         assert_eq!(hipFileStreamRegister(stream.0, 0), OK);
-        assert_eq!(registered() - before, 8 * ((2 << 20) + 4096));
+        assert_eq!(registered() - before, 3 * 8 * ((2 << 20) + 4096));
         assert_eq!(hipFileStreamDeregister(stream.0), OK);
+        assert_eq!(registered() - before, 3 * 8 * ((2 << 20) + 4096));
+        assert_eq!(hipFileDriverClose(), OK);
         assert_eq!(registered(), before);
     }
 );
@@ -322,10 +329,11 @@ child_test!(
     }
 );
 
-// Where the kernel cannot be loaded (hipsim's `no_kernels`), streams are held on a word as on
-// HIP, and the bytes still arrive; no launch happens.
+// Where the kernel cannot be loaded (hipsim's `no_kernels`), an operation runs at submission,
+// after the stream's earlier work: its result is stored when the call returns, the bytes
+// arrive, and no launch happens.
 child_test!(
-    without_the_kernel_streams_wait_on_a_word,
+    without_the_kernel_operations_run_at_submission,
     [("HIPFILE_PLATFORM", "nvidia"), ("HIPSIM_NO_KERNELS", "1")],
     {
         cuda().make_current();
@@ -337,7 +345,6 @@ child_test!(
         let stream = Stream::new();
         let mut p = Params::new(n, 0, 0);
         assert_eq!(read_async(f.fh, dev, &mut p, &stream), OK);
-        stream.sync();
         assert_eq!(p.result(), n as isize);
         assert_eq!(cuda().download(dev, n), data);
         assert_eq!(launches(), 0);

@@ -724,8 +724,8 @@ fn wait_until(what: &str, cond: impl Fn() -> bool) {
     }
 }
 
-// With a stream wait on a memory word (the design): an application host function blocking the
-// runtime's callback thread does not hold up our operation or the release of its stream.
+// An application host function blocking the runtime's callback thread does not hold up our
+// operation or the release of its stream: the staging kernel holds it, no host function.
 child_test!(a_blocked_callback_thread_does_not_hold_up_stream_io, {
     open_driver();
     let s = sim();
@@ -734,13 +734,14 @@ child_test!(a_blocked_callback_thread_does_not_hold_up_stream_io, {
     let f = TestFile::rw("async-cb", &data);
     let dev = s.device_alloc(n);
     let (other, stream) = (Stream::new(), Stream::new());
-    let waits = s.counter("stream_value_waits");
+    let launches = s.counter("stage_launches");
     let (blocker, p) = read_behind_a_blocked_callback(&f, dev.ptr, n, &other, &stream);
     wait_until("the stream's release", || stream.idle());
     assert_eq!(p.result(), n as isize);
-    assert!(
-        s.counter("stream_value_waits") > waits,
-        "held by a wait on a word"
+    assert_eq!(
+        s.counter("stage_launches") - launches,
+        1,
+        "held by the staging kernel"
     );
     assert!(!other.idle(), "the application's callback still blocks");
     blocker.0.store(true, Ordering::Release);
@@ -748,62 +749,82 @@ child_test!(a_blocked_callback_thread_does_not_hold_up_stream_io, {
     assert_eq!(s.download(dev.ptr, n), data);
 });
 
-// Without stream waits on memory (HIPSIM_NO_WAIT_VALUE): the stream is held by a blocking host
-// function instead. The operation itself still runs at once (it waits for an event, not for
-// the callback thread); only the release of its stream waits for the callback thread.
+// Where the staging kernel cannot be loaded (HIPSIM_NO_KERNELS), an operation runs at its
+// submission, after the work queued before it on the stream: the call returns once it is done,
+// with its result stored, and nothing holds the stream afterwards.
 child_test!(
-    without_wait_values_blocking_host_functions_hold_the_stream,
-    [("HIPSIM_NO_WAIT_VALUE", "1")],
+    without_the_staging_kernel_operations_run_at_submission,
+    [("HIPSIM_NO_KERNELS", "1")],
     {
         open_driver();
         let s = sim();
         let n = 64 * 1024;
         let data = pattern(n, 17);
-        let f = TestFile::rw("async-hostfn", &data);
+        let f = TestFile::rw("async-nokernel", &data);
         let dev = s.device_alloc(n);
-        let (other, stream) = (Stream::new(), Stream::new());
-        let (blocker, p) = read_behind_a_blocked_callback(&f, dev.ptr, n, &other, &stream);
-        wait_until("the operation's result", || p.result() == n as isize);
-        std::thread::sleep(Duration::from_millis(50));
-        assert!(!stream.idle(), "the release waits for the callback thread");
-        blocker.0.store(true, Ordering::Release);
-        stream.sync();
-        other.sync();
+        let stream = Stream::new();
+        let launches = s.counter("stage_launches");
+        let pause = Pause::hold(&stream);
+        let submitted = AtomicBool::new(false);
+        let (fh, ptr) = (f.fh as usize, dev.ptr as usize);
+        let result = std::thread::scope(|scope| {
+            let submitter = scope.spawn(|| {
+                let mut p = Params::new(n, 0, 0);
+                let (fh, ptr) = (fh as hipFileHandle_t, ptr as *mut c_void);
+                assert_eq!(read_async(fh, ptr, &mut p, &stream), OK);
+                submitted.store(true, Ordering::Release);
+                p.result()
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            assert!(
+                !submitted.load(Ordering::Acquire),
+                "the submission waits for the stream's earlier work"
+            );
+            pause.release();
+            submitter.join().unwrap()
+        });
+        assert_eq!(result, n as isize, "done when the call returned");
+        assert!(stream.idle());
         assert_eq!(s.download(dev.ptr, n), data);
-        // And plain use works the same in this mode.
-        let mut w = Params::new(n, 0, 0);
-        assert_eq!(write_async(f.fh, dev.ptr, &mut w, &stream), OK);
-        let mut r = Params::new(n, 0, 0);
-        assert_eq!(read_async(f.fh, dev.ptr, &mut r, &stream), OK);
-        stream.sync();
-        assert_eq!((w.result(), r.result()), (n as isize, n as isize));
+        assert_eq!(s.counter("stage_launches"), launches, "no launch");
     }
 );
 
 // ---- registration ---------------------------------------------------------------------------
 
-// A stream registered on an open driver gets its pinned bounce buffers at once
-// (HIPFILE_ASYNC_BUFFER_SIZE, here 8 MiB: two 4 MiB chunks); deregistration frees them.
-// Registrations survive a driver close: the flags still apply after the next open.
+// A stream registered on an open driver makes its device's stages now, as upstream allocates
+// at registration: HIPFILE_ASYNC_CONCURRENCY stages of HIPFILE_ASYNC_BUFFER_SIZE (8 MiB: eight
+// slots of 1 MiB, each with a page of slack, and a control block of 256 + 256 x 32 bytes) and
+// 4096 mailboxes of 64 bytes. They belong to the device, not to the stream: deregistering
+// keeps them, another stream adds nothing, the close frees them. Registrations survive a
+// driver close: the flags still apply after the next open.
 child_test!(
-    registration_allocates_the_stream_buffers_and_survives_close,
-    [("HIPFILE_ASYNC_BUFFER_SIZE", "8388608")],
+    registration_makes_the_device_stages_and_survives_close,
+    [
+        ("HIPFILE_ASYNC_BUFFER_SIZE", "8388608"),
+        ("HIPFILE_ASYNC_CONCURRENCY", "2")
+    ],
     {
         open_driver();
         let s = sim();
         let stream = Stream::new();
         let live = s.counter("pinned_bytes_live");
         register_stream(&stream, 4);
+        let stage = 256 + 256 * 32 + 8 * ((1 << 20) + 4096);
+        let device_set = 2 * stage + 4096 * 64;
         assert_eq!(
             s.counter("pinned_bytes_live") - live,
-            (8 << 20) + 64,
-            "buffers and the word"
+            device_set,
+            "two stages and the mailboxes"
         );
+        let other = Stream::new();
+        register_stream(&other, 0);
+        assert_eq!(hipFileStreamDeregister(other.0), OK);
         assert_eq!(hipFileStreamDeregister(stream.0), OK);
         assert_eq!(
-            s.counter("pinned_bytes_live"),
-            live,
-            "freed at deregistration"
+            s.counter("pinned_bytes_live") - live,
+            device_set,
+            "kept for the device's other streams"
         );
 
         register_stream(&stream, 4);

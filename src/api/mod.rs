@@ -447,7 +447,7 @@ impl AsyncOp {
     }
 }
 
-impl crate::driver::stream_queue::AsyncParams for AsyncOp {
+impl crate::driver::ordered::AsyncParams for AsyncOp {
     fn size(&self) -> usize {
         self.0.size.load(std::sync::atomic::Ordering::Acquire)
     }

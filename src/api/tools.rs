@@ -63,8 +63,10 @@ pub struct ConfigSnapshot {
     pub bounce_budget: usize,
     /// Requests up to this size run on the calling thread.
     pub inline_threshold: usize,
-    /// Bytes of the asynchronous staging buffer.
+    /// Bytes of staging memory of each stream-ordered operation moving device bytes.
     pub async_buffer_size: usize,
+    /// Stream-ordered operations moving bytes at once per device.
+    pub async_concurrency: usize,
     /// Compat mode allowed.
     pub allow_compat: bool,
     /// Compat mode forced (no fastpath).
@@ -91,6 +93,7 @@ pub fn config() -> ConfigSnapshot {
         bounce_budget: c.bounce_budget,
         inline_threshold: c.inline_threshold,
         async_buffer_size: c.async_buffer_size,
+        async_concurrency: c.async_concurrency,
         allow_compat: c.allow_compat,
         force_compat: c.force_compat,
         unsupported_fs: c.unsupported_fs,

@@ -89,6 +89,7 @@ pub const VARIABLES: &[(&str, VarKind)] = &[
     ("HIPFILE_STATS_TSC", VarKind::Bool),
     ("HIPFILE_IO_THREADS", VarKind::Unsigned),
     ("HIPFILE_ASYNC_BUFFER_SIZE", VarKind::Size),
+    ("HIPFILE_ASYNC_CONCURRENCY", VarKind::Unsigned),
     ("HIPFILE_CHUNK_SIZE", VarKind::Size),
     ("HIPFILE_BOUNCE_BUDGET", VarKind::Size),
     ("HIPFILE_INLINE_THRESHOLD", VarKind::Size),
@@ -111,8 +112,12 @@ pub struct Env {
     /// `HIPFILE_STATS_TSC` (default true): the statistics' stopwatch may read the TSC where
     /// the kernel keeps time on it; false: always `CLOCK_MONOTONIC`.
     pub stats_tsc: Option<bool>,
-    /// `HIPFILE_ASYNC_BUFFER_SIZE` in bytes (default 16 MiB; 0 means the default).
+    /// `HIPFILE_ASYNC_BUFFER_SIZE` in bytes (default 16 MiB; 0 means the default): the
+    /// staging memory of each stream-ordered operation that moves device bytes at once.
     pub async_buffer_size: Option<u64>,
+    /// `HIPFILE_ASYNC_CONCURRENCY` (default 8; 0 means the default): stream-ordered operations
+    /// that move bytes at once per device, whatever the number of streams.
+    pub async_concurrency: Option<u32>,
     /// `HIPFILE_HOST` (default true).
     pub host_io: Option<bool>,
     /// `HIPFILE_FALLBACK_SYNC_WRITES` (default true): one `fdatasync` per write call.
@@ -164,6 +169,7 @@ impl Env {
             stats_level: unsigned("HIPFILE_STATS_LEVEL"),
             stats_tsc: boolean("HIPFILE_STATS_TSC"),
             async_buffer_size: size("HIPFILE_ASYNC_BUFFER_SIZE"),
+            async_concurrency: unsigned("HIPFILE_ASYNC_CONCURRENCY"),
             host_io: boolean("HIPFILE_HOST"),
             sync_writes: boolean("HIPFILE_FALLBACK_SYNC_WRITES"),
             io_threads: unsigned("HIPFILE_IO_THREADS"),
@@ -188,8 +194,13 @@ pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
 pub const DEFAULT_BOUNCE_BUDGET: usize = 256 << 20;
 /// Default inline threshold: requests of this size or less run on the calling thread.
 pub const DEFAULT_INLINE_THRESHOLD: usize = 1 << 20;
-/// Default per-stream async bounce buffer (0.5.0 CHANGELOG).
+/// Default staging memory of one stream-ordered operation (0.5.0 CHANGELOG).
 pub const DEFAULT_ASYNC_BUFFER_SIZE: usize = 16 << 20;
+/// Default stream-ordered operations moving bytes at once per device: eight, the in-flight
+/// depth of the stream-ordered benchmark (eight streams of one operation or one of eight).
+pub const DEFAULT_ASYNC_CONCURRENCY: usize = 8;
+/// Upper bound on `HIPFILE_ASYNC_CONCURRENCY`.
+pub const MAX_ASYNC_CONCURRENCY: usize = 64;
 /// Upper bound on worker threads.
 pub const MAX_IO_THREADS: usize = 64;
 

@@ -12,7 +12,9 @@ pub mod env;
 pub mod params;
 
 pub use env::{env, Env};
-use env::{DEFAULT_ASYNC_BUFFER_SIZE, MAX_IO_THREADS};
+use env::{
+    DEFAULT_ASYNC_BUFFER_SIZE, DEFAULT_ASYNC_CONCURRENCY, MAX_ASYNC_CONCURRENCY, MAX_IO_THREADS,
+};
 use params::{BoolParam, ParamValues, SizeParam, Staged};
 
 /// The configuration snapshot in force while the driver is open.
@@ -30,8 +32,10 @@ pub struct Config {
     pub sync_writes: bool,
     /// Statistics level 0–3.
     pub stats_level: u32,
-    /// Per-stream async bounce buffer size.
+    /// Staging memory of each stream-ordered operation moving device bytes.
     pub async_buffer_size: usize,
+    /// Stream-ordered operations moving bytes at once per device.
+    pub async_concurrency: usize,
     /// Engine worker threads (the calling thread included).
     pub io_threads: usize,
     /// Threads one request may use (calling thread included).
@@ -86,6 +90,10 @@ impl Config {
             async_buffer_size: match env.async_buffer_size {
                 None | Some(0) => DEFAULT_ASYNC_BUFFER_SIZE,
                 Some(v) => v as usize,
+            },
+            async_concurrency: match env.async_concurrency {
+                None | Some(0) => DEFAULT_ASYNC_CONCURRENCY,
+                Some(v) => (v as usize).min(MAX_ASYNC_CONCURRENCY),
             },
             io_threads,
             request_parallelism,

@@ -312,7 +312,7 @@ impl BatchRegistry {
 
     /// Remove a context; its token goes stale.
     pub fn remove(&mut self, token: BatchToken) -> Option<Arc<BatchContext>> {
-        self.slots.remove_if(token.0, |_| true).map(|(ctx, _)| ctx)
+        self.slots.remove(token.0).map(|(ctx, _)| ctx)
     }
 
     /// Remove every context (the driver closed to 0): every token goes stale. Returns the

@@ -46,17 +46,14 @@ impl FileRegistry {
         self.slots.get(token.0)
     }
 
-    /// Remove a file unless I/O still holds it (refused silently then).
-    /// Returns whether it was removed.
-    pub fn remove(&mut self, token: FileToken) -> bool {
-        let Some((file, index)) = self.slots.remove_if(token.0, |f| Arc::strong_count(f) == 1)
-        else {
-            return false;
-        };
+    /// Remove a file; I/O that holds it keeps it alive until it ends. Returns the file, or
+    /// `None` for an unknown or stale token.
+    pub fn remove(&mut self, token: FileToken) -> Option<Arc<File>> {
+        let (file, index) = self.slots.remove(token.0)?;
         if self.by_fd.get(&file.client_fd()) == Some(&index) {
             self.by_fd.remove(&file.client_fd());
         }
-        true
+        Some(file)
     }
 
     /// Drop every registration (driver closed to 0). Files in use stay alive through their
@@ -95,19 +92,17 @@ mod tests {
             Error::HandleAlreadyRegistered
         );
         assert!(r.get(t1).is_some());
-        assert!(r.remove(t1));
+        assert!(r.remove(t1).is_some());
         assert!(r.get(t1).is_none());
-        assert!(!r.remove(t1));
+        assert!(r.remove(t1).is_none());
         let t2 = r.insert(File::inspect(fd).unwrap()).unwrap();
         assert_ne!(t1, t2, "slot reused with a new generation");
         assert!(r.get(t1).is_none());
         assert!(r.get(FileToken(0)).is_none());
         assert!(r.get(FileToken(usize::MAX)).is_none());
-        // A file held by in-flight I/O is not removed.
+        // A file held by in-flight I/O is removed; the I/O keeps it alive.
         let held = r.get(t2).cloned().unwrap();
-        assert!(!r.remove(t2));
-        drop(held);
-        assert!(r.remove(t2));
+        assert!(Arc::ptr_eq(&r.remove(t2).unwrap(), &held));
         assert!(r.is_empty());
     }
 }

@@ -13,8 +13,8 @@
 pub mod batch;
 pub mod buffers;
 pub mod files;
+pub mod ordered;
 mod slots;
-pub mod stream_queue;
 pub mod streams;
 
 use std::os::fd::RawFd;
@@ -72,6 +72,8 @@ pub struct Driver {
     batch_jobs: Arc<batch::Jobs>,
     staged: Mutex<Staged>,
     streams: streams::StreamRegistry,
+    /// Stream-ordered I/O of the open session, from its first use to the close.
+    ordered: Mutex<Option<Arc<ordered::Ordered>>>,
 }
 
 static DRIVER: OnceLock<Driver> = OnceLock::new();
@@ -91,6 +93,7 @@ pub fn driver() -> &'static Driver {
             batch_jobs: Arc::default(),
             staged: Mutex::new(Staged::default()),
             streams: streams::StreamRegistry::default(),
+            ordered: Mutex::new(None),
         }
     })
 }
@@ -159,8 +162,11 @@ impl Driver {
         // with this close.
         self.batch_jobs.wait_none();
         // Stream-ordered operations queued before the close finish first (their streams wait
-        // for them); then their queues' threads and pinned memory go.
-        self.streams.close_queues();
+        // for them); then the service's threads and pinned memory go.
+        let ordered = self.ordered.lock().take();
+        if let Some(o) = ordered {
+            o.shut_down();
+        }
         drop(session);
         Ok(())
     }
@@ -249,17 +255,25 @@ impl Driver {
         Ok(token)
     }
 
-    /// `hipFileHandleDeregister`: silently nothing when closed, unknown or busy.
+    /// `hipFileHandleDeregister`: silently nothing when closed or unknown. The handle goes at
+    /// once (later calls with it get `HandleNotRegistered`, and its descriptor may be
+    /// registered again), then the call waits for the stream-ordered operations queued on it,
+    /// as `hipFileStreamDeregister` does for a stream: when it returns, nothing of the library
+    /// uses the file any more but synchronous calls already running on other threads.
     pub fn deregister_file(&self, token: FileToken) {
         let mut st = self.state.write();
         if st.use_count == 0 {
             return;
         }
-        if st.files.remove(token) {
-            drop(st);
-            crate::stats::recorder::file_deregistered();
-        } else {
-            tracing::debug!(target: "hipfile", "deregistration of handle {:#x} ignored (unknown or in use)", token.0);
+        let Some(file) = st.files.remove(token) else {
+            tracing::debug!(target: "hipfile", "deregistration of unknown handle {:#x} ignored", token.0);
+            return;
+        };
+        drop(st);
+        crate::stats::recorder::file_deregistered();
+        let ordered = self.ordered.lock().clone();
+        if let Some(o) = ordered {
+            o.drain_file(&file);
         }
     }
 
@@ -474,14 +488,14 @@ impl Driver {
     /// order: the handle, the buffer, the stream's device, the bounds with the current values
     /// (size clamped), the buffer's device against the stream's; then `*bytes_p = 0`, a size
     /// of 0 done at once, otherwise the operation queued on the stream
-    /// ([`stream_queue`]).
+    /// ([`ordered`]).
     pub fn submit_async(
         &self,
         dir: Direction,
         token: FileToken,
         base: Address,
         stream: runtime::StreamHandle,
-        params: Box<dyn stream_queue::AsyncParams>,
+        params: Box<dyn ordered::AsyncParams>,
     ) -> Result<()> {
         let rt = self.rt();
         let (file, registration, session) = self.look_up(token, base)?;
@@ -499,13 +513,10 @@ impl Driver {
                 )?,
             ),
         };
-        let info = self.streams.info(stream);
-        let existing = self.streams.existing_queue(stream);
-        let stream_device = match (info, &existing) {
-            (Some(i), _) => i.device,
-            (None, Some(q)) => q.device,
-            (None, None) => rt.stream_device(stream)?,
-        };
+        // Asked at every submission: a stream destroyed and re-created at the same address may
+        // be on another device.
+        let stream_device = rt.stream_device(stream)?;
+        let info = self.streams.info(rt, stream);
         let (Some(file_offset), Some(buffer_offset)) =
             (params.file_offset(), params.buffer_offset())
         else {
@@ -518,7 +529,7 @@ impl Driver {
                 "the buffer is not on the stream's device",
             ));
         }
-        let submitted = stream_queue::Submitted {
+        let submitted = ordered::Submitted {
             size: req.size,
             file_offset,
             buffer_offset,
@@ -528,7 +539,7 @@ impl Driver {
         if submitted.size == 0 {
             return Ok(());
         }
-        let mut op = stream_queue::Op {
+        let op = ordered::Op {
             dir,
             file,
             buf,
@@ -537,37 +548,48 @@ impl Driver {
             submitted,
             params,
         };
-        let mut queue = existing;
-        loop {
-            let q = match queue.take() {
-                Some(q) => q,
-                None => self
-                    .streams
-                    .queue(rt, stream, || Ok(stream_device), &session)?,
-            };
-            match q.submit(op) {
-                Ok(r) => return r,
-                // The stream was deregistered meanwhile: its next queue takes the operation.
-                Err(back) => op = back,
-            }
-        }
+        self.ordered(&session)?.submit(op, stream, stream_device)
     }
 
-    /// `hipFileStreamRegister`: the registration, and on an open driver the stream's queue
-    /// (its pinned bounce buffers are allocated now, as upstream does at registration).
+    /// The stream-ordered I/O service of the open session, started on first use.
+    fn ordered(&self, session: &Session) -> Result<Arc<ordered::Ordered>> {
+        let mut slot = self.ordered.lock();
+        if let Some(o) = &*slot {
+            return Ok(Arc::clone(o));
+        }
+        let o = Arc::new(ordered::Ordered::new(self.rt(), session.config.clone())?);
+        *slot = Some(Arc::clone(&o));
+        Ok(o)
+    }
+
+    /// `hipFileStreamDeregister`: `InvalidValue` when `stream` is not registered; otherwise
+    /// waits for the operations queued on it, then forgets the registration.
+    pub fn deregister_stream(&self, stream: runtime::StreamHandle) -> Result<()> {
+        if !self.streams.contains(stream) {
+            return Err(Error::InvalidValue("stream not registered"));
+        }
+        let ordered = self.ordered.lock().clone();
+        if let Some(o) = ordered {
+            o.drain_stream(stream);
+        }
+        self.streams.deregister(stream)
+    }
+
+    /// `hipFileStreamRegister`: the registration, and on an open driver the stages of the
+    /// stream's device (their pinned memory is allocated now, as upstream allocates at
+    /// registration).
     pub fn register_stream(
         &self,
         stream: runtime::StreamHandle,
-        flags: stream_queue::StreamFlags,
+        flags: ordered::StreamFlags,
     ) -> Result<()> {
         let rt = self.rt();
         self.streams.register(rt, stream, flags)?;
         let session = self.state.read().session.clone();
-        if let (Some(session), Some(info)) = (session, self.streams.info(stream)) {
-            if let Err(e) = self.streams.queue(rt, stream, || Ok(info.device), &session) {
-                self.streams.unregister(stream);
-                return Err(e);
-            }
+        if let Some(session) = session {
+            let device = rt.stream_device(stream)?;
+            // A device where the kernel cannot run serves its streams at submission.
+            let _ = self.ordered(&session)?.prepare(device);
         }
         Ok(())
     }

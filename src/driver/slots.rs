@@ -59,12 +59,12 @@ impl<T> Slots<T> {
         self.slots.get(index)?.1.as_ref()
     }
 
-    /// Remove the value behind a current key when `allow` agrees; the key goes stale.
-    /// Returns the value and its slot index.
-    pub fn remove_if(&mut self, key: usize, allow: impl FnOnce(&T) -> bool) -> Option<(T, usize)> {
+    /// Remove the value behind a current key; the key goes stale. Returns the value and its
+    /// slot index.
+    pub fn remove(&mut self, key: usize) -> Option<(T, usize)> {
         let (index, gen) = Self::decode(key)?;
         let slot = self.slots.get_mut(index)?;
-        if slot.0 != gen || !allow(slot.1.as_ref()?) {
+        if slot.0 != gen {
             return None;
         }
         let v = slot.1.take()?;
@@ -104,9 +104,8 @@ mod tests {
         assert_ne!(k1, 0);
         assert_eq!(s.get(k1), Some(&"a"));
         assert_eq!(s.at(i1), Some(&"a"));
-        assert_eq!(s.remove_if(k1, |_| false), None, "refused: stays");
-        assert_eq!(s.get(k1), Some(&"a"));
-        assert_eq!(s.remove_if(k1, |_| true), Some(("a", i1)));
+        assert_eq!(s.remove(k1), Some(("a", i1)));
+        assert_eq!(s.remove(k1), None, "stale");
         assert_eq!(s.get(k1), None);
         let (k2, i2) = s.insert("b");
         assert_eq!(i2, i1, "the slot is reused");

@@ -16,15 +16,19 @@ pub mod pipeline;
 pub mod pool;
 
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use parking_lot::{Condvar, Mutex};
+
 use crate::config::Config;
-use crate::error::Result;
-use crate::runtime::{DirectCopy, Runtime};
+use crate::error::{Error, Result};
+use crate::runtime::{DirectCopy, RtResult, Runtime, StreamHandle};
 use crate::vocab::{Address, Direction, MemRef};
 
 use lend::bounce::BouncePool;
-pub(crate) use lend::stage::Stage;
+use lend::stage::Mailboxes;
+pub(crate) use lend::stage::{Mail, Stage};
 use pool::WorkerPool;
 
 /// The helper threads of every staged stream engine (`hipfile-stage-N`), shared: with a pool
@@ -214,19 +218,133 @@ impl Engine {
         }
     }
 
-    /// Allocate every bounce buffer of the budget now (a stream's engine, at its first
-    /// operation: pinned allocation is then never done while the stream waits for us).
-    pub fn preallocate_bounce(&self) {
-        let mut held = Vec::new();
-        while let Some(b) = self.inner.bounce.try_get() {
-            held.push(b);
-        }
-    }
-
     /// Change the bounce budget (`hipFileDriverSetMaxCacheSize`): applies to later requests;
     /// buffers above a lowered budget are freed as they come back.
     pub fn set_bounce_budget(&self, bytes: usize) {
         self.inner.bounce.set_budget(bytes);
+    }
+}
+
+/// Mailboxes per device: operations queued on a device's streams and not finished, at most (a
+/// submission past that waits for one to finish).
+const MAILBOXES: u32 = 4096;
+
+/// What stream-ordered I/O moves device bytes with on one device: a fixed set of stages, each
+/// with the engine that copies through it, shared by every stream of the device and lent to one
+/// operation at a time once its kernel started; and the mailboxes of the launches. Everything
+/// is allocated here, before the first launch: allocating pinned memory while kernels wait for
+/// the host could wait for those kernels.
+pub struct StageSet {
+    stages: Vec<(Arc<Stage>, Engine)>,
+    /// Indices of the stages nobody borrowed.
+    free: Mutex<Vec<usize>>,
+    returned: Condvar,
+    /// Stages still in service (a broken one is retired for good).
+    live: AtomicUsize,
+    mails: Arc<Mailboxes>,
+}
+
+impl StageSet {
+    /// The stages and mailboxes of `device` for `config`; "not supported" where the runtime
+    /// cannot load the staging kernel there.
+    pub fn new(rt: &'static dyn Runtime, config: &Config, device: i32) -> RtResult<StageSet> {
+        let grid = rt.stage_grid(device)?;
+        let restore = rt.enter_device(device)?;
+        let built = (|| {
+            let mails = Arc::new(Mailboxes::new(rt, device, MAILBOXES)?);
+            let stages = (0..config.async_concurrency.max(1))
+                .map(|_| {
+                    let stage = Arc::new(Stage::new(
+                        rt,
+                        device,
+                        config.async_buffer_size,
+                        config.chunk_size,
+                        grid,
+                    )?);
+                    let engine = Engine::for_stream(rt, config, Some(Arc::clone(&stage)));
+                    Ok((stage, engine))
+                })
+                .collect::<RtResult<Vec<_>>>()?;
+            Ok(StageSet {
+                free: Mutex::new((0..stages.len()).rev().collect()),
+                returned: Condvar::new(),
+                live: AtomicUsize::new(stages.len()),
+                stages,
+                mails,
+            })
+        })();
+        rt.leave_device(restore);
+        built
+    }
+
+    /// A mailbox for a launch of `grid` blocks.
+    pub(crate) fn mail(&self, grid: u32) -> Mail {
+        self.mails.take(grid)
+    }
+
+    /// A stage for one operation whose kernel started, once one is free and its last kernel
+    /// consumed everything (stages are held only by operations whose kernels run, so one comes
+    /// back). Fails only when every stage broke (their streams failed).
+    pub fn lend(&self) -> Result<StageLoan<'_>> {
+        let mut free = self.free.lock();
+        loop {
+            if let Some(at) = free.iter().position(|&i| self.stages[i].0.idle()) {
+                let index = free.swap_remove(at);
+                return Ok(StageLoan { set: self, index });
+            }
+            if free.is_empty() {
+                if self.live.load(Ordering::Acquire) == 0 {
+                    return Err(Error::Internal("every staging buffer of the device broke"));
+                }
+                self.returned.wait(&mut free);
+                continue;
+            }
+            // Free stages whose last kernel has a segment or two to go: look again shortly,
+            // and retire those that never will.
+            let broken: Vec<usize> = free
+                .iter()
+                .copied()
+                .filter(|&i| self.stages[i].0.broken())
+                .collect();
+            if !broken.is_empty() {
+                free.retain(|i| !broken.contains(i));
+                self.live.fetch_sub(broken.len(), Ordering::AcqRel);
+                tracing::warn!(target: "hipfile", "{} staging buffer(s) retired: their stream failed", broken.len());
+                continue;
+            }
+            self.returned
+                .wait_for(&mut free, std::time::Duration::from_micros(20));
+        }
+    }
+}
+
+/// A stage lent to one operation until dropped.
+pub struct StageLoan<'s> {
+    set: &'s StageSet,
+    index: usize,
+}
+
+impl StageLoan<'_> {
+    /// The engine that copies through the stage.
+    pub fn engine(&self) -> &Engine {
+        &self.set.stages[self.index].1
+    }
+
+    /// Serve the operation whose kernel runs on `stream` over `mail` (its kernel started).
+    pub(crate) fn assign(&self, mail: &Mail, stream: StreamHandle) {
+        self.set.stages[self.index].0.assign(mail, stream);
+    }
+
+    /// Post the operation's last segment (its result is stored): its kernel returns.
+    pub fn finish(&self) -> RtResult<()> {
+        self.set.stages[self.index].0.finish_operation()
+    }
+}
+
+impl Drop for StageLoan<'_> {
+    fn drop(&mut self) {
+        self.set.free.lock().push(self.index);
+        self.set.returned.notify_one();
     }
 }
 

@@ -8,7 +8,7 @@ use super::boundary_op;
 use super::error::op_code;
 use crate::driver::driver;
 use crate::driver::files::FileToken;
-use crate::driver::stream_queue::{AsyncParams, StreamFlags};
+use crate::driver::ordered::{AsyncParams, StreamFlags};
 use crate::error::{Error, Result};
 use crate::runtime::StreamHandle;
 use crate::vocab::{Address, Direction};
@@ -28,7 +28,7 @@ pub extern "C" fn hipFileStreamRegister(stream: hipStream_t, flags: c_uint) -> h
 /// for the stream-ordered operations queued on it to finish.
 #[no_mangle]
 pub extern "C" fn hipFileStreamDeregister(stream: hipStream_t) -> hipFileError_t {
-    boundary_op(|| driver().streams().deregister(StreamHandle(stream as usize)))
+    boundary_op(|| driver().deregister_stream(StreamHandle(stream as usize)))
 }
 
 /// The caller's by-reference parameters of one operation. The application keeps them valid

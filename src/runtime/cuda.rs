@@ -26,8 +26,8 @@ use super::cufile::CuFile;
 
 use super::RuntimeTools;
 use super::{
-    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
-    Runtime, StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, Platform, PointerInfo, RtError, RtResult, Runtime,
+    StreamHandle,
 };
 use crate::vocab::{Direction, MemoryType};
 
@@ -213,7 +213,6 @@ const CU_POINTER_ATTRIBUTE_IS_MANAGED: c_int = 8;
 const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: c_int = 9;
 const CU_MEMHOSTALLOC_PORTABLE: c_uint = 0x1;
 const CU_MEMHOSTALLOC_DEVICEMAP: c_uint = 0x2;
-const CU_STREAM_WAIT_VALUE_EQ: c_uint = 0x1;
 const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
 const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
 /// `CU_STREAM_PER_THREAD`: the calling thread's implicit stream, which does not synchronise
@@ -257,10 +256,8 @@ struct CudaApi {
     mem_host_register: Option<unsafe extern "C" fn(*mut c_void, usize, c_uint) -> CuResult>,
     mem_host_unregister: Option<unsafe extern "C" fn(*mut c_void) -> CuResult>,
     // Optional: not called by the library itself.
-    // Optional: the blocking hold of stream-ordered I/O where wait-values are missing.
-    launch_host_func: Option<unsafe extern "C" fn(*mut c_void, HostFn, *mut c_void) -> CuResult>,
-    // Optional: stream-ordered I/O holds a stream on a mapped word with it.
-    stream_wait_value32: Option<unsafe extern "C" fn(*mut c_void, u64, u32, c_uint) -> CuResult>,
+    // Optional (CUDA 12): tells a stream from a later one created at the same address.
+    stream_get_id: Option<unsafe extern "C" fn(*mut c_void, *mut u64) -> CuResult>,
     mem_host_get_device_pointer:
         Option<unsafe extern "C" fn(*mut u64, *mut c_void, c_uint) -> CuResult>,
     // Optional: the staging kernel of stream-ordered I/O (loaded from PTX, launched on streams).
@@ -303,13 +300,8 @@ type LaunchCooperativeKernel = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> CuResult;
 
-/// The staging kernel's PTX (`stage/stage.cu`, built by `scripts/gpu/stage_ptx.sh`), as the
-/// NUL-terminated text `cuModuleLoadData` takes.
-const STAGE_PTX: &str = concat!(include_str!("stage/stage.ptx"), "\0");
 /// `CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH`.
 const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: c_int = 95;
-/// Threads per block of the staging kernel (what `stage.cu` is written for).
-const STAGE_BLOCK: c_uint = 1024;
 /// Blocks of one staging launch where they can be launched co-resident: four copy at 49 GB/s
 /// on the H200 (one at 35; more gain nothing: scripts/gpu/stage_probe.c).
 const STAGE_GRID: u32 = 4;
@@ -411,9 +403,7 @@ impl CudaRuntime {
             mem_free_host: sym(&lib, "cuMemFreeHost")?,
             mem_host_register: opt_sym(&lib, "cuMemHostRegister_v2"),
             mem_host_unregister: opt_sym(&lib, "cuMemHostUnregister"),
-            launch_host_func: opt_sym(&lib, "cuLaunchHostFunc"),
-            stream_wait_value32: opt_sym(&lib, "cuStreamWaitValue32_v2")
-                .or_else(|| opt_sym(&lib, "cuStreamWaitValue32")),
+            stream_get_id: opt_sym(&lib, "cuStreamGetId"),
             mem_host_get_device_pointer: opt_sym(&lib, "cuMemHostGetDevicePointer_v2"),
             module_load_data: opt_sym(&lib, "cuModuleLoadData"),
             module_get_function: opt_sym(&lib, "cuModuleGetFunction"),
@@ -522,10 +512,10 @@ impl CudaRuntime {
         let loaded = (|| {
             let mut module: *mut c_void = std::ptr::null_mut();
             // SAFETY: valid out-pointer; the image is NUL-terminated PTX text.
-            check(unsafe { load(&mut module, STAGE_PTX.as_ptr().cast()) })?;
+            check(unsafe { load(&mut module, super::stage::PTX.as_ptr().cast()) })?;
             let mut f: *mut c_void = std::ptr::null_mut();
             // SAFETY: valid out-pointer, a module just loaded, a NUL-terminated name.
-            check(unsafe { get(&mut f, module, c"hipfile_stage".as_ptr()) })?;
+            check(unsafe { get(&mut f, module, super::stage::NAME.as_ptr()) })?;
             let mut coop: c_int = 0;
             let mut dev: c_int = 0;
             // SAFETY: valid out-pointers.
@@ -734,16 +724,6 @@ impl Runtime for CudaRuntime {
         unsafe { (self.api.stream_destroy)(stream.0 as *mut c_void) };
     }
 
-    fn signal_alloc(&self) -> RtResult<super::Signal> {
-        if self.api.stream_wait_value32.is_none() {
-            return Err(RtError::NOT_SUPPORTED);
-        }
-        let m = self.mapped_alloc(64)?;
-        // SAFETY: 64 bytes of mapped pinned memory, page-aligned, ours until signal_free (which
-        // frees it as `host_free` would).
-        Ok(unsafe { super::Signal::new(m.host.cast(), m.device) })
-    }
-
     fn mapped_alloc(&self, len: usize) -> RtResult<super::MappedHost> {
         let alias = self
             .api
@@ -804,8 +784,7 @@ impl Runtime for CudaRuntime {
         &self,
         device: i32,
         stream: StreamHandle,
-        ctl: usize,
-        ring_len: u32,
+        mail: usize,
         grid: u32,
     ) -> RtResult<()> {
         let (f, max) = self
@@ -816,19 +795,16 @@ impl Runtime for CudaRuntime {
             .ok_or(RtError::NOT_SUPPORTED)??;
         let grid = grid.clamp(1, max);
         let restore = self.enter_device(device)?;
-        let mut ctl_arg = ctl as u64;
-        let mut ring_arg: c_uint = ring_len;
-        let mut params = [
-            (&mut ctl_arg as *mut u64).cast::<c_void>(),
-            (&mut ring_arg as *mut c_uint).cast::<c_void>(),
-        ];
+        let mut mail_arg = mail as u64;
+        let mut params = [(&mut mail_arg as *mut u64).cast::<c_void>()];
         let f = f as *mut c_void;
         let s = stream.0 as *mut c_void;
+        let block = super::stage::THREADS;
         let r = match (grid, self.api.launch_cooperative_kernel) {
             (g, Some(coop)) if g > 1 => {
-                // SAFETY: the kernel takes (StageCtl *, unsigned); `params` points at both for
-                // the duration of the call, which copies them; the driver validates the stream.
-                check(unsafe { coop(f, g, 1, 1, STAGE_BLOCK, 1, 1, 0, s, params.as_mut_ptr()) })
+                // SAFETY: the kernel takes (StageMail *); `params` points at it for the duration
+                // of the call, which copies it; the driver validates the stream.
+                check(unsafe { coop(f, g, 1, 1, block, 1, 1, 0, s, params.as_mut_ptr()) })
             }
             _ => match self.api.launch_kernel {
                 // SAFETY: as above, one block.
@@ -838,7 +814,7 @@ impl Runtime for CudaRuntime {
                         1,
                         1,
                         1,
-                        STAGE_BLOCK,
+                        block,
                         1,
                         1,
                         0,
@@ -854,24 +830,13 @@ impl Runtime for CudaRuntime {
         r
     }
 
-    fn stream_wait_value32(
-        &self,
-        stream: StreamHandle,
-        signal: &super::Signal,
-        value: u32,
-    ) -> RtResult<()> {
-        let wait = self.api.stream_wait_value32.ok_or(RtError::NOT_SUPPORTED)?;
+    fn stream_id(&self, stream: StreamHandle) -> RtResult<u64> {
+        let get = self.api.stream_get_id.ok_or(RtError::NOT_SUPPORTED)?;
         let _g = self.ctx()?;
-        // SAFETY: the word is mapped pinned memory alive while the signal is; the driver
-        // validates the stream.
-        check(unsafe {
-            wait(
-                stream.0 as *mut c_void,
-                signal.device as u64,
-                value,
-                CU_STREAM_WAIT_VALUE_EQ,
-            )
-        })
+        let mut id = 0u64;
+        // SAFETY: valid out-pointer; the driver validates the stream.
+        check(unsafe { get(stream.0 as *mut c_void, &mut id) })?;
+        Ok(id)
     }
 
     fn stream_query(&self, stream: StreamHandle) -> RtResult<()> {
@@ -904,18 +869,6 @@ impl Runtime for CudaRuntime {
         drop(pushed);
         check(rc)?;
         Ok(d)
-    }
-
-    unsafe fn launch_host_func(
-        &self,
-        stream: StreamHandle,
-        f: HostFn,
-        data: *mut c_void,
-    ) -> RtResult<()> {
-        let launch = self.api.launch_host_func.ok_or(RtError::NOT_SUPPORTED)?;
-        let _g = self.ctx()?;
-        // SAFETY: the caller guarantees `f`/`data` per the trait contract.
-        check(unsafe { launch(stream.0 as *mut c_void, f, data) })
     }
 
     fn event_create(&self) -> RtResult<EventHandle> {

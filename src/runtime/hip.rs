@@ -8,15 +8,18 @@
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
 
 use libloading::os::unix::Library;
 
+use super::stage;
 use super::symbols::{opt_sym, sym};
 
 use super::RuntimeTools;
 use super::{
-    DeviceRestore, EventHandle, FastpathFault, HostFn, Platform, PointerInfo, RtError, RtResult,
-    Runtime, StreamHandle,
+    DeviceRestore, EventHandle, FastpathFault, Platform, PointerInfo, RtError, RtResult, Runtime,
+    StreamHandle,
 };
 use crate::vocab::{Direction, MemoryType};
 
@@ -53,6 +56,35 @@ struct HipAmdFileHandle {
     handle: u64,
 }
 
+/// `hipModuleLaunchKernel(f, grid xyz, block xyz, shared bytes, stream, params, extra)`.
+type ModuleLaunch = unsafe extern "C" fn(
+    *mut c_void,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    *mut c_void,
+    *mut *mut c_void,
+    *mut *mut c_void,
+) -> HipError;
+
+/// `hipModuleLaunchCooperativeKernel(f, grid xyz, block xyz, shared bytes, stream, params)`.
+type ModuleLaunchCooperative = unsafe extern "C" fn(
+    *mut c_void,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    *mut c_void,
+    *mut *mut c_void,
+) -> HipError;
+
 type FileRwFn =
     unsafe extern "C" fn(HipAmdFileHandle, *mut c_void, u64, i64, *mut u64, *mut i32) -> HipError;
 
@@ -61,7 +93,11 @@ const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
 const HIP_HOST_MALLOC_PORTABLE: c_uint = 0x1;
 const HIP_HOST_MALLOC_MAPPED: c_uint = 0x2;
 const HIP_STREAM_NON_BLOCKING: c_uint = 0x1;
-const HIP_STREAM_WAIT_VALUE_EQ: c_uint = 0x1;
+/// `hipErrorCooperativeLaunchTooLarge`.
+const HIP_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: i32 = 720;
+/// Blocks of one staging launch where a cooperative launch puts them co-resident (as on CUDA,
+/// where four copied at 49 GB/s on the H200 and one at 35).
+const STAGE_GRID: u32 = 4;
 /// First HIP_VERSION with the ROCm 6 `hipMemoryType` numbering.
 const ROCM6: i32 = 60_000_000;
 
@@ -82,14 +118,20 @@ struct HipApi {
     stream_create: unsafe extern "C" fn(*mut *mut c_void) -> HipError,
     // Optional: our streams are created non-blocking when the runtime has it.
     stream_create_with_flags: Option<unsafe extern "C" fn(*mut *mut c_void, c_uint) -> HipError>,
-    // Optional: stream-ordered I/O holds a stream on a mapped word with it.
-    stream_wait_value32:
-        Option<unsafe extern "C" fn(*mut c_void, *mut c_void, u32, c_uint, u32) -> HipError>,
+    // Optional: the staging kernel of stream-ordered I/O reads host-mapped memory through it.
     host_get_device_pointer:
         Option<unsafe extern "C" fn(*mut *mut c_void, *mut c_void, c_uint) -> HipError>,
-    // Optional: the blocking hold of stream-ordered I/O where wait-values are missing (HIP 5.2,
-    // Debian 12's, lacks it).
-    launch_host_func: Option<unsafe extern "C" fn(*mut c_void, HostFn, *mut c_void) -> HipError>,
+    // Optional: the staging kernel of stream-ordered I/O (loaded from the embedded code objects,
+    // launched on the application's streams).
+    module_load_data: Option<unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> HipError>,
+    module_get_function:
+        Option<unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> HipError>,
+    module_launch_kernel: Option<ModuleLaunch>,
+    module_launch_cooperative_kernel: Option<ModuleLaunchCooperative>,
+    // Optional: whether a stream failed (the staging kernel's waits look at it now and then).
+    stream_query: Option<unsafe extern "C" fn(*mut c_void) -> HipError>,
+    // Optional (ROCm 6.2 and later): tells a stream from a later one at the same address.
+    stream_get_id: Option<unsafe extern "C" fn(*mut c_void, *mut u64) -> HipError>,
     stream_destroy: unsafe extern "C" fn(*mut c_void) -> HipError,
     stream_synchronize: unsafe extern "C" fn(*mut c_void) -> HipError,
     stream_get_device: Option<unsafe extern "C" fn(*mut c_void, *mut c_int) -> HipError>,
@@ -113,7 +155,15 @@ pub struct HipRuntime {
     device_count: i32,
     simulated: bool,
     path: String,
+    /// The staging kernel per device (its function handle, or why not), loaded on first use.
+    stage: [OnceLock<RtResult<usize>>; MAX_DEVICES],
+    /// Blocks per staging launch, per device: [`STAGE_GRID`] until a cooperative launch of that
+    /// many was refused, then 1.
+    stage_grid: [AtomicU32; MAX_DEVICES],
 }
+
+/// Devices whose staging kernel the runtime keeps track of.
+const MAX_DEVICES: usize = 64;
 
 fn check(e: HipError) -> RtResult<()> {
     if e == 0 {
@@ -153,9 +203,13 @@ impl HipRuntime {
             memcpy_async: sym(&lib, "hipMemcpyAsync")?,
             stream_create: sym(&lib, "hipStreamCreate")?,
             stream_create_with_flags: opt_sym(&lib, "hipStreamCreateWithFlags"),
-            stream_wait_value32: opt_sym(&lib, "hipStreamWaitValue32"),
-            launch_host_func: opt_sym(&lib, "hipLaunchHostFunc"),
             host_get_device_pointer: opt_sym(&lib, "hipHostGetDevicePointer"),
+            module_load_data: opt_sym(&lib, "hipModuleLoadData"),
+            module_get_function: opt_sym(&lib, "hipModuleGetFunction"),
+            module_launch_kernel: opt_sym(&lib, "hipModuleLaunchKernel"),
+            module_launch_cooperative_kernel: opt_sym(&lib, "hipModuleLaunchCooperativeKernel"),
+            stream_query: opt_sym(&lib, "hipStreamQuery"),
+            stream_get_id: opt_sym(&lib, "hipStreamGetId"),
             stream_destroy: sym(&lib, "hipStreamDestroy")?,
             stream_synchronize: sym(&lib, "hipStreamSynchronize")?,
             stream_get_device: opt_sym(&lib, "hipStreamGetDevice"),
@@ -216,7 +270,52 @@ impl HipRuntime {
             device_count: count,
             simulated,
             path: path.to_string(),
+            stage: [const { OnceLock::new() }; MAX_DEVICES],
+            stage_grid: [const { AtomicU32::new(STAGE_GRID) }; MAX_DEVICES],
         })
+    }
+
+    /// Load the staging kernel on `device`: the embedded AMD code objects in turn (the runtime
+    /// refuses those of another architecture), then the PTX for HIP on NVIDIA GPUs.
+    fn load_stage(&self, device: i32) -> RtResult<usize> {
+        let (Some(load), Some(get), Some(_), Some(_)) = (
+            self.api.module_load_data,
+            self.api.module_get_function,
+            self.api.module_launch_kernel,
+            self.api.host_get_device_pointer,
+        ) else {
+            return Err(RtError::NOT_SUPPORTED);
+        };
+        let restore = self.enter_device(device)?;
+        let images = stage::AMDGPU
+            .iter()
+            .map(|&(_, image)| image)
+            .chain([stage::PTX]);
+        let mut refused = RtError::NOT_SUPPORTED;
+        let mut found = None;
+        for image in images {
+            let mut module: *mut c_void = std::ptr::null_mut();
+            // SAFETY: valid out-pointer; the image is a whole code object (or NUL-terminated
+            // PTX text) that lives for the program's life.
+            match check(unsafe { load(&mut module, image.as_ptr().cast()) }) {
+                Ok(()) => {
+                    let mut f: *mut c_void = std::ptr::null_mut();
+                    // SAFETY: valid out-pointer, a module just loaded, a NUL-terminated name.
+                    found = Some(
+                        check(unsafe { get(&mut f, module, stage::NAME.as_ptr()) })
+                            .map(|()| f as usize),
+                    );
+                    break;
+                }
+                Err(e) => refused = e,
+            }
+        }
+        self.leave_device(restore);
+        let loaded = found.unwrap_or(Err(refused));
+        if let Err(e) = &loaded {
+            tracing::warn!(target: "hipfile", "the staging kernel of stream-ordered I/O cannot be loaded on HIP device {device} (last answer: {e}; the library carries code objects for {}): stream-ordered operations on it run when they are submitted, after their stream's earlier work", stage::AMDGPU.iter().map(|(g, _)| *g).collect::<Vec<_>>().join(", "));
+        }
+        loaded
     }
 
     fn memory_type(&self, raw: c_int, managed: bool) -> MemoryType {
@@ -408,23 +507,22 @@ impl Runtime for HipRuntime {
         Ok(StreamHandle(s as usize))
     }
 
-    fn signal_alloc(&self) -> RtResult<super::Signal> {
-        let (Some(alias), Some(_)) = (
-            self.api.host_get_device_pointer,
-            self.api.stream_wait_value32,
-        ) else {
-            return Err(RtError::NOT_SUPPORTED);
-        };
+    fn mapped_alloc(&self, len: usize) -> RtResult<super::MappedHost> {
+        let alias = self
+            .api
+            .host_get_device_pointer
+            .ok_or(RtError::NOT_SUPPORTED)?;
         let mut p: *mut c_void = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
+        // SAFETY: valid out-pointer. Pinned memory from hipHostMalloc is coherent
+        // (fine-grained) by default: the kernel sees the host's stores and the host the kernel's.
         check(unsafe {
             (self.api.host_malloc)(
                 &mut p,
-                64,
+                len.max(1),
                 HIP_HOST_MALLOC_PORTABLE | HIP_HOST_MALLOC_MAPPED,
             )
         })?;
-        let Some(host) = std::ptr::NonNull::new(p.cast::<u32>()) else {
+        let Some(host) = std::ptr::NonNull::new(p.cast::<u8>()) else {
             return Err(RtError::OUT_OF_MEMORY);
         };
         let mut dev: *mut c_void = std::ptr::null_mut();
@@ -434,28 +532,91 @@ impl Runtime for HipRuntime {
             unsafe { (self.api.host_free)(p) };
             return Err(e);
         }
-        // SAFETY: 64 bytes of pinned memory, page-aligned, ours until signal_free.
-        Ok(unsafe { super::Signal::new(host, dev as usize) })
+        Ok(super::MappedHost {
+            host,
+            device: dev as usize,
+        })
     }
 
-    fn stream_wait_value32(
-        &self,
-        stream: StreamHandle,
-        signal: &super::Signal,
-        value: u32,
-    ) -> RtResult<()> {
-        let wait = self.api.stream_wait_value32.ok_or(RtError::NOT_SUPPORTED)?;
-        // SAFETY: the word is mapped pinned memory alive while the signal is; the runtime
-        // validates the stream.
-        check(unsafe {
-            wait(
-                stream.0 as *mut c_void,
-                signal.device as *mut c_void,
-                value,
-                HIP_STREAM_WAIT_VALUE_EQ,
-                u32::MAX,
-            )
+    fn stage_grid(&self, device: i32) -> RtResult<u32> {
+        let at = usize::try_from(device).map_err(|_| RtError::INVALID_DEVICE)?;
+        let slot = self.stage.get(at).ok_or(RtError::INVALID_DEVICE)?;
+        (*slot.get_or_init(|| self.load_stage(device)))?;
+        Ok(match self.api.module_launch_cooperative_kernel {
+            Some(_) => self.stage_grid[at].load(Ordering::Relaxed),
+            None => 1,
         })
+    }
+
+    fn stage_launch(
+        &self,
+        device: i32,
+        stream: StreamHandle,
+        mail: usize,
+        grid: u32,
+    ) -> RtResult<()> {
+        let at = usize::try_from(device).map_err(|_| RtError::INVALID_DEVICE)?;
+        let f = self
+            .stage
+            .get(at)
+            .and_then(|s| s.get())
+            .copied()
+            .ok_or(RtError::NOT_SUPPORTED)?? as *mut c_void;
+        let restore = self.enter_device(device)?;
+        let mut mail_arg = mail as u64;
+        let mut params = [(&mut mail_arg as *mut u64).cast::<c_void>()];
+        let s = stream.0 as *mut c_void;
+        let block = stage::THREADS;
+        let r = match (grid, self.api.module_launch_cooperative_kernel) {
+            (g, Some(coop)) if g > 1 => {
+                // SAFETY: the kernel takes (StageMail *); `params` points at it for the duration
+                // of the call, which copies it; the runtime validates the stream.
+                let r = check(unsafe { coop(f, g, 1, 1, block, 1, 1, 0, s, params.as_mut_ptr()) });
+                if let Err(e) = r {
+                    if e.0 == HIP_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE || e == RtError::NOT_SUPPORTED
+                    {
+                        // One block from now on; the caller asks stage_grid again and retries.
+                        self.stage_grid[at].store(1, Ordering::Relaxed);
+                    }
+                }
+                r
+            }
+            _ => match self.api.module_launch_kernel {
+                // SAFETY: as above, one block.
+                Some(launch) => check(unsafe {
+                    launch(
+                        f,
+                        1,
+                        1,
+                        1,
+                        block,
+                        1,
+                        1,
+                        0,
+                        s,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                }),
+                None => Err(RtError::NOT_SUPPORTED),
+            },
+        };
+        self.leave_device(restore);
+        r
+    }
+
+    fn stream_query(&self, stream: StreamHandle) -> RtResult<()> {
+        let query = self.api.stream_query.ok_or(RtError::NOT_READY)?;
+        // SAFETY: the runtime validates the handle.
+        check(unsafe { query(stream.0 as *mut c_void) })
+    }
+
+    fn stream_id(&self, stream: StreamHandle) -> RtResult<u64> {
+        let get = self.api.stream_get_id.ok_or(RtError::NOT_SUPPORTED)?;
+        let mut id = 0u64;
+        // SAFETY: valid out-pointer; the runtime validates the stream.
+        check(unsafe { get(stream.0 as *mut c_void, &mut id) })?;
+        Ok(id)
     }
 
     fn stream_destroy(&self, stream: StreamHandle) {
@@ -478,17 +639,6 @@ impl Runtime for HipRuntime {
             }
             None => self.current_device(),
         }
-    }
-
-    unsafe fn launch_host_func(
-        &self,
-        stream: StreamHandle,
-        f: HostFn,
-        data: *mut c_void,
-    ) -> RtResult<()> {
-        let launch = self.api.launch_host_func.ok_or(RtError::NOT_SUPPORTED)?;
-        // SAFETY: the caller guarantees `f`/`data` per the trait contract.
-        check(unsafe { launch(stream.0 as *mut c_void, f, data) })
     }
 
     fn event_create(&self) -> RtResult<EventHandle> {

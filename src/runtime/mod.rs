@@ -17,7 +17,7 @@ pub mod hip;
 pub mod host;
 pub mod loader;
 pub mod pinned;
-pub mod signal;
+pub(crate) mod stage;
 mod symbols;
 
 use std::ffi::c_void;
@@ -27,7 +27,6 @@ use std::os::fd::RawFd;
 #[cfg(any(test, feature = "test-internals"))]
 pub use loader::install;
 pub use loader::{runtime, try_runtime};
-pub use signal::{HostGate, Signal};
 
 use crate::vocab::{Direction, MemoryType};
 
@@ -272,9 +271,6 @@ pub struct PointerInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct StreamHandle(pub usize);
 
-/// Host callback type of `hipLaunchHostFunc` / `cuLaunchHostFunc`.
-pub type HostFn = unsafe extern "C" fn(*mut c_void);
-
 /// An opaque event handle (`hipEvent_t` / `CUevent`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EventHandle(pub usize);
@@ -358,21 +354,6 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     fn stream_synchronize(&self, stream: StreamHandle) -> RtResult<()>;
     /// Device of `stream`.
     fn stream_device(&self, stream: StreamHandle) -> RtResult<i32>;
-    /// Enqueue a host function on `stream` (stream-ordered I/O holds a stream with one where
-    /// the runtime cannot wait on a value).
-    ///
-    /// # Safety
-    /// `f` must be safe to call with `data` once, from a runtime thread, and must not call the
-    /// GPU runtime.
-    unsafe fn launch_host_func(
-        &self,
-        _stream: StreamHandle,
-        _f: HostFn,
-        _data: *mut c_void,
-    ) -> RtResult<()> {
-        Err(RtError::NOT_SUPPORTED)
-    }
-
     /// Whether `stream` is done: `Ok` when everything queued on it has run, `NOT_READY` while
     /// work is pending, another error when queued work failed (a copy, a kernel, a broken
     /// context). "Not ready" by default (nothing known).
@@ -389,29 +370,6 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     /// Destroy `event`.
     fn event_destroy(&self, event: EventHandle);
 
-    /// A zeroed 32-bit word in host-mapped pinned memory that a stream can wait on
-    /// ([`Runtime::stream_wait_value32`]). "Not supported" by default.
-    fn signal_alloc(&self) -> RtResult<Signal> {
-        Err(RtError::NOT_SUPPORTED)
-    }
-
-    /// Free a word from [`Runtime::signal_alloc`]. May synchronise the device (pinned memory).
-    fn signal_free(&self, signal: Signal) {
-        // SAFETY: the word came from this runtime's pinned allocation (signal_alloc).
-        unsafe { self.host_free(signal.host_ptr()) }
-    }
-
-    /// Hold `stream` until `signal` equals `value` (`hipStreamWaitValue32` /
-    /// `cuStreamWaitValue32` with the "equal" condition). "Not supported" by default.
-    fn stream_wait_value32(
-        &self,
-        _stream: StreamHandle,
-        _signal: &Signal,
-        _value: u32,
-    ) -> RtResult<()> {
-        Err(RtError::NOT_SUPPORTED)
-    }
-
     /// `len` bytes of page-locked host memory that devices can address too (its device alias
     /// in [`MappedHost::device`]). "Not supported" by default.
     fn mapped_alloc(&self, _len: usize) -> RtResult<MappedHost> {
@@ -424,7 +382,7 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
         unsafe { self.host_free(m.host.as_ptr()) }
     }
 
-    /// Load the staging kernel of stream-ordered I/O (`runtime/stage/stage.cu`) for `device`
+    /// Load the staging kernel of stream-ordered I/O (`runtime/stage/stage.c`) for `device`
     /// (once) and say how many blocks one launch may use (more than one only where the runtime
     /// can launch them co-resident). "Not supported" by default and where it cannot be loaded.
     fn stage_grid(&self, _device: i32) -> RtResult<u32> {
@@ -432,16 +390,22 @@ pub trait Runtime: RuntimeTools + Send + Sync + 'static {
     }
 
     /// Queue the staging kernel on `stream` (of `device`): `grid` blocks (at most
-    /// [`Runtime::stage_grid`]) over the control block at device address `ctl`, whose ring has
-    /// `ring_len` entries.
+    /// [`Runtime::stage_grid`]) of [`stage::THREADS`] threads over the mailbox at device
+    /// address `mail`.
     fn stage_launch(
         &self,
         _device: i32,
         _stream: StreamHandle,
-        _ctl: usize,
-        _ring_len: u32,
+        _mail: usize,
         _grid: u32,
     ) -> RtResult<()> {
+        Err(RtError::NOT_SUPPORTED)
+    }
+
+    /// A number that identifies `stream` for its whole life and is never given to another
+    /// stream, also one created at the same address after it was destroyed
+    /// (`hipStreamGetId` / `cuStreamGetId`). "Not supported" by default.
+    fn stream_id(&self, _stream: StreamHandle) -> RtResult<u64> {
         Err(RtError::NOT_SUPPORTED)
     }
 

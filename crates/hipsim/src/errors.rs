@@ -34,6 +34,8 @@ impl SimError {
     pub const INVALID_DEVICE: Self = Self(101);
     /// `hipErrorInvalidImage` / `CUDA_ERROR_INVALID_IMAGE`.
     pub const INVALID_IMAGE: Self = Self(200);
+    /// `hipErrorNoBinaryForGpu` / `CUDA_ERROR_NO_BINARY_FOR_GPU`.
+    pub const NO_BINARY_FOR_GPU: Self = Self(209);
     /// `hipErrorInvalidContext` / `CUDA_ERROR_INVALID_CONTEXT`.
     pub const INVALID_CONTEXT: Self = Self(201);
     /// `hipErrorInvalidHandle` / `CUDA_ERROR_INVALID_HANDLE`.
@@ -149,6 +151,13 @@ const TABLE: &[ErrorInfo] = &[
         Some(c"CUDA_ERROR_INVALID_CONTEXT"),
         c"invalid device context",
         c"invalid device context",
+    ),
+    info(
+        209,
+        c"hipErrorNoBinaryForGpu",
+        Some(c"CUDA_ERROR_NO_BINARY_FOR_GPU"),
+        c"no kernel image is available for execution on the device",
+        c"no kernel image is available for execution on the device",
     ),
     info(
         400,

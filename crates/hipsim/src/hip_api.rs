@@ -834,3 +834,175 @@ pub unsafe extern "C" fn hipGetProcAddress(
         }
     })
 }
+
+// ---- modules and kernel launches -------------------------------------------------------------
+
+/// The bytes of the code object at `image`: its ELF header first, then as many bytes as its
+/// section and program header tables reach (an AMD runtime reads the object the same way: the
+/// call takes no length). `None` for an image that is not a 64-bit ELF object.
+///
+/// # Safety
+/// `image` must point to at least 4 readable bytes and, when they are an ELF magic, to a whole
+/// ELF object.
+unsafe fn code_object<'a>(image: *const u8) -> Option<&'a [u8]> {
+    // SAFETY: the caller's contract: 4 bytes.
+    let magic = unsafe { std::slice::from_raw_parts(image, 4) };
+    if magic != b"\x7fELF" {
+        return None;
+    }
+    // SAFETY: an ELF object has a 64-byte header.
+    let h = unsafe { std::slice::from_raw_parts(image, 64) };
+    if h[4] != 2 {
+        return None;
+    }
+    let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
+    let u16_at = |o: usize| u64::from(u16::from_le_bytes([h[o], h[o + 1]]));
+    let end_ph = u64_at(32) + u16_at(54) * u16_at(56);
+    let end_sh = u64_at(40) + u16_at(58) * u16_at(60);
+    let len = usize::try_from(end_ph.max(end_sh).max(64)).ok()?;
+    // SAFETY: the caller's contract: the whole object, whose tables end at `len`.
+    Some(unsafe { std::slice::from_raw_parts(image, len) })
+}
+
+/// `hipError_t hipModuleLoadData(hipModule_t *module, const void *image)`: an AMDGPU code object
+/// with the staging kernel, built for the simulated GPU (see [`crate::kernels`]): one for
+/// another architecture is `hipErrorNoBinaryForGpu`, anything else (PTX text included)
+/// `hipErrorInvalidImage`. The `no_kernels` fault makes it `hipErrorNotSupported`.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLoadData(
+    module: *mut *mut c_void,
+    image: *const c_void,
+) -> HipError {
+    hip_call("hipModuleLoadData", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(module) }?;
+        let dev = device::hip_current()?;
+        if image.is_null() {
+            return Err(SimError::INVALID_VALUE);
+        }
+        // SAFETY: module contract: a code object (or PTX text, at least 4 bytes of it).
+        let object = unsafe { code_object(image.cast()) }.ok_or(SimError::INVALID_IMAGE)?;
+        out.set(crate::kernels::load_amdgpu_module(object, dev)? as *mut c_void);
+        Ok(())
+    })
+}
+
+/// `hipError_t hipModuleUnload(hipModule_t module)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleUnload(module: *mut c_void) -> HipError {
+    hip_call("hipModuleUnload", || {
+        crate::kernels::unload_module(module as usize)
+    })
+}
+
+/// `hipError_t hipModuleGetFunction(hipFunction_t *function, hipModule_t module, const char
+/// *name)`: `"hipfile_stage"` is the module's one function; another name is `hipErrorNotFound`.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleGetFunction(
+    function: *mut *mut c_void,
+    module: *mut c_void,
+    name: *const c_char,
+) -> HipError {
+    hip_call("hipModuleGetFunction", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(function) }?;
+        if name.is_null() {
+            return Err(SimError::INVALID_VALUE);
+        }
+        // SAFETY: module contract: a NUL-terminated name.
+        let name = unsafe { std::ffi::CStr::from_ptr(name) };
+        out.set(crate::kernels::get_function(module as usize, name.to_bytes())? as *mut c_void);
+        Ok(())
+    })
+}
+
+/// The launch shared by `hipModuleLaunchKernel` and `hipModuleLaunchCooperativeKernel`.
+///
+/// # Safety
+/// `params` as for [`crate::kernels::plan_stage`].
+unsafe fn module_launch(
+    f: *mut c_void,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    s: HipStream,
+    params: *mut *mut c_void,
+) -> SimResult<()> {
+    let dev = device::hip_current()?;
+    crate::kernels::check_function(f as usize, dev)?;
+    let st = current_stream(s)?;
+    // SAFETY: the caller's contract.
+    let planned =
+        unsafe { crate::kernels::plan_stage(grid, block, shared, params.cast_const().cast()) }?;
+    crate::kernels::enqueue_stage(&st, planned);
+    Ok(())
+}
+
+/// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gridDimX, unsigned gridDimY,
+/// unsigned gridDimZ, unsigned blockDimX, unsigned blockDimY, unsigned blockDimZ, unsigned
+/// sharedMemBytes, hipStream_t stream, void **kernelParams, void **extra)`: launches
+/// `hipfile_stage` on the stream, parameters through `kernelParams` only (a non-NULL `extra` is
+/// `hipErrorInvalidValue`), with the checks of `cuLaunchKernel`.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLaunchKernel(
+    f: *mut c_void,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared_mem_bytes: c_uint,
+    s: HipStream,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> HipError {
+    hip_call("hipModuleLaunchKernel", || {
+        if !extra.is_null() {
+            return Err(SimError::INVALID_VALUE);
+        }
+        // SAFETY: module contract: `kernelParams` holds the kernel's parameter.
+        unsafe {
+            module_launch(
+                f,
+                [grid_x, grid_y, grid_z],
+                [block_x, block_y, block_z],
+                shared_mem_bytes,
+                s,
+                kernel_params,
+            )
+        }
+    })
+}
+
+/// `hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned gridDimX, unsigned
+/// gridDimY, unsigned gridDimZ, unsigned blockDimX, unsigned blockDimY, unsigned blockDimZ,
+/// unsigned sharedMemBytes, hipStream_t stream, void **kernelParams)`: as
+/// `hipModuleLaunchKernel` (every block of a staging launch is co-resident on the simulator).
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
+    f: *mut c_void,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared_mem_bytes: c_uint,
+    s: HipStream,
+    kernel_params: *mut *mut c_void,
+) -> HipError {
+    hip_call("hipModuleLaunchCooperativeKernel", || {
+        // SAFETY: module contract: `kernelParams` holds the kernel's parameter.
+        unsafe {
+            module_launch(
+                f,
+                [grid_x, grid_y, grid_z],
+                [block_x, block_y, block_z],
+                shared_mem_bytes,
+                s,
+                kernel_params,
+            )
+        }
+    })
+}

@@ -1,40 +1,49 @@
-//! Kernels: modules loaded from PTX, and the one kernel the simulator runs, `hipfile_stage`
-//! (the staging kernel of hipfile's stream-ordered I/O on CUDA, `src/runtime/stage/stage.cu`).
+//! Kernels: modules loaded from kernel images, and the one kernel the simulator runs,
+//! `hipfile_stage` (the staging kernel of hipfile's stream-ordered I/O,
+//! `src/runtime/stage/stage.c`).
 //!
-//! A module is accepted when its PTX text declares `.entry hipfile_stage`; its one function is
-//! that kernel. Module and function handles share one table and are never reused, so a stale
-//! handle, or a handle of the wrong sort, is always `CUDA_ERROR_INVALID_HANDLE`.
+//! The CUDA face (`cuModuleLoadData`) accepts PTX text that declares `.entry hipfile_stage`; the
+//! HIP face (`hipModuleLoadData`) accepts what an AMD runtime accepts: an AMDGPU code object (an
+//! ELF shared object of machine `EM_AMDGPU`) with the kernel's descriptor `hipfile_stage.kd`,
+//! built for the simulated GPU's architecture ([`HIP_ARCH`]): one for another architecture is
+//! `hipErrorNoBinaryForGpu`, anything else (PTX included) `hipErrorInvalidImage`. Module and
+//! function handles share one table and are never reused, so a stale handle, or a handle of the
+//! wrong sort, is always "invalid handle".
 //!
 //! # The staging kernel
 //!
-//! `hipfile_stage(StageCtl *ctl, unsigned ring_len)`, where `ctl` is an address the device can
-//! access (in practice the device alias of mapped pinned memory, which in the simulator is the
-//! host address itself):
+//! `hipfile_stage(StageMail *mail)`, where `mail` is an address the device can access (in
+//! practice the device alias of mapped pinned memory, which in the simulator is the host address
+//! itself):
 //!
 //! ```text
+//! struct StageMail { u32 started, exited, finish, first; u64 ctl; u32 ring_len, grid; u64 r[4]; }
 //! struct StageDesc { u64 dst; u64 src; u64 len; u32 serial; u32 last; }   // 32 bytes
 //! struct StageCtl  { u32 done[32]; u32 reserved[32]; StageDesc ring[ring_len]; }
 //! ```
 //!
-//! Block `b` starts at serial `done[b] + 1`. For each serial `s` it waits until
-//! `ring[s % ring_len].serial == s` (an acquire load; the host writes the other fields first
-//! and `serial` last, with release), copies its share of the `len` bytes from `src` to `dst`,
-//! stores `done[b] = s` (release) and returns after a descriptor with `last != 0`.
+//! When the launch begins it stores `started = 1` (release), then waits until the host stores
+//! `finish != 0` (it returns) or `ctl != 0` (acquire; `first`, `ring_len` and `grid` were stored
+//! before it). Each block then runs from serial `first`: it waits until
+//! `ring[s % ring_len].serial == s` (an acquire load; the host writes the other fields first and
+//! `serial` last, with release), copies its share of the `len` bytes from `src` to `dst`, stores
+//! `done[b] = s` (release) and stops after a descriptor with `last != 0`. Each block adds one to
+//! `exited` as it returns.
 //!
 //! The launch is one work item of its stream, so the kernel holds the stream until it returns
 //! and work queued after it waits, as on a GPU (with the legacy default stream's rules of
-//! [`crate::stream`]). The blocks run on the stream's worker, one serial at a time: the
-//! laggard block's serial first, and every block at that serial together; a block copies
-//! exactly the share of each segment that the real kernel's block copies, so blocks that start
-//! at different serials leave the bytes a GPU would leave. In practice every block starts at
-//! the same serial and a segment is copied whole.
+//! [`crate::stream`]). The blocks run on the stream's worker, one serial at a time, every block
+//! at that serial together; a block copies exactly the share of each segment that the real
+//! kernel's block copies (with `grid` blocks, which must be the launch's: another value is a
+//! fault of the launch, `CUDA_ERROR_ILLEGAL_ADDRESS`, as a GPU's wrong shares would be).
 //!
-//! The ring is polled as a GPU would poll it (briefly spinning, then yielding, then sleeping
-//! between reads): the host fills it from another thread while the kernel runs.
+//! The words are polled as a GPU would poll them (briefly spinning, then yielding, then sleeping
+//! between reads): the host fills them from another thread while the kernel runs.
 //!
 //! A segment's copy is a copy of the copy engine ([`crate::copy`]): the `copy_delay_us` and
 //! `fail_copy` faults apply and the direction byte counters count it. A segment whose bytes the
-//! device cannot address (pageable host memory, outside any allocation) fails with
+//! device cannot address (pageable host memory, outside any allocation), or a `StageCtl` that
+//! does not lie in one allocation the device can access, fails with
 //! `CUDA_ERROR_ILLEGAL_ADDRESS`. A GPU would stop the kernel there and leave the context
 //! unusable; the simulator instead records the first failure on the stream (returned by its
 //! next synchronisation), still stores `done[b]` and goes on, so that a test sees the error
@@ -73,6 +82,12 @@ pub const MAX_SHARED_MEMORY_PER_BLOCK: u32 = 48 * 1024;
 const RING_OFFSET: usize = 256;
 /// Bytes of one descriptor.
 const DESC_SIZE: usize = 32;
+/// Bytes of one mailbox.
+const MAIL_SIZE: usize = 64;
+/// The simulated AMD GPU's architecture, as its code objects name it.
+pub const HIP_ARCH: &str = "gfx942";
+/// `EM_AMDGPU`.
+const EM_AMDGPU: u16 = 224;
 
 enum Object {
     /// A loaded module and the handle of its function.
@@ -118,6 +133,26 @@ fn declares_entry(ptx: &[u8], name: &str) -> bool {
     false
 }
 
+/// Whether `image` is an AMDGPU code object with the staging kernel, and for which
+/// architecture: `Err(INVALID_IMAGE)` when it is not one, `Ok(false)` when built for another GPU.
+fn amdgpu_object_for_us(image: &[u8]) -> SimResult<bool> {
+    let machine = image.get(18..20).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let has = |what: &[u8]| image.windows(what.len()).any(|w| w == what);
+    if !image.starts_with(b"\x7fELF") || machine != Some(EM_AMDGPU) || !has(b"hipfile_stage.kd") {
+        return Err(SimError::INVALID_IMAGE);
+    }
+    // The metadata names the target as `amdgcn-amd-amdhsa--gfxNNN`, optionally with features.
+    let target = format!("amdgcn-amd-amdhsa--{HIP_ARCH}");
+    let at = image
+        .windows(target.len())
+        .position(|w| w == target.as_bytes());
+    Ok(at.is_some_and(|i| {
+        image
+            .get(i + target.len())
+            .is_none_or(|b| !b.is_ascii_alphanumeric())
+    }))
+}
+
 /// `cuModuleLoadData` on `device`: the PTX text `ptx`; returns the module handle.
 pub fn load_module(ptx: &[u8], device: i32) -> SimResult<usize> {
     if faults::get(Fault::NoKernels) != 0 {
@@ -126,11 +161,26 @@ pub fn load_module(ptx: &[u8], device: i32) -> SimResult<usize> {
     if !declares_entry(ptx, STAGE_KERNEL) {
         return Err(SimError::INVALID_IMAGE);
     }
+    Ok(new_module(device))
+}
+
+/// `hipModuleLoadData` on `device`: an AMDGPU code object (see the module comment).
+pub fn load_amdgpu_module(image: &[u8], device: i32) -> SimResult<usize> {
+    if faults::get(Fault::NoKernels) != 0 {
+        return Err(SimError::NOT_SUPPORTED);
+    }
+    if !amdgpu_object_for_us(image)? {
+        return Err(SimError::NO_BINARY_FOR_GPU);
+    }
+    Ok(new_module(device))
+}
+
+fn new_module(device: i32) -> usize {
     let (module, stage) = (new_handle(), new_handle());
     let mut objects = OBJECTS.lock();
     objects.insert(module, Object::Module { stage });
     objects.insert(stage, Object::Function { device });
-    Ok(module)
+    module
 }
 
 /// `cuModuleUnload`: forgets the module and its function (a launch already queued runs on).
@@ -167,23 +217,21 @@ pub fn check_function(function: usize, device: i32) -> SimResult<()> {
 /// A validated launch of the staging kernel.
 #[derive(Clone, Copy, Debug)]
 pub struct StageLaunch {
-    /// CPU address of the `StageCtl` (the bytes behind the device address given).
-    ctl: usize,
-    ring_len: u32,
+    /// CPU address of the `StageMail` (the bytes behind the device address given).
+    mail: usize,
     blocks: u32,
 }
 
 /// Validates a launch of the staging kernel: grid `grid` and block `block` dimensions,
 /// `shared` bytes of dynamic shared memory and the kernel's parameters `params` (`params[0]`
-/// points to the `StageCtl`'s device address, `params[1]` to `ring_len`). Everything that is
-/// wrong is `CUDA_ERROR_INVALID_VALUE`, including a `StageCtl` that is not 8-byte aligned or
-/// does not lie, ring included, inside one allocation the device can access (a GPU would
-/// fault when the kernel runs; the simulator refuses it at the launch, as it refuses a bad
-/// operand of an async copy when the copy is queued).
+/// points to the `StageMail`'s device address). Everything that is wrong is "invalid value",
+/// including a mailbox that is not 8-byte aligned or does not lie inside one allocation the
+/// device can access (a GPU would fault when the kernel runs; the simulator refuses it at the
+/// launch, as it refuses a bad operand of an async copy when the copy is queued).
 ///
 /// # Safety
-/// `params` must be NULL or point to two pointers, each NULL or pointing to a value of the
-/// parameter's type (`u64`, `u32`), valid for the call.
+/// `params` must be NULL or point to one pointer, NULL or pointing to a `u64`, valid for the
+/// call.
 pub unsafe fn plan_stage(
     grid: [u32; 3],
     block: [u32; 3],
@@ -201,31 +249,21 @@ pub unsafe fn plan_stage(
     {
         return Err(SimError::INVALID_VALUE);
     }
-    // SAFETY: the caller's contract: `params` holds two pointers.
-    let (p_ctl, p_ring_len) = unsafe { (*params, *params.add(1)) };
-    if p_ctl.is_null() || p_ring_len.is_null() {
+    // SAFETY: the caller's contract: `params` holds one pointer.
+    let p_mail = unsafe { *params };
+    if p_mail.is_null() {
         return Err(SimError::INVALID_VALUE);
     }
-    // SAFETY: the caller's contract: each points to its parameter's value; C does not promise
-    // the alignment of an argument buffer, hence the unaligned reads.
-    let (ctl, ring_len) = unsafe {
-        (
-            p_ctl.cast::<u64>().read_unaligned(),
-            p_ring_len.cast::<u32>().read_unaligned(),
-        )
-    };
-    let ctl = usize::try_from(ctl).map_err(|_| SimError::INVALID_VALUE)?;
-    if ctl == 0 || ring_len == 0 || ctl % 8 != 0 {
+    // SAFETY: the caller's contract: it points to the parameter's value; C does not promise the
+    // alignment of an argument buffer, hence the unaligned read.
+    let mail = unsafe { p_mail.cast::<u64>().read_unaligned() };
+    let mail = usize::try_from(mail).map_err(|_| SimError::INVALID_VALUE)?;
+    if mail == 0 || mail % 8 != 0 {
         return Err(SimError::INVALID_VALUE);
     }
-    let size = (ring_len as usize)
-        .checked_mul(DESC_SIZE)
-        .and_then(|r| r.checked_add(RING_OFFSET))
-        .ok_or(SimError::INVALID_VALUE)?;
-    let ctl = memory::device_operand(ctl, size)?;
+    let mail = memory::device_operand(mail, MAIL_SIZE)?;
     Ok(StageLaunch {
-        ctl,
-        ring_len,
+        mail,
         blocks: grid[0],
     })
 }
@@ -245,13 +283,100 @@ struct Desc {
     last: bool,
 }
 
+/// Polls `ready` as a GPU would: briefly spinning, then yielding, then sleeping.
+fn poll(mut ready: impl FnMut() -> bool) {
+    let mut polls = 0u32;
+    while !ready() {
+        polls = polls.saturating_add(1);
+        if polls < 64 {
+            std::hint::spin_loop();
+        } else if polls < 96 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(30));
+        }
+    }
+}
+
 impl StageLaunch {
+    fn mail_word32(&self, offset: usize) -> &AtomicU32 {
+        // SAFETY: `plan_stage` checked that the 64-byte mailbox lies in one tracked allocation
+        // and is 8-byte aligned; `offset` is one of its 4-byte fields. The allocation stays
+        // mapped while the kernel runs (freeing pinned or device memory waits for the device's
+        // streams; freeing it otherwise is the application's bug, as on a GPU). The host reads
+        // and writes these words from other threads, hence the atomic view.
+        unsafe { AtomicU32::from_ptr((self.mail + offset) as *mut u32) }
+    }
+
+    fn mail_ctl(&self) -> &AtomicU64 {
+        // SAFETY: as in `mail_word32`, for the 8-byte field at offset 16.
+        unsafe { AtomicU64::from_ptr((self.mail + 16) as *mut u64) }
+    }
+
+    /// The kernel: announces itself, waits for a stage or for `finish`, runs the stage's
+    /// segments until the last, then counts its blocks out.
+    fn run(self) -> SimResult<()> {
+        self.mail_word32(0).store(1, Ordering::Release);
+        let mut ctl = 0;
+        poll(|| {
+            ctl = self.mail_ctl().load(Ordering::Acquire);
+            ctl != 0 || self.mail_word32(8).load(Ordering::Acquire) != 0
+        });
+        let r = if ctl == 0 {
+            Ok(())
+        } else {
+            self.run_stage(ctl)
+        };
+        let returned = match r {
+            // A kernel of a broken context never returns.
+            Err(Stopped::Died) => return Err(SimError::ILLEGAL_ADDRESS),
+            Err(Stopped::Failed(e)) => Err(e),
+            Ok(()) => Ok(()),
+        };
+        self.mail_word32(4)
+            .fetch_add(self.blocks, Ordering::Release);
+        returned
+    }
+
+    fn run_stage(&self, ctl: u64) -> Result<(), Stopped> {
+        let first = self.mail_word32(12).load(Ordering::Relaxed);
+        let ring_len = self.mail_word32(24).load(Ordering::Relaxed);
+        let grid = self.mail_word32(28).load(Ordering::Relaxed);
+        let illegal = Stopped::Failed(SimError::ILLEGAL_ADDRESS);
+        if grid != self.blocks {
+            return Err(illegal);
+        }
+        let size = (ring_len as usize)
+            .checked_mul(DESC_SIZE)
+            .and_then(|r| r.checked_add(RING_OFFSET))
+            .filter(|_| ring_len > 0 && ctl % 8 == 0)
+            .ok_or(illegal)?;
+        let ctl = usize::try_from(ctl).map_err(|_| illegal)?;
+        let ctl = memory::device_operand(ctl, size).map_err(|_| illegal)?;
+        Stage { ctl, ring_len }.run(first, self.blocks)
+    }
+}
+
+/// How a launch over a stage ended badly.
+#[derive(Clone, Copy, Debug)]
+enum Stopped {
+    /// It ran to its last segment; this was the first failure on the way.
+    Failed(SimError),
+    /// The `stage_dies` fault: the kernel of a broken context stops where it is.
+    Died,
+}
+
+/// The stage a launch serves: its control block (CPU address) and ring length.
+struct Stage {
+    ctl: usize,
+    ring_len: u32,
+}
+
+impl Stage {
     fn done(&self, block: u32) -> &AtomicU32 {
-        // SAFETY: `plan_stage` checked that the StageCtl, ring included, lies in one tracked
-        // allocation and is 8-byte aligned; `block` < 32. The allocation stays mapped while the
-        // kernel runs (freeing pinned or device memory waits for the device's streams; freeing
-        // it otherwise is the application's bug, as on a GPU). The host reads and writes these
-        // words from other threads, hence the atomic view.
+        // SAFETY: `run_stage` checked that the StageCtl, ring included, lies in one tracked
+        // allocation and is 8-byte aligned; `block` < 32. Mapped while the kernel runs, as the
+        // mailbox.
         unsafe { AtomicU32::from_ptr((self.ctl + 4 * block as usize) as *mut u32) }
     }
 
@@ -275,17 +400,7 @@ impl StageLaunch {
     fn wait_for(&self, serial: u32) -> Desc {
         let slot = (serial % self.ring_len) as usize;
         let word = self.desc_word32(slot, 24);
-        let mut polls = 0u32;
-        while word.load(Ordering::Acquire) != serial {
-            polls = polls.saturating_add(1);
-            if polls < 64 {
-                std::hint::spin_loop();
-            } else if polls < 96 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_micros(30));
-            }
-        }
+        poll(|| word.load(Ordering::Acquire) == serial);
         Desc {
             dst: self.desc_word64(slot, 0).load(Ordering::Relaxed),
             src: self.desc_word64(slot, 8).load(Ordering::Relaxed),
@@ -294,37 +409,35 @@ impl StageLaunch {
         }
     }
 
-    /// The kernel: runs until every block has seen its last segment.
-    fn run(self) -> SimResult<()> {
-        // The next serial of each block; None once it returned.
-        let mut next: Vec<Option<u32>> = (0..self.blocks)
-            .map(|b| Some(self.done(b).load(Ordering::Acquire).wrapping_add(1)))
-            .collect();
+    /// The blocks, from serial `first` until the last segment.
+    fn run(&self, first: u32, blocks: u32) -> Result<(), Stopped> {
         let mut first_error = None;
         let dies_after = faults::get(Fault::StageDies);
         let mut segments = 0i64;
-        while let Some(serial) = next.iter().flatten().copied().min() {
+        let active = vec![true; blocks as usize];
+        let mut serial = first;
+        loop {
             if dies_after > 0 {
                 segments += 1;
                 if segments >= dies_after {
                     // A kernel of a broken context: it stops here, nothing more is copied.
-                    return Err(SimError::ILLEGAL_ADDRESS);
+                    return Err(Stopped::Died);
                 }
             }
             let desc = self.wait_for(serial);
-            let active: Vec<bool> = next.iter().map(|n| *n == Some(serial)).collect();
             if let Err(e) = copy_segment(desc, &active) {
                 first_error.get_or_insert(e);
             }
-            for (b, n) in next.iter_mut().enumerate() {
-                if active[b] {
-                    self.done(b as u32).store(serial, Ordering::Release);
-                    *n = (!desc.last).then(|| serial.wrapping_add(1));
-                }
+            for b in 0..blocks {
+                self.done(b).store(serial, Ordering::Release);
             }
             counters::bump("stage_segments");
+            if desc.last {
+                break;
+            }
+            serial = serial.wrapping_add(1);
         }
-        first_error.map_or(Ok(()), Err)
+        first_error.map_or(Ok(()), |e| Err(Stopped::Failed(e)))
     }
 }
 

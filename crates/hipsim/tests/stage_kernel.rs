@@ -1,5 +1,6 @@
-//! The CUDA face's kernels: loading hipfile's staging kernel from PTX and running it on a
-//! stream, with a ring the test fills from another thread as hipfile's worker does.
+//! Kernels: loading hipfile's staging kernel (PTX through the CUDA face, AMD code objects
+//! through the HIP face) and running it on a stream, with a mailbox and a ring the test fills
+//! from another thread as hipfile's worker does.
 
 mod common;
 
@@ -12,6 +13,7 @@ use common::*;
 
 const INVALID_VALUE: c_int = 1;
 const INVALID_IMAGE: c_int = 200;
+const NO_BINARY_FOR_GPU: c_int = 209;
 const INVALID_CONTEXT: c_int = 201;
 const INVALID_HANDLE: c_int = 400;
 const NOT_FOUND: c_int = 500;
@@ -164,10 +166,6 @@ impl Ctl {
         self.word32(4 * block).load(Ordering::Acquire)
     }
 
-    fn set_done(&self, block: usize, serial: u32) {
-        self.word32(4 * block).store(serial, Ordering::Release);
-    }
-
     fn all_done(&self) -> Vec<u32> {
         (0..32).map(|b| self.done(b)).collect()
     }
@@ -199,22 +197,75 @@ impl Ctl {
     }
 }
 
-/// Launches `f` (cooperatively when `coop`) with `grid` blocks of 1024 threads.
-fn launch(
-    s: &Sim,
-    f: *mut c_void,
-    grid: c_uint,
-    st: Stream,
-    ctl: u64,
-    ring_len: u32,
-    coop: bool,
-) -> c_int {
-    let (mut ctl, mut ring_len) = (ctl, ring_len);
-    let mut params = [
-        (&raw mut ctl).cast::<c_void>(),
-        (&raw mut ring_len).cast::<c_void>(),
-    ];
-    // SAFETY: the two parameters of hipfile_stage, alive for the call (the launch copies them).
+/// A `StageMail` (64 bytes) in mapped pinned memory, zeroed but for the launch's `grid`.
+struct Mail {
+    host: usize,
+}
+
+impl Mail {
+    fn new(s: &Sim, grid: u32) -> Mail {
+        let m = Mail {
+            host: pinned(s, 64, 0),
+        };
+        m.word32(28).store(grid, Ordering::Release);
+        m
+    }
+
+    fn device_address(&self, s: &Sim) -> u64 {
+        let mut d = 0u64;
+        // SAFETY: valid out-pointer; pinned memory the test allocated.
+        assert_eq!(
+            unsafe { (s.cuMemHostGetDevicePointer_v2)(&mut d, self.host as *mut c_void, 0) },
+            0
+        );
+        d
+    }
+
+    fn word32(&self, offset: usize) -> &AtomicU32 {
+        // SAFETY: an aligned word of the mailbox, which outlives `self`'s uses; the kernel
+        // reads and writes it from the stream's worker, hence the atomic view.
+        unsafe { AtomicU32::from_ptr((self.host + offset) as *mut u32) }
+    }
+
+    fn started(&self) -> bool {
+        self.word32(0).load(Ordering::Acquire) != 0
+    }
+
+    fn exited(&self) -> u32 {
+        self.word32(4).load(Ordering::Acquire)
+    }
+
+    /// Waits until the launch began (10 s at most).
+    fn wait_started(&self) {
+        let start = Instant::now();
+        while !self.started() {
+            assert!(start.elapsed() < Duration::from_secs(10), "never started");
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Lets the launch return without a stage.
+    fn finish(&self) {
+        self.word32(8).store(1, Ordering::Release);
+    }
+
+    /// Hands the launch the stage `ctl` (its device address `ctl_dev`) from serial `first`, as
+    /// hipfile's worker does: `first` and `ring_len` before `ctl`, which is released.
+    fn assign(&self, ctl: &Ctl, ctl_dev: u64, first: u32) {
+        self.word32(12).store(first, Ordering::Relaxed);
+        self.word32(24).store(ctl.ring_len, Ordering::Relaxed);
+        // SAFETY: as in `word32`, for the 8-byte field at offset 16.
+        unsafe { AtomicU64::from_ptr((self.host + 16) as *mut u64) }
+            .store(ctl_dev, Ordering::Release);
+    }
+}
+
+/// Launches `f` (cooperatively when `coop`) with `grid` blocks of 1024 threads over the mailbox
+/// at device address `mail`.
+fn launch(s: &Sim, f: *mut c_void, grid: c_uint, st: Stream, mail: u64, coop: bool) -> c_int {
+    let mut mail = mail;
+    let mut params = [(&raw mut mail).cast::<c_void>()];
+    // SAFETY: the one parameter of hipfile_stage, alive for the call (the launch copies it).
     unsafe {
         if coop {
             (s.cuLaunchCooperativeKernel)(f, grid, 1, 1, 1024, 1, 1, 0, st, params.as_mut_ptr())
@@ -326,12 +377,12 @@ fn a_module_loads_from_ptx_and_gives_the_stage_kernel() {
             (s.cuModuleGetFunction)(&mut other, m, name.as_ptr()),
             INVALID_HANDLE
         );
-        let ctl = Ctl::new(s, 4);
+        let mail = Mail::new(s, 1);
         assert_eq!(
-            launch(s, f, 1, ptr::null_mut(), ctl.device_address(s), 4, false),
+            launch(s, f, 1, ptr::null_mut(), mail.device_address(s), false),
             INVALID_HANDLE
         );
-        free_pinned(s, ctl.host);
+        free_pinned(s, mail.host);
     }
     assert_eq!(counter(s, "cuModuleLoadData"), 8);
     assert_eq!(counter(s, "cuModuleGetFunction"), 8);
@@ -358,8 +409,14 @@ fn the_stage_kernel_copies_the_segments_the_host_posts() {
     // SAFETY: no preconditions.
     unsafe { (s.hipsimResetCounters)() };
 
-    // Host to device: two blocks; the second segment at odd offsets, 16-byte congruent.
-    assert_eq!(launch(s, f, 2, st, ctl_dev, 4, true), 0);
+    // Host to device: two blocks; the second segment at odd offsets, 16-byte congruent. The
+    // launch says it started, then waits for its stage.
+    let m1 = Mail::new(s, 2);
+    assert_eq!(launch(s, f, 2, st, m1.device_address(s), true), 0);
+    m1.wait_started();
+    settle();
+    assert_eq!(query(s, st), NOT_READY, "waiting for a stage");
+    m1.assign(&ctl, ctl_dev, 1);
     std::thread::scope(|sc| {
         sc.spawn(|| {
             ctl.post(2, 1, dev, src as u64, 1000, false);
@@ -367,6 +424,7 @@ fn the_stage_kernel_copies_the_segments_the_host_posts() {
         });
     });
     assert_eq!(sync(s, st), 0);
+    assert_eq!(m1.exited(), 2, "both blocks counted out");
     let mut want = vec![0xEEu8; 8192];
     want[..1000].copy_from_slice(&data[..1000]);
     want[4097..7098].copy_from_slice(&data[2049..5050]);
@@ -380,11 +438,14 @@ fn the_stage_kernel_copies_the_segments_the_host_posts() {
     assert_eq!(counter(s, "cuLaunchCooperativeKernel"), 1);
     assert_eq!(device_bytes(s, dev, 8192), want);
 
-    // Device to host: the next launch starts after done[] (serial 3) and wraps the ring
-    // (serial 5 reuses entry 1); a segment of zero bytes copies nothing, whatever its
-    // addresses; the second segment is not 16-byte congruent.
+    // Device to host: the next launch on the same stage starts where the mailbox says (serial
+    // 3) and wraps the ring (serial 5 reuses entry 1); a segment of zero bytes copies nothing,
+    // whatever its addresses; the second segment is not 16-byte congruent.
     let out = pinned(s, 8192, 0x11);
-    assert_eq!(launch(s, f, 2, st, ctl_dev, 4, false), 0);
+    let m2 = Mail::new(s, 2);
+    assert_eq!(launch(s, f, 2, st, m2.device_address(s), false), 0);
+    m2.wait_started();
+    m2.assign(&ctl, ctl_dev, 3);
     std::thread::scope(|sc| {
         sc.spawn(|| {
             ctl.post(2, 3, out as u64, dev, 1000, false);
@@ -409,8 +470,17 @@ fn the_stage_kernel_copies_the_segments_the_host_posts() {
     );
     assert_eq!(counter(s, "cuLaunchKernel"), 1);
 
+    // A launch told to finish returns without a stage, touching nothing of it.
+    let m3 = Mail::new(s, 1);
+    assert_eq!(launch(s, f, 1, st, m3.device_address(s), false), 0);
+    m3.wait_started();
+    m3.finish();
+    assert_eq!(sync(s, st), 0);
+    assert_eq!((m3.exited(), ctl.all_done()), (1, done));
+    assert_eq!(counter(s, "stage_segments"), 5);
+
     destroy(s, st);
-    for p in [ctl.host, src, out] {
+    for p in [ctl.host, src, out, m1.host, m2.host, m3.host] {
         free_pinned(s, p);
     }
     // SAFETY: device memory the test allocated.
@@ -432,37 +502,49 @@ fn work_queued_after_the_kernel_waits_until_it_returns() {
     let src = pinned(s, 4096, 0x5A);
     let small = [1u8; 16];
 
-    // A kernel held on a non-blocking stream does not hold a synchronous copy.
+    // A kernel held on a non-blocking stream does not hold a synchronous copy; a second launch
+    // on the stream starts only once the first returned.
     let nb = stream(s, NON_BLOCKING);
     let a = Ctl::new(s, 2);
-    assert_eq!(launch(s, f, 1, nb, a.device_address(s), 2, false), 0);
+    let (m1, m2) = (Mail::new(s, 1), Mail::new(s, 1));
+    assert_eq!(launch(s, f, 1, nb, m1.device_address(s), false), 0);
+    assert_eq!(launch(s, f, 1, nb, m2.device_address(s), false), 0);
+    m1.wait_started();
     settle();
     assert_eq!(query(s, nb), NOT_READY);
+    assert!(!m2.started(), "behind the first launch");
     // SAFETY: a host slice and device memory the test owns.
     assert_eq!(
         unsafe { (s.cuMemcpyHtoD_v2)(dev, small.as_ptr().cast(), 16) },
         0
     );
+    m1.assign(&a, a.device_address(s), 1);
     a.post(1, 1, dev, src as u64, 64, true);
+    m2.wait_started();
+    m2.finish();
     assert_eq!(sync(s, nb), 0);
+    assert_eq!((m1.exited(), m2.exited()), (1, 1));
     assert_eq!(device_bytes(s, dev, 64), vec![0x5A; 64]);
 
     // On a blocking stream: a host function and an event queued after the kernel run only
     // when it returned, and a synchronous copy (legacy default stream) waits for it.
     let st = stream(s, 0);
     let b = Ctl::new(s, 2);
+    let mb = Mail::new(s, 1);
     let mut ev = ptr::null_mut();
     HOST_CALLS.store(0, Ordering::SeqCst);
     // SAFETY: valid out-pointer, live stream and event, a host function that ignores its data.
     unsafe {
         assert_eq!((s.cuEventCreate)(&mut ev, 0), 0);
-        assert_eq!(launch(s, f, 1, st, b.device_address(s), 2, false), 0);
+        assert_eq!(launch(s, f, 1, st, mb.device_address(s), false), 0);
         assert_eq!(
             (s.cuLaunchHostFunc)(st, Some(count_call), ptr::null_mut()),
             0
         );
         assert_eq!((s.cuEventRecord)(ev, st), 0);
     }
+    mb.wait_started();
+    mb.assign(&b, b.device_address(s), 1);
     b.post(1, 1, dev, src as u64, 16, false);
     b.wait_done(1, 1);
     let copier = std::thread::spawn(move || {
@@ -490,9 +572,9 @@ fn work_queued_after_the_kernel_waits_until_it_returns() {
 
     // On the NULL stream (the legacy default stream): work queued afterwards on a blocking
     // stream waits for the kernel; the per-thread handle names the same default stream here.
-    let c = Ctl::new(s, 2);
+    let c1 = Mail::new(s, 1);
     assert_eq!(
-        launch(s, f, 1, ptr::null_mut(), c.device_address(s), 2, true),
+        launch(s, f, 1, ptr::null_mut(), c1.device_address(s), true),
         0
     );
     // SAFETY: a host slice that outlives the synchronisation below, device memory, a live
@@ -501,28 +583,30 @@ fn work_queued_after_the_kernel_waits_until_it_returns() {
         unsafe { (s.cuMemcpyHtoDAsync_v2)(dev + 2048, small.as_ptr().cast(), 16, st) },
         0
     );
+    c1.wait_started();
     settle();
     assert_eq!(query(s, st), NOT_READY);
     assert_eq!(query(s, ptr::null_mut()), NOT_READY);
-    c.post(1, 1, 0, 0, 0, true);
+    c1.finish();
     assert_eq!(sync(s, st), 0);
     assert_eq!(sync(s, ptr::null_mut()), 0);
     assert_eq!(device_bytes(s, dev + 2048, 16), vec![1u8; 16]);
-    assert_eq!(
-        launch(s, f, 1, 2 as Stream, c.device_address(s), 2, false),
-        0
-    );
+    let c2 = Mail::new(s, 1);
+    assert_eq!(launch(s, f, 1, 2 as Stream, c2.device_address(s), false), 0);
+    c2.wait_started();
     settle();
     assert_eq!(query(s, ptr::null_mut()), NOT_READY);
-    c.post(1, 2, 0, 0, 0, true);
+    c2.finish();
     assert_eq!(sync(s, 2 as Stream), 0);
-    assert_eq!(c.done(0), 2);
+    assert_eq!(c2.exited(), 1);
 
     // SAFETY: a live event.
     assert_eq!(unsafe { (s.cuEventDestroy_v2)(ev) }, 0);
     destroy(s, nb);
     destroy(s, st);
-    for p in [a.host, b.host, c.host, src] {
+    for p in [
+        a.host, b.host, src, m1.host, m2.host, mb.host, c1.host, c2.host,
+    ] {
         free_pinned(s, p);
     }
     // SAFETY: device memory the test allocated.
@@ -536,20 +620,18 @@ fn a_launch_with_bad_arguments_is_refused_with_the_exact_code() {
     cuda(s, 0);
     let f = stage_function(s);
     let st = stream(s, NON_BLOCKING);
-    let ctl = Ctl::new(s, 4);
-    let good = ctl.device_address(s);
+    let mail = Mail::new(s, 1);
+    let good = mail.device_address(s);
+    let short = pinned(s, 32, 0);
     // SAFETY: no preconditions.
     unsafe { (s.hipsimResetCounters)() };
 
-    let with = |grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint, ctl: u64, ring_len: u32| {
-        let (mut ctl, mut ring_len) = (ctl, ring_len);
-        let mut params = [
-            (&raw mut ctl).cast::<c_void>(),
-            (&raw mut ring_len).cast::<c_void>(),
-        ];
+    let with = |grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint, mail: u64| {
+        let mut mail = mail;
+        let mut params = [(&raw mut mail).cast::<c_void>()];
         let [gx, gy, gz] = grid;
         let [bx, by, bz] = block;
-        // SAFETY: the two parameters, alive for the call.
+        // SAFETY: the one parameter, alive for the call.
         unsafe {
             let plain = (s.cuLaunchKernel)(
                 f,
@@ -581,49 +663,41 @@ fn a_launch_with_bad_arguments_is_refused_with_the_exact_code() {
         }
     };
     let block = [1024, 1, 1];
-    assert_eq!(with([0, 1, 1], block, 0, good, 4), INVALID_VALUE);
-    assert_eq!(with([33, 1, 1], block, 0, good, 4), INVALID_VALUE);
-    assert_eq!(with([2, 2, 1], block, 0, good, 4), INVALID_VALUE);
-    assert_eq!(with([2, 1, 2], block, 0, good, 4), INVALID_VALUE);
-    assert_eq!(with([2, 1, 0], block, 0, good, 4), INVALID_VALUE);
-    assert_eq!(with([1, 1, 1], [0, 1, 1], 0, good, 4), INVALID_VALUE);
-    assert_eq!(with([1, 1, 1], [1024, 2, 1], 0, good, 4), INVALID_VALUE);
-    assert_eq!(with([1, 1, 1], [1, 1, 1025], 0, good, 4), INVALID_VALUE);
+    assert_eq!(with([0, 1, 1], block, 0, good), INVALID_VALUE);
+    assert_eq!(with([33, 1, 1], block, 0, good), INVALID_VALUE);
+    assert_eq!(with([2, 2, 1], block, 0, good), INVALID_VALUE);
+    assert_eq!(with([2, 1, 2], block, 0, good), INVALID_VALUE);
+    assert_eq!(with([2, 1, 0], block, 0, good), INVALID_VALUE);
+    assert_eq!(with([1, 1, 1], [0, 1, 1], 0, good), INVALID_VALUE);
+    assert_eq!(with([1, 1, 1], [1024, 2, 1], 0, good), INVALID_VALUE);
+    assert_eq!(with([1, 1, 1], [1, 1, 1025], 0, good), INVALID_VALUE);
     assert_eq!(
-        with([1, 1, 1], [1, 1, 65], 0, good, 4),
+        with([1, 1, 1], [1, 1, 65], 0, good),
         INVALID_VALUE,
         "block z 64 at most"
     );
+    assert_eq!(with([1, 1, 1], block, 48 * 1024 + 1, good), INVALID_VALUE);
+    assert_eq!(with([1, 1, 1], block, 0, 0), INVALID_VALUE, "NULL mailbox");
     assert_eq!(
-        with([1, 1, 1], block, 48 * 1024 + 1, good, 4),
-        INVALID_VALUE
-    );
-    assert_eq!(with([1, 1, 1], block, 0, 0, 4), INVALID_VALUE, "NULL ctl");
-    assert_eq!(
-        with([1, 1, 1], block, 0, good, 0),
-        INVALID_VALUE,
-        "ring_len 0"
-    );
-    assert_eq!(
-        with([1, 1, 1], block, 0, good + 4, 3),
+        with([1, 1, 1], block, 0, good + 4),
         INVALID_VALUE,
         "misaligned"
     );
     assert_eq!(
-        with([1, 1, 1], block, 0, good, 5),
+        with([1, 1, 1], block, 0, short as u64),
         INVALID_VALUE,
-        "ring past the allocation"
+        "mailbox past the allocation"
     );
     let pageable = vec![0u64; 64];
     assert_eq!(
-        with([1, 1, 1], block, 0, pageable.as_ptr() as u64, 4),
+        with([1, 1, 1], block, 0, pageable.as_ptr() as u64),
         INVALID_VALUE,
         "pageable memory"
     );
 
     // Parameter arrays.
-    let (mut c, mut r) = (good, 4u32);
-    let mut params = [(&raw mut c).cast::<c_void>(), (&raw mut r).cast::<c_void>()];
+    let mut c = good;
+    let mut params = [(&raw mut c).cast::<c_void>()];
     let mut extra = [ptr::null_mut::<c_void>()];
     // SAFETY: arrays that outlive the calls; the simulator refuses them before any use.
     unsafe {
@@ -635,13 +709,8 @@ fn a_launch_with_bad_arguments_is_refused_with_the_exact_code() {
             launch(params.as_mut_ptr(), extra.as_mut_ptr()),
             INVALID_VALUE
         );
-        let mut half = [params[0], ptr::null_mut()];
-        assert_eq!(launch(half.as_mut_ptr(), ptr::null_mut()), INVALID_VALUE);
-        let mut other_half = [ptr::null_mut(), params[1]];
-        assert_eq!(
-            launch(other_half.as_mut_ptr(), ptr::null_mut()),
-            INVALID_VALUE
-        );
+        let mut none = [ptr::null_mut::<c_void>()];
+        assert_eq!(launch(none.as_mut_ptr(), ptr::null_mut()), INVALID_VALUE);
         assert_eq!(
             (s.cuLaunchCooperativeKernel)(f, 1, 1, 1, 1024, 1, 1, 0, st, ptr::null_mut()),
             INVALID_VALUE
@@ -686,12 +755,12 @@ fn a_launch_with_bad_arguments_is_refused_with_the_exact_code() {
 
     // A function of device 1's module is not valid in device 0's context; a thread without a
     // context cannot launch.
-    let (p0, p1) = (params[0] as usize, params[1] as usize);
+    let p0 = params[0] as usize;
     let f = f as usize;
     let st_handle = st as usize;
     let (other_device, no_context) = std::thread::spawn(move || {
         let no_context = {
-            let mut params = [p0 as *mut c_void, p1 as *mut c_void];
+            let mut params = [p0 as *mut c_void];
             // SAFETY: the parameters outlive the call (the spawning thread joins this one).
             unsafe {
                 (s.cuLaunchKernel)(
@@ -712,7 +781,7 @@ fn a_launch_with_bad_arguments_is_refused_with_the_exact_code() {
         cuda(s, 1);
         let f1 = stage_function(s);
         cuda(s, 0);
-        let mut params = [p0 as *mut c_void, p1 as *mut c_void];
+        let mut params = [p0 as *mut c_void];
         // SAFETY: as above.
         let other_device = unsafe {
             (s.cuLaunchKernel)(
@@ -738,9 +807,10 @@ fn a_launch_with_bad_arguments_is_refused_with_the_exact_code() {
 
     assert_eq!(counter(s, "stage_launches"), 0, "nothing was launched");
     assert_eq!(query(s, st), 0);
-    assert_eq!(ctl.all_done(), vec![0u32; 32]);
+    assert!(!mail.started());
     destroy(s, st);
-    free_pinned(s, ctl.host);
+    free_pinned(s, mail.host);
+    free_pinned(s, short);
 }
 
 #[test]
@@ -786,14 +856,17 @@ fn a_segment_the_device_cannot_address_fails_the_stream_but_the_kernel_goes_on()
     // SAFETY: no preconditions.
     unsafe { (s.hipsimResetCounters)() };
 
-    assert_eq!(launch(s, f, 1, st, ctl_dev, 8, false), 0);
+    let m1 = Mail::new(s, 1);
+    assert_eq!(launch(s, f, 1, st, m1.device_address(s), false), 0);
+    m1.wait_started();
+    m1.assign(&ctl, ctl_dev, 1);
     // Pageable source; a destination running past its allocation; then a good last segment.
     ctl.post(1, 1, dev, pageable.as_ptr() as u64, 100, false);
     ctl.post(1, 2, dev + 4000, src as u64, 100, false);
     ctl.post(1, 3, dev + 512, src as u64 + 512, 256, true);
     assert_eq!(sync(s, st), ILLEGAL_ADDRESS);
     assert_eq!(sync(s, st), 0, "reported once");
-    assert_eq!(ctl.done(0), 3);
+    assert_eq!((ctl.done(0), m1.exited()), (3, 1));
     let mut want = vec![0xEEu8; 4096];
     want[512..768].copy_from_slice(&data[512..768]);
     assert_eq!(device_bytes(s, dev, 4096), want);
@@ -803,7 +876,10 @@ fn a_segment_the_device_cannot_address_fails_the_stream_but_the_kernel_goes_on()
     // The copy faults apply to the kernel's segments: the second one fails.
     set_fault(s, "fail_copy", 999);
     set_fault(s, "fail_copy_after", 1);
-    assert_eq!(launch(s, f, 1, st, ctl_dev, 8, false), 0);
+    let m2 = Mail::new(s, 1);
+    assert_eq!(launch(s, f, 1, st, m2.device_address(s), false), 0);
+    m2.wait_started();
+    m2.assign(&ctl, ctl_dev, 4);
     ctl.post(1, 4, dev, src as u64, 100, false);
     ctl.post(1, 5, dev + 1024, src as u64 + 1024, 100, true);
     assert_eq!(sync(s, st), 999);
@@ -816,45 +892,146 @@ fn a_segment_the_device_cannot_address_fails_the_stream_but_the_kernel_goes_on()
     assert_eq!(counter(s, "stage_bytes"), 356);
 
     destroy(s, st);
-    free_pinned(s, ctl.host);
-    free_pinned(s, src);
+    for p in [ctl.host, src, m1.host, m2.host] {
+        free_pinned(s, p);
+    }
     // SAFETY: device memory the test allocated.
     assert_eq!(unsafe { (s.cuMemFree_v2)(dev) }, 0);
 }
 
+// A stage the device cannot address, or a mailbox whose grid is not the launch's (the blocks
+// would copy the wrong shares), fault the launch: the stream reports
+// CUDA_ERROR_ILLEGAL_ADDRESS, the launch still returns (exited) and nothing is copied.
 #[test]
-fn blocks_that_start_at_different_serials_copy_only_their_shares() {
+fn a_bad_stage_or_grid_faults_the_launch() {
     let (s, _g) = sim();
     cuda(s, 0);
     let f = stage_function(s);
     let st = stream(s, NON_BLOCKING);
     let ctl = Ctl::new(s, 4);
-    let dev = device(s, 4096);
-    let src = pinned(s, 4096, 0);
-    let data = pattern(4096, 1);
-    write_host(src, &data);
+    let short = Ctl::new(s, 1);
     // SAFETY: no preconditions.
     unsafe { (s.hipsimResetCounters)() };
-
-    // Block 0 already finished serial 1; block 1 did not. Serial 1 is then copied by block 1
-    // alone: its share of 64 aligned bytes is the second half.
-    ctl.set_done(0, 1);
-    assert_eq!(launch(s, f, 2, st, ctl.device_address(s), 4, true), 0);
-    ctl.post(1, 1, dev, src as u64, 64, false);
-    ctl.post(1, 2, dev + 64, src as u64 + 64, 64, true);
-    assert_eq!(sync(s, st), 0);
-    let mut want = vec![0xEEu8; 128];
-    want[32..128].copy_from_slice(&data[32..128]);
-    assert_eq!(device_bytes(s, dev, 128), want);
-    assert_eq!(ctl.all_done()[..3], [2, 2, 0]);
-    assert_eq!(counter(s, "stage_segments"), 2);
-    assert_eq!(counter(s, "stage_bytes"), 96);
-
+    let pageable = vec![0u64; 2048];
+    let cases = [
+        ("a grid of 2 for a launch of 1", 2, ctl.device_address(s)),
+        ("a ring past its allocation", 1, short.device_address(s)),
+        ("pageable memory", 1, pageable.as_ptr() as u64),
+    ];
+    // Every case names a ring of 4 entries.
+    let four = Ctl {
+        host: 0,
+        ring_len: 4,
+    };
+    for (what, grid, ctl_dev) in cases {
+        let m = Mail::new(s, grid);
+        assert_eq!(launch(s, f, 1, st, m.device_address(s), false), 0);
+        m.wait_started();
+        m.assign(&four, ctl_dev, 1);
+        assert_eq!(sync(s, st), ILLEGAL_ADDRESS, "{what}");
+        assert_eq!(m.exited(), 1, "{what}");
+        free_pinned(s, m.host);
+    }
+    assert_eq!(counter(s, "stage_segments"), 0);
     destroy(s, st);
     free_pinned(s, ctl.host);
-    free_pinned(s, src);
-    // SAFETY: device memory the test allocated.
-    assert_eq!(unsafe { (s.cuMemFree_v2)(dev) }, 0);
+    free_pinned(s, short.host);
+}
+
+// The HIP face loads what an AMD runtime loads: the code object for the simulated GPU, not one
+// for another architecture (hipErrorNoBinaryForGpu), not PTX nor anything else
+// (hipErrorInvalidImage); its kernel runs as the CUDA face's does.
+#[test]
+fn the_hip_face_loads_the_code_object_of_its_gpu_and_runs_it() {
+    let (s, _g) = sim();
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../src/runtime/stage/amdgpu/"
+    );
+    let object = |gpu: &str| std::fs::read(format!("{dir}{gpu}.hsaco")).unwrap();
+    let ptx = stage_ptx();
+    // SAFETY: valid out-pointers and images.
+    unsafe {
+        assert_eq!((s.hipInit)(0), 0);
+        assert_eq!((s.hipSetDevice)(0), 0);
+        let mut m = ptr::dangling_mut::<c_void>();
+        for (image, want) in [
+            (object("gfx90a"), NO_BINARY_FOR_GPU),
+            (object("gfx1100"), NO_BINARY_FOR_GPU),
+            (ptx.as_bytes_with_nul().to_vec(), INVALID_IMAGE),
+            (
+                b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0\x3e\0".repeat(4),
+                INVALID_IMAGE,
+            ),
+        ] {
+            assert_eq!((s.hipModuleLoadData)(&mut m, image.as_ptr().cast()), want);
+        }
+        assert_eq!(m, ptr::dangling_mut(), "untouched on failure");
+        let gfx942 = object("gfx942");
+        assert_eq!((s.hipModuleLoadData)(&mut m, gfx942.as_ptr().cast()), 0);
+        let mut f = ptr::null_mut();
+        assert_eq!(
+            (s.hipModuleGetFunction)(&mut f, m, cstr("hipfile_stage").as_ptr()),
+            0
+        );
+        let mut st = ptr::null_mut();
+        assert_eq!((s.hipStreamCreateWithFlags)(&mut st, NON_BLOCKING), 0);
+        let mut dev = ptr::null_mut();
+        assert_eq!((s.hipMalloc)(&mut dev, 256), 0);
+        let src = pinned_hip(s, 256);
+        let data = pattern(256, 5);
+        write_host(src, &data);
+        let ctl = Ctl {
+            host: pinned_hip(s, 256 + 32 * 4),
+            ring_len: 4,
+        };
+        let mail = Mail {
+            host: pinned_hip(s, 64),
+        };
+        mail.word32(28).store(2, Ordering::Release);
+        let mut mail_dev = mail.host as u64;
+        let mut params = [(&raw mut mail_dev).cast::<c_void>()];
+        assert_eq!(
+            (s.hipModuleLaunchCooperativeKernel)(
+                f,
+                2,
+                1,
+                1,
+                1024,
+                1,
+                1,
+                0,
+                st,
+                params.as_mut_ptr()
+            ),
+            0
+        );
+        mail.wait_started();
+        mail.assign(&ctl, ctl.host as u64, 1);
+        ctl.post(2, 1, dev as u64, src as u64, 256, true);
+        assert_eq!((s.hipStreamSynchronize)(st), 0);
+        assert_eq!(mail.exited(), 2);
+        let mut back = vec![0u8; 256];
+        assert_eq!((s.hipMemcpy)(back.as_mut_ptr().cast(), dev, 256, 2), 0);
+        assert_eq!(back, data);
+        assert_eq!((s.hipModuleUnload)(m), 0);
+        assert_eq!((s.hipStreamDestroy)(st), 0);
+        assert_eq!((s.hipFree)(dev), 0);
+        for p in [src, ctl.host, mail.host] {
+            assert_eq!((s.hipHostFree)(p as *mut c_void), 0);
+        }
+    }
+}
+
+/// Zeroed mapped pinned memory from the HIP face.
+fn pinned_hip(s: &Sim, len: usize) -> usize {
+    let mut p = ptr::null_mut();
+    // SAFETY: valid out-pointer; then `len` bytes the simulator just allocated.
+    unsafe {
+        assert_eq!((s.hipHostMalloc)(&mut p, len, 2), 0);
+        ptr::write_bytes(p.cast::<u8>(), 0, len);
+    }
+    p as usize
 }
 
 #[test]

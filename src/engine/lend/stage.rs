@@ -1,34 +1,47 @@
-//! The host side of the staging kernel (`runtime/stage/stage.cu`): how stream-ordered I/O moves
-//! bytes between files and device memory on runtimes that can run it (CUDA).
+//! The host side of the staging kernel (`runtime/stage/stage.c`): how stream-ordered I/O moves
+//! bytes between files and device memory.
 //!
-//! One launch of the kernel per operation is queued on the application's stream at submission;
-//! it holds the stream until the operation's last segment. The engine cuts the operation into
-//! segments and gives each a serial number (counting up over the stream's life); segment `s`
-//! goes through ring entry `s % RING_LEN` of the control block and buffer slot `s % slots` of
-//! the stage's host-mapped pinned memory. A reader fills the slot from the file and posts the
-//! entry; the kernel copies the slot into device memory. A writer posts the entry, waits until
-//! the kernel copied the device bytes into the slot, and writes the slot to the file.
+//! One launch of the kernel per operation is queued on the application's stream at submission,
+//! over the operation's [`Mail`]: it starts when the work before it on the stream is done, says
+//! so, and holds the stream until the host either finishes the operation without copies
+//! ([`Mail::finish`]) or hands it a [`Stage`] ([`Mail::assign`]) and posts the operation's
+//! segments there, the last one once the operation's result is stored.
 //!
-//! Why this is deadlock-free: everything the kernel waits for is host work (a `pread`, a
-//! `pwrite`, a post), and the host waits only for the kernel to reach serials below its own,
-//! which all belong to chunks already handed out, each posted exactly once by whoever holds it
-//! (a [`Lease`] posts an empty segment if dropped unposted, also when unwinding). Nothing here
-//! queues GPU work on another stream, so no hardware queue shared with the held stream is
-//! involved.
+//! Stages are shared: a device has a few (`HIPFILE_ASYNC_CONCURRENCY`), each serving one
+//! operation at a time, given to an operation only once its kernel started. The engine cuts the
+//! operation into segments with serial numbers (counting up over the stage's life); segment `s`
+//! goes through ring entry `s % RING_LEN` of the stage's control block and buffer slot
+//! `s % slots` of its host-mapped pinned memory. A reader fills the slot from the file and
+//! posts the entry; the kernel copies the slot into device memory. A writer posts the entry,
+//! waits until the kernel copied the device bytes into the slot, and writes the slot to the
+//! file.
+//!
+//! Why this is deadlock-free: everything a kernel waits for is host work (a stage, a `pread`,
+//! a `pwrite`, a post), and the host waits only for kernels that already started: for a stage
+//! (held by operations whose kernels run and will finish), and for a kernel to reach serials
+//! below its own, which all belong to chunks already handed out, each posted exactly once by
+//! whoever holds it (a [`Lease`] posts an empty segment if dropped unposted, also when
+//! unwinding). Nothing here queues GPU work on another stream, so no hardware queue shared
+//! with a held stream is involved.
 //!
 //! Memory: a slot's bytes are lent to the one holder of its serial's [`Lease`]; a lease is
 //! granted only after the slot's previous user (serial `s - slots`) released it on the host and
 //! the kernel finished with it, so the kernel never reads a slot the host is filling, nor writes
-//! one the host is reading.
+//! one the host is reading. A stage goes to its next operation only once the kernel consumed
+//! every serial of the last one ([`Stage::idle`]); a mailbox is reused only once every block of
+//! its launch returned.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::runtime::{MappedHost, RtError, RtResult, Runtime, StreamHandle};
+use parking_lot::{Condvar, Mutex};
+
+use crate::runtime::{stage as kernel, MappedHost, RtError, RtResult, Runtime, StreamHandle};
 use crate::vocab::Address;
 
-/// Blocks the kernel supports (`STAGE_MAX_BLOCKS` in stage.cu).
-const MAX_BLOCKS: usize = 32;
+/// Blocks the kernel supports.
+const MAX_BLOCKS: usize = kernel::MAX_BLOCKS as usize;
 /// Ring entries: at least the number of slots, and a power of two so serials wrap cleanly.
 const RING_LEN: u32 = 256;
 /// Slot data is placed at the device address's offset modulo this, so the kernel copies whole
@@ -38,10 +51,10 @@ const CONGRUENCE: usize = 16;
 /// shift.
 const SLOT_SLACK: usize = 4096;
 
-/// The most slot memory one stream's stage uses, whatever `HIPFILE_ASYNC_BUFFER_SIZE` says.
+/// The most slot memory one stage uses, whatever `HIPFILE_ASYNC_BUFFER_SIZE` says.
 const MAX_RING_BYTES: usize = 16 << 20;
 
-/// One ring entry (`StageDesc` in stage.cu).
+/// One ring entry (`StageDesc` in stage.c).
 #[repr(C)]
 struct Desc {
     dst: AtomicU64,
@@ -52,7 +65,7 @@ struct Desc {
     last: AtomicU32,
 }
 
-/// The control block (`StageCtl` in stage.cu).
+/// The control block (`StageCtl` in stage.c).
 #[repr(C)]
 struct Ctl {
     /// Per block: the last serial it finished.
@@ -61,8 +74,31 @@ struct Ctl {
     ring: [Desc; RING_LEN as usize],
 }
 
+/// One operation's mailbox (`StageMail` in stage.c).
+#[repr(C)]
+struct MailWords {
+    /// Kernel: 1 once the launch began.
+    started: AtomicU32,
+    /// Kernel: blocks that returned.
+    exited: AtomicU32,
+    /// Host: 1 = return without a stage.
+    finish: AtomicU32,
+    /// Host: the operation's first serial in its stage (before `ctl`).
+    first: AtomicU32,
+    /// Host: the stage's control block (device address), written last.
+    ctl: AtomicU64,
+    /// Host: the stage's ring entries (before `ctl`).
+    ring_len: AtomicU32,
+    /// Host, before the launch: its blocks.
+    grid: AtomicU32,
+    _reserved: [u64; 4],
+}
+
 const _: () = assert!(std::mem::size_of::<Desc>() == 32);
 const _: () = assert!(std::mem::offset_of!(Ctl, ring) == 256);
+const _: () = assert!(std::mem::size_of::<MailWords>() == 64);
+const _: () = assert!(std::mem::offset_of!(MailWords, ctl) == 16);
+const _: () = assert!(std::mem::offset_of!(MailWords, grid) == 28);
 
 /// The segment length and slot count for an async buffer of `buffer` bytes and an engine chunk
 /// of `chunk`: eight slots or more (so reads of several slots overlap the kernel's copies of
@@ -79,18 +115,20 @@ pub(crate) fn geometry(buffer: usize, chunk: usize) -> (usize, u32) {
     (seg, slots)
 }
 
-/// One stream's staging state: its control block, its slots, and the serial counter.
+/// One stage: its control block, its slots, and the serial counter; it serves one operation at
+/// a time, of any stream of its device.
 pub(crate) struct Stage {
     rt: &'static dyn Runtime,
     device: i32,
-    /// The application's stream the kernels run on.
-    stream: StreamHandle,
+    /// The stream of the operation it serves now (its kernel's stream, which the waits look at).
+    stream: AtomicUsize,
     ctl: MappedHost,
     slots: MappedHost,
     seg: usize,
     pitch: usize,
     nslots: u32,
-    grid: u32,
+    /// Blocks of the kernel serving it now (each reports its own progress).
+    grid: AtomicU32,
     /// The last serial handed out.
     next: AtomicU32,
     /// Per slot: the serial whose holder last gave the slot back on the host side.
@@ -98,16 +136,17 @@ pub(crate) struct Stage {
 }
 
 impl Stage {
-    /// The stage of `stream` (of `device`), with `buffer` bytes of slots in segments of at most
-    /// `chunk`; "not supported" where the runtime has no staging kernel.
+    /// A stage on `device` with `buffer` bytes of slots in segments of at most `chunk`, for
+    /// launches of at most `grid` blocks; "not supported" where the runtime has no staging
+    /// kernel or no mapped memory.
     pub(crate) fn new(
         rt: &'static dyn Runtime,
         device: i32,
-        stream: StreamHandle,
         buffer: usize,
         chunk: usize,
+        grid: u32,
     ) -> RtResult<Stage> {
-        let grid = rt.stage_grid(device)?.clamp(1, MAX_BLOCKS as u32);
+        let grid = grid.clamp(1, MAX_BLOCKS as u32);
         let (seg, nslots) = geometry(buffer, chunk);
         let pitch = seg + SLOT_SLACK;
         let ctl = rt.mapped_alloc(std::mem::size_of::<Ctl>())?;
@@ -133,13 +172,13 @@ impl Stage {
         Ok(Stage {
             rt,
             device,
-            stream,
+            stream: AtomicUsize::new(0),
             ctl,
             slots,
             seg,
             pitch,
             nslots,
-            grid,
+            grid: AtomicU32::new(grid),
             next: AtomicU32::new(0),
             host_free,
         })
@@ -161,15 +200,29 @@ impl Stage {
         self.nslots as usize
     }
 
-    /// Queue the kernel of one operation on the stream.
-    pub(crate) fn launch(&self) -> RtResult<()> {
-        self.rt.stage_launch(
-            self.device,
-            self.stream,
-            self.ctl.device,
-            RING_LEN,
-            self.grid,
-        )
+    /// Whether the kernel consumed every serial handed out so far: only then may the stage
+    /// serve another operation (whose kernel starts after them).
+    pub(crate) fn idle(&self) -> bool {
+        self.done_through(self.next.load(Ordering::Acquire))
+    }
+
+    /// Serve the operation whose kernel runs on `stream` with mailbox `mail` (its kernel
+    /// started): the kernel copies its segments from the next serial on.
+    pub(crate) fn assign(&self, mail: &Mail, stream: StreamHandle) {
+        self.stream.store(stream.0, Ordering::Release);
+        self.grid.store(mail.grid, Ordering::Release);
+        let first = self.next.load(Ordering::Acquire).wrapping_add(1);
+        mail.words().first.store(first, Ordering::Relaxed);
+        mail.words().ring_len.store(RING_LEN, Ordering::Relaxed);
+        mail.words()
+            .ctl
+            .store(self.ctl.device as u64, Ordering::Release);
+    }
+
+    /// Whether the stage can never serve again: the kernel of its last operation will not
+    /// consume what it was posted (its stream failed, or ended without it).
+    pub(crate) fn broken(&self) -> bool {
+        self.stream_gone(|| self.idle()).is_some()
     }
 
     /// Reserve `n` consecutive serials; returns the one before the first.
@@ -179,7 +232,8 @@ impl Stage {
 
     /// Whether every block finished serial `s` (serials compare cyclically).
     fn done_through(&self, s: u32) -> bool {
-        self.ctl().done[..self.grid as usize]
+        let grid = self.grid.load(Ordering::Acquire) as usize;
+        self.ctl().done[..grid]
             .iter()
             .all(|d| d.load(Ordering::Acquire).wrapping_sub(s) as i32 >= 0)
     }
@@ -225,7 +279,9 @@ impl Stage {
     /// writes are visible). `None` while the stream is still running.
     fn stream_gone(&self, ok: impl Fn() -> bool) -> Option<RtError> {
         let restore = self.rt.enter_device(self.device).ok()?;
-        let state = self.rt.stream_query(self.stream);
+        let state = self
+            .rt
+            .stream_query(StreamHandle(self.stream.load(Ordering::Acquire)));
         self.rt.leave_device(restore);
         match state {
             // Still running; or the application destroyed the stream handle, which lets queued
@@ -263,6 +319,196 @@ impl Drop for Stage {
         };
         rt.mapped_free(std::mem::replace(&mut self.slots, zero()));
         rt.mapped_free(std::mem::replace(&mut self.ctl, zero()));
+    }
+}
+
+/// The mailboxes of one device's staging launches: a fixed slab of host-mapped memory, allocated
+/// before any launch (allocating pinned memory later could wait for kernels that wait for us).
+/// A mailbox is lent to one operation from its submission; given back, it is reused only once
+/// every block of its launch returned.
+pub(crate) struct Mailboxes {
+    rt: &'static dyn Runtime,
+    device: i32,
+    mem: MappedHost,
+    /// Indices of mailboxes nobody uses.
+    free: Mutex<Vec<u32>>,
+    /// Given back, with the blocks of their launch and its stream: free once that many
+    /// blocks returned.
+    retired: Mutex<Vec<Retired>>,
+    given_back: Condvar,
+}
+
+/// A mailbox given back whose launch may still run.
+struct Retired {
+    index: u32,
+    grid: u32,
+    stream: StreamHandle,
+}
+
+impl Mailboxes {
+    /// `count` mailboxes for launches on `device`.
+    pub(crate) fn new(rt: &'static dyn Runtime, device: i32, count: u32) -> RtResult<Mailboxes> {
+        let len = count as usize * std::mem::size_of::<MailWords>();
+        let mem = rt.mapped_alloc(len)?;
+        // SAFETY: a fresh allocation of `len` bytes, page-aligned; zero bytes are valid words.
+        unsafe { mem.host.as_ptr().write_bytes(0, len) };
+        Ok(Mailboxes {
+            rt,
+            device,
+            mem,
+            free: Mutex::new((0..count).rev().collect()),
+            retired: Mutex::new(Vec::new()),
+            given_back: Condvar::new(),
+        })
+    }
+
+    fn words(&self, index: u32) -> &MailWords {
+        // SAFETY: `index` < count (only `new`'s indices circulate); the slab holds zeroed
+        // `MailWords` for its life, accessed only through atomics (the kernel's side likewise).
+        unsafe {
+            &*self
+                .mem
+                .host
+                .as_ptr()
+                .cast::<MailWords>()
+                .add(index as usize)
+        }
+    }
+
+    /// A mailbox for a launch of `grid` blocks, its words cleared. Waits while every mailbox
+    /// is in use (as many operations as there are mailboxes queued and not finished).
+    pub(crate) fn take(self: &Arc<Self>, grid: u32) -> Mail {
+        let mut free = self.free.lock();
+        let index = loop {
+            if let Some(i) = free.pop() {
+                break i;
+            }
+            self.reclaim(&mut free);
+            if free.is_empty() {
+                // Kernels that return do not say so: look again now and then.
+                self.given_back
+                    .wait_for(&mut free, Duration::from_millis(1));
+            }
+        };
+        drop(free);
+        let w = self.words(index);
+        for word in [&w.started, &w.exited, &w.finish, &w.first, &w.ring_len] {
+            word.store(0, Ordering::Relaxed);
+        }
+        w.ctl.store(0, Ordering::Relaxed);
+        w.grid.store(grid, Ordering::Release);
+        Mail {
+            boxes: Arc::clone(self),
+            index,
+            grid,
+            launched: None,
+        }
+    }
+
+    /// Move the retired mailboxes whose launches returned to `free`.
+    fn reclaim(&self, free: &mut Vec<u32>) {
+        self.retired.lock().retain(|r| {
+            let out = self.words(r.index).exited.load(Ordering::Acquire) >= r.grid;
+            if out {
+                free.push(r.index);
+            }
+            !out
+        });
+    }
+
+    /// Whether no launch can write a mailbox any more: each returned, or its stream has
+    /// nothing left to run (it failed, or finished without the launch returning: a broken
+    /// context runs nothing more).
+    fn quiet(&self) -> bool {
+        self.reclaim(&mut self.free.lock());
+        let streams: Vec<StreamHandle> = self.retired.lock().iter().map(|r| r.stream).collect();
+        streams.into_iter().all(|s| {
+            let Ok(restore) = self.rt.enter_device(self.device) else {
+                return false;
+            };
+            let state = self.rt.stream_query(s);
+            self.rt.leave_device(restore);
+            match state {
+                Ok(()) => true,
+                Err(e) => e != RtError::NOT_READY && e != RtError::INVALID_HANDLE,
+            }
+        })
+    }
+}
+
+impl Drop for Mailboxes {
+    fn drop(&mut self) {
+        // Launches that never returned (their stream failed, or is still held by other work)
+        // may still write their mailbox: leak the slab then.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let out = wait_until(
+            || self.quiet(),
+            || (Instant::now() > deadline).then_some(RtError::NOT_READY),
+        );
+        if out.is_err() {
+            tracing::warn!(target: "hipfile", "staging launches did not return; their mailboxes' pinned memory is leaked");
+            return;
+        }
+        let m = std::mem::replace(
+            &mut self.mem,
+            MappedHost {
+                host: std::ptr::NonNull::dangling(),
+                device: 0,
+            },
+        );
+        self.rt.mapped_free(m);
+    }
+}
+
+/// One operation's mailbox, lent from submission until dropped: then it is reused at once if
+/// no launch was queued over it, otherwise once every block of that launch returned.
+pub(crate) struct Mail {
+    boxes: Arc<Mailboxes>,
+    index: u32,
+    /// Blocks of the launch over it.
+    grid: u32,
+    /// The stream of the launch over it, once queued.
+    launched: Option<StreamHandle>,
+}
+
+impl Mail {
+    fn words(&self) -> &MailWords {
+        self.boxes.words(self.index)
+    }
+
+    /// The device address the launch takes.
+    pub(crate) fn device_address(&self) -> usize {
+        self.boxes.mem.device + self.index as usize * std::mem::size_of::<MailWords>()
+    }
+
+    /// A launch over it was queued on `stream`.
+    pub(crate) fn launched(&mut self, stream: StreamHandle) {
+        self.launched = Some(stream);
+    }
+
+    /// Whether the launch began (the work before it on its stream is done).
+    pub(crate) fn started(&self) -> bool {
+        self.words().started.load(Ordering::Acquire) != 0
+    }
+
+    /// Let the launch return without a stage (the operation needed no copies, or failed first).
+    pub(crate) fn finish(&self) {
+        self.words().finish.store(1, Ordering::Release);
+    }
+}
+
+impl Drop for Mail {
+    fn drop(&mut self) {
+        if let Some(stream) = self.launched {
+            self.boxes.retired.lock().push(Retired {
+                index: self.index,
+                grid: self.grid,
+                stream,
+            });
+        } else {
+            self.boxes.free.lock().push(self.index);
+        }
+        self.boxes.given_back.notify_one();
     }
 }
 

@@ -198,6 +198,17 @@ api! {
     hipPeekAtLastError: fn() -> c_int;
     hipGetProcAddress: fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_int) -> c_int;
     hipAmdFileRead: fn(FileHandle, *mut c_void, u64, i64, *mut u64, *mut i32) -> c_int;
+    hipModuleLoadData: fn(*mut *mut c_void, *const c_void) -> c_int;
+    hipModuleUnload: fn(*mut c_void) -> c_int;
+    hipModuleGetFunction: fn(*mut *mut c_void, *mut c_void, *const c_char) -> c_int;
+    hipModuleLaunchKernel: fn(
+        *mut c_void, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Stream,
+        *mut *mut c_void, *mut *mut c_void
+    ) -> c_int;
+    hipModuleLaunchCooperativeKernel: fn(
+        *mut c_void, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Stream,
+        *mut *mut c_void
+    ) -> c_int;
     hipAmdFileWrite: fn(FileHandle, *mut c_void, u64, i64, *mut u64, *mut i32) -> c_int;
 
     cuInit: fn(c_uint) -> c_int;
