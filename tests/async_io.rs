@@ -883,3 +883,129 @@ child_test!(
         assert_eq!(s.download(dev.ptr, OPS * LEN), data);
     }
 );
+
+// ---- what a stream costs, and for how long ---------------------------------------------------
+
+/// Threads of this process.
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+/// Pinned host memory the simulator holds for anyone (allocated or registered).
+fn pinned_bytes(s: &Sim) -> u64 {
+    s.counter("pinned_bytes_live") + s.counter("registered_bytes_live")
+}
+
+// A server that makes a stream per request: 1,000 streams, each created, used for one read and
+// destroyed, with the driver open throughout. Nothing is kept per stream: the threads and pinned
+// bytes after the run are those after the first 10 streams (the first bring the workers and the
+// device's stages). With a queue, a thread and 16 MiB of pinned memory per stream ever used,
+// the first design ended with 1,010 threads and 16 GiB pinned.
+child_test!(a_thousand_streams_used_once_cost_what_ten_do, {
+    open_driver();
+    let s = sim();
+    let n = 8192 + 5;
+    let data = pattern(n, 31);
+    let f = TestFile::rw("async-thousand", &data);
+    let dev = s.device_alloc(n);
+    let one = |i: usize| {
+        let stream = Stream::new();
+        let mut p = Params::new(n - i % 7, (i % 7) as i64, 0);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+        stream.sync();
+        assert_eq!(p.result(), (n - i % 7) as isize, "stream {i}");
+    };
+    (0..10).for_each(one);
+    let after_ten = (threads(), pinned_bytes(s));
+    (10..1000).for_each(one);
+    assert_eq!((threads(), pinned_bytes(s)), after_ten);
+    assert_eq!(s.download(dev.ptr, n - 999 % 7), data[999 % 7..]);
+});
+
+// A stream destroyed and re-created at the same address on another device (the runtime gives
+// the address out again): the new stream's device is asked at its submission, so a read into
+// the new device's memory is served, and one into the old device's memory is refused
+// (hipFileInvalidValue: the buffer is not on the stream's device). The first design kept the
+// stream's device from its first use and answered the other way round.
+child_test!(
+    a_stream_recreated_at_the_same_address_on_another_device,
+    [("HIPSIM_DEVICE_COUNT", "2")],
+    {
+        open_driver();
+        let s = sim();
+        let n = 64 * 1024;
+        let data = pattern(n, 32);
+        let f = TestFile::rw("async-readdress", &data);
+        let on = |d| {
+            // SAFETY: a device ordinal the simulator has.
+            assert_eq!(unsafe { (s.set_device)(d) }, 0);
+        };
+        on(0);
+        let dev0 = s.device_alloc(n);
+        on(1);
+        let dev1 = s.device_alloc(n);
+        on(0);
+        let first = Stream::new();
+        let mut p = Params::new(n, 0, 0);
+        assert_eq!(read_async(f.fh, dev0.ptr, &mut p, &first), OK);
+        first.sync();
+        assert_eq!(p.result(), n as isize);
+        let address = first.0;
+        drop(first);
+        on(1);
+        let again = (0..64)
+            .map(|_| Stream::new())
+            .find(|st| st.0 == address)
+            .expect("the runtime gives the address out again");
+        let mut p = Params::new(n, 0, 0);
+        assert_eq!(read_async(f.fh, dev1.ptr, &mut p, &again), OK);
+        again.sync();
+        assert_eq!(p.result(), n as isize);
+        assert_eq!(s.download(dev1.ptr, n), data);
+        let mut p = Params::new(n, 0, 0);
+        assert_eq!(read_async(f.fh, dev0.ptr, &mut p, &again).err, 5022);
+        on(0);
+    }
+);
+
+// hipFileHandleDeregister with an operation queued on the handle: the handle goes at once (a
+// later submission with it gets hipFileHandleNotRegistered (5027), and the descriptor registers again),
+// and the call returns only once the queued operation finished, which it does with the right
+// bytes. The first design ignored the deregistration: later submissions succeeded and
+// registering the descriptor again gave hipFileHandleAlreadyRegistered (5028).
+child_test!(deregistering_a_handle_waits_for_its_queued_operations, {
+    open_driver();
+    let s = sim();
+    let n = 128 * 1024;
+    let data = pattern(n, 33);
+    let f = TestFile::rw("async-dereg", &data);
+    let dev = s.device_alloc(n);
+    let stream = Stream::new();
+    let pause = Pause::hold(&stream);
+    let mut p = Params::new(n, 0, 0);
+    assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
+    let fh = f.fh as usize;
+    let returned = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            hipFileHandleDeregister(fh as hipFileHandle_t);
+            returned.store(true, Ordering::Release);
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            !returned.load(Ordering::Acquire),
+            "waits for the queued operation"
+        );
+        let mut q = Params::new(n, 0, 0);
+        assert_eq!(
+            read_async(f.fh, dev.ptr, &mut q, &stream).err,
+            5027,
+            "the handle is already gone (hipFileHandleNotRegistered)"
+        );
+        pause.release();
+    });
+    assert!(returned.load(Ordering::Acquire));
+    assert_eq!(p.result(), n as isize);
+    assert_eq!(s.download(dev.ptr, n), data);
+    hipFileHandleDeregister(register_fd(f.fd));
+});
