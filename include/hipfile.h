@@ -1081,9 +1081,9 @@ HIPFILE_API void hipFileBatchIODestroy(hipFileBatchHandle_t batch_idp);
  * matching HIPFILE_STREAM_FIXED_* flag) and stores its result in `*bytes_read_p`: the byte
  * count (short at end of file), -1 for an operating-system error, or -hipFileOpError
  * (-hipFileInvalidValue when the size grew after submission or the values no longer fit the
- * buffer).  This call stores 0 there first.  Every backend serves it (the GPU-direct fastpath,
- * falling back on ENODEV/EREMOTEIO; the fallback through the stream's own pinned buffers;
- * host memory).  Operations on one stream run in submission order; a NULL stream is the
+ * buffer).  A successful call stores 0 there first.  Every backend serves it (the GPU-direct
+ * fastpath, falling back on ENODEV/EREMOTEIO; the fallback through the stream's own pinned
+ * buffers; host memory).  Operations on one stream run in submission order; a NULL stream is the
  * default stream.  A size of 0 completes here and queues nothing.  The pointed-to values
  * must stay valid until the stream has passed the operation.  On CUDA each operation is one
  * launch of a small staging kernel; on HIP the stream waits on a word the library writes.
