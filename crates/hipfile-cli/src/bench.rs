@@ -32,6 +32,7 @@ use hipfile::api::{
 
 use crate::json::Value;
 use crate::measure::{Label, Measurement, RunResult};
+use crate::output::{errln, outln};
 use crate::util::{
     fail, fdatasync, fmt_bytes, io_text, lib_text, pread_full, pwrite_all, slow_request_warning,
     stderr_is_terminal, AlignedBuf, CliError, CliResult, DelayedBar, Rng, PAGE,
@@ -931,7 +932,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     }
     if a.duration.is_none() {
         if let Some(w) = slow_request_warning(a.size, a.io_size, !read, "--io-size") {
-            eprintln!("hipfile: warning: {w}");
+            errln!("hipfile: warning: {w}");
         }
     }
     let _driver = DriverGuard::open();
@@ -1210,32 +1211,32 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             .with("repeat", a.repeat)
             .with("baseline_threads", nt_threads)
             .with("baseline_piece", piece);
-        println!("{}", v.with("config", cfg).to_json());
+        outln!("{}", v.with("config", cfg).to_json());
         return Ok(());
     }
-    println!(
+    outln!(
         "{}",
         header(rt, &crate::util::chosen_because(rt), &config, &path, a)
     );
-    println!("{}", hip.gdsio_line());
-    println!("HIPFILE served by: {}", backends_text(served));
+    outln!("{}", hip.gdsio_line());
+    outln!("HIPFILE served by: {}", backends_text(served));
     if a.api == Api::Async {
         let (us, n) = submit_micros();
-        println!(
+        outln!(
             "submission: {us:.1} us per hipFile{}Async call (mean of {n} calls)",
             if read { "Read" } else { "Write" }
         );
     }
     if let Some(n) = verified {
-        println!(
+        outln!(
             "verify: {} read again through hipfile, identical to the file",
             fmt_bytes(n)
         );
     }
     if let Some((one, nt)) = &baselines {
-        println!("{}", one.gdsio_line());
-        println!("{}", nt.gdsio_line());
-        println!(
+        outln!("{}", one.gdsio_line());
+        outln!("{}", nt.gdsio_line());
+        outln!(
             "hipfile/{} = {:.2}x, hipfile/{} = {:.2}x",
             nt.xfer_type.to_ascii_lowercase(),
             ratio(nt),

@@ -44,6 +44,7 @@ use hipfile::api::{
 };
 
 use crate::json::Value;
+use crate::output::{errln, outln};
 use crate::util::{errno_text, fmt_bytes, io_text, lib_text, AlignedBuf, CliError, CliResult, Rng};
 use crate::CheckArgs;
 
@@ -121,7 +122,7 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
     // Every bad PATH but the one the failure line names.
     for v in volumes.iter().skip_while(|v| v.error.is_none()).skip(1) {
         if let Some(e) = &v.error {
-            eprintln!("hipfile: check: cannot examine {}: {e}", quote(&v.path));
+            errln!("hipfile: check: cannot examine {}: {e}", quote(&v.path));
         }
     }
     if args.json {
@@ -155,14 +156,14 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
             .with("self_test", test.json())
             .with("ok", failure.is_none())
             .with("failure", failure.clone());
-        println!("{}", v.to_json());
+        outln!("{}", v.to_json());
     } else {
-        println!(
+        outln!(
             "Library examined: the copy built into this executable ({exe}, hipfile {}); \
              applications load libhipfile.so.0 instead: `hipfile check --lib` examines that one",
             env!("CARGO_PKG_VERSION")
         );
-        println!();
+        outln!();
         print_runtime(rt, &reason);
         if let Some(c) = &cufile {
             c.print();
@@ -188,7 +189,7 @@ fn run_installed(args: &CheckArgs, lib: &Path) -> CliResult<()> {
     let report = crate::libprobe::probe(lib)?;
     let failure = report.failure(args.allow_host_only);
     if args.json {
-        println!("{}", report.json(failure.as_deref()).to_json());
+        outln!("{}", report.json(failure.as_deref()).to_json());
     } else {
         report.print(failure.as_deref());
     }
@@ -214,25 +215,25 @@ const SIM_BANNER: &str =
     "*** SIMULATED GPU runtime (hipsim): test and demo use only, no real GPU is involved ***";
 
 fn print_runtime(rt: &RuntimeReport, reason: &str) {
-    println!("GPU runtime");
+    outln!("GPU runtime");
     if rt.simulated {
-        println!("  {SIM_BANNER}");
+        outln!("  {SIM_BANNER}");
     }
-    println!("  platform:          {}", rt.platform.name());
-    println!("  runtime:           {}", rt.description);
-    println!("  simulated:         {}", yes_no(rt.simulated));
-    println!("  chosen because:    {reason}");
+    outln!("  platform:          {}", rt.platform.name());
+    outln!("  runtime:           {}", rt.description);
+    outln!("  simulated:         {}", yes_no(rt.simulated));
+    outln!("  chosen because:    {reason}");
     if rt.attempts.is_empty() {
-        println!("  loader attempts:   none needed");
+        outln!("  loader attempts:   none needed");
     } else {
-        println!("  loader attempts:");
+        outln!("  loader attempts:");
         for a in &rt.attempts {
-            println!("    - {a}");
+            outln!("    - {a}");
         }
     }
-    println!("  devices:           {}", rt.device_count);
-    println!("  runtime version:   {}", rt.version);
-    println!(
+    outln!("  devices:           {}", rt.device_count);
+    outln!("  runtime version:   {}", rt.version);
+    outln!(
         "  GPU-direct I/O entry points: {}",
         if rt.gpu_direct { "present" } else { "absent" }
     );
@@ -369,23 +370,23 @@ impl Kernel {
 
     fn print(&self) {
         let lim = |l: Option<u64>| l.map_or("unlimited".to_string(), fmt_bytes);
-        println!();
-        println!("Kernel");
-        println!(
+        outln!();
+        outln!("Kernel");
+        outln!(
             "  release:           {}",
             self.release.as_deref().unwrap_or("unknown")
         );
         match &self.p2pdma_source {
-            Some(src) => println!(
+            Some(src) => outln!(
                 "  CONFIG_PCI_P2PDMA: {} (from {src})",
                 self.p2pdma.name()
             ),
-            None => println!(
+            None => outln!(
                 "  CONFIG_PCI_P2PDMA: unknown (no kernel configuration found in /boot, /lib/modules or /proc/config.gz)"
             ),
         }
         if let Some(ais) = self.amdgpu_ais {
-            println!(
+            outln!(
                 "  amdgpu AIS entry point (kfd_ais_rw_file): {}",
                 match ais {
                     Some(b) => yes_no(b),
@@ -393,12 +394,12 @@ impl Kernel {
                 }
             );
         }
-        println!(
+        outln!(
             "  RLIMIT_MEMLOCK:    soft {}, hard {}",
             lim(self.memlock.0),
             lim(self.memlock.1)
         );
-        println!("  io_uring:          {}", self.io_uring.text());
+        outln!("  io_uring:          {}", self.io_uring.text());
     }
 }
 
@@ -792,43 +793,43 @@ impl Volume {
     }
 
     fn print(&self) {
-        println!("  {}", self.path);
+        outln!("  {}", self.path);
         if let Some(e) = &self.error {
-            println!("      error:            {e}");
+            outln!("      error:            {e}");
             return;
         }
         if let Some(k) = self
             .kind
             .filter(|&k| k != Kind::Directory || self.mount.is_none())
         {
-            println!("      type:             {}", k.name());
+            outln!("      type:             {}", k.name());
         }
         if let Some(m) = &self.mount {
             if m.mount_point() != self.path {
-                println!("      mount point:      {}", m.mount_point());
+                outln!("      mount point:      {}", m.mount_point());
             }
-            println!("      file system:      {} on {}", m.fstype(), m.source());
+            outln!("      file system:      {} on {}", m.fstype(), m.source());
         } else if self.kind != Some(Kind::BlockDevice) {
-            println!("      file system:      unknown (not in the mount table)");
+            outln!("      file system:      unknown (not in the mount table)");
         }
         if let Some(d) = self.ext4_data_mode() {
             let default = self.mount.as_ref().and_then(|m| m.option("data")).is_none();
-            println!(
+            outln!(
                 "      ext4 data mode:   {d}{}",
                 if default { " (default)" } else { "" }
             );
         }
-        println!("      O_DIRECT:         {}", self.o_direct.text());
+        outln!("      O_DIRECT:         {}", self.o_direct.text());
         match self.dio {
             Some((mem, off)) => {
-                println!("      DIO alignment:    memory {mem} B, offset {off} B (statx)")
+                outln!("      DIO alignment:    memory {mem} B, offset {off} B (statx)")
             }
-            None => println!("      DIO alignment:    not reported (the library assumes 4096 B)"),
+            None => outln!("      DIO alignment:    not reported (the library assumes 4096 B)"),
         }
         if self.not_fastpath.is_empty() {
-            println!("      fastpath capable: yes");
+            outln!("      fastpath capable: yes");
         } else {
-            println!(
+            outln!(
                 "      fastpath capable: no: {}",
                 self.not_fastpath.join("; ")
             );
@@ -837,14 +838,14 @@ impl Volume {
 }
 
 fn print_volumes(volumes: &[Volume], given: bool) {
-    println!();
+    outln!();
     if given {
-        println!("Paths");
+        outln!("Paths");
     } else {
-        println!("Block-backed mounts");
+        outln!("Block-backed mounts");
     }
     if volumes.is_empty() {
-        println!("  none (no mount in /proc/self/mountinfo has a /dev/ source)");
+        outln!("  none (no mount in /proc/self/mountinfo has a /dev/ source)");
     }
     for v in volumes {
         v.print();
@@ -862,47 +863,47 @@ fn env_json(v: &EnvVar) -> Value {
 }
 
 fn print_config(env: &[EnvVar], config: &ConfigSnapshot) {
-    println!();
-    println!("Configuration");
+    outln!();
+    outln!("Configuration");
     if env.is_empty() {
-        println!("  environment:        no HIPFILE_* variable set (defaults apply)");
+        outln!("  environment:        no HIPFILE_* variable set (defaults apply)");
     } else {
-        println!("  environment:");
+        outln!("  environment:");
         for v in env {
             match v.note {
-                Some(n) => println!("    {}={}   ({n})", v.name, v.value),
-                None => println!("    {}={}", v.name, v.value),
+                Some(n) => outln!("    {}={}   ({n})", v.name, v.value),
+                None => outln!("    {}={}", v.name, v.value),
             }
         }
     }
-    println!("  engine threads:     {}", config.io_threads);
-    println!("  threads per request: {}", config.request_parallelism);
-    println!(
+    outln!("  engine threads:     {}", config.io_threads);
+    outln!("  threads per request: {}", config.request_parallelism);
+    outln!(
         "  chunk size:         {}",
         fmt_bytes(config.chunk_size as u64)
     );
-    println!(
+    outln!(
         "  bounce budget:      {}",
         fmt_bytes(config.bounce_budget as u64)
     );
-    println!(
+    outln!(
         "  inline threshold:   {}",
         fmt_bytes(config.inline_threshold as u64)
     );
-    println!(
+    outln!(
         "  async buffer size:  {}",
         fmt_bytes(config.async_buffer_size as u64)
     );
-    println!(
+    outln!(
         "  compat mode:        allowed {}, forced {}",
         yes_no(config.allow_compat),
         yes_no(config.force_compat)
     );
-    println!("  unsupported fs:     {}", yes_no(config.unsupported_fs));
-    println!("  host memory I/O:    {}", yes_no(config.host_io));
-    println!("  durable writes:     {}", yes_no(config.sync_writes));
-    println!("  O_DIRECT reads/writes: {}", yes_no(config.direct_io));
-    println!("  stats level:        {}", config.stats_level);
+    outln!("  unsupported fs:     {}", yes_no(config.unsupported_fs));
+    outln!("  host memory I/O:    {}", yes_no(config.host_io));
+    outln!("  durable writes:     {}", yes_no(config.sync_writes));
+    outln!("  O_DIRECT reads/writes: {}", yes_no(config.direct_io));
+    outln!("  stats level:        {}", config.stats_level);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1140,30 +1141,30 @@ impl SelfTest {
     }
 
     fn print(&self, failure: Option<&str>, simulated: bool, host_only: bool) {
-        println!();
-        println!(
+        outln!();
+        outln!(
             "Self-test ({} through the library, temporary file in {})",
             fmt_bytes(SELF_TEST_BYTES as u64),
             self.dir.display()
         );
         if let Some(s) = &self.setup {
-            println!("  FAILED: {s}");
+            outln!("  FAILED: {s}");
         } else {
-            println!("  host memory:       {}", self.host.text());
-            println!("  device memory:     {}", self.device.text());
+            outln!("  host memory:       {}", self.host.text());
+            outln!("  device memory:     {}", self.device.text());
         }
         match failure {
-            None if simulated => println!(
+            None if simulated => outln!(
                 "Result: the library can do I/O on this machine (device memory: the SIMULATED GPU runtime)"
             ),
-            None if host_only => println!(
+            None if host_only => outln!(
                 "Result: the library can do I/O on this machine, host memory only (host-only accepted)"
             ),
-            None => println!("Result: the library can do I/O on this machine"),
+            None => outln!("Result: the library can do I/O on this machine"),
             Some(_) if host_only && self.setup.is_none() && !matches!(self.host, Outcome::Failed(_)) => {
-                println!("Result: the library CANNOT do GPU I/O on this machine (host-only)")
+                outln!("Result: the library CANNOT do GPU I/O on this machine (host-only)")
             }
-            Some(_) => println!("Result: the library CANNOT do I/O on this machine"),
+            Some(_) => outln!("Result: the library CANNOT do I/O on this machine"),
         }
     }
 }

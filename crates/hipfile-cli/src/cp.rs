@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use hipfile::api::{DeviceMemory, DriverGuard, Platform, RegisteredFile};
 
+use crate::output::{errln, outln};
 use crate::util::{
     fail, fdatasync, fmt_bytes, io_text, lib_text, slow_request_warning, stderr_is_terminal,
     AlignedBuf, CliError, CliResult, DelayedBar, PAGE,
@@ -104,7 +105,7 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
                 choice.reason
             ));
         }
-        eprintln!(
+        errln!(
             "hipfile: warning: no GPU runtime is usable ({}): copying through host memory, not GPU memory",
             choice.reason
         );
@@ -119,7 +120,7 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
         }
     }
     if let Some(w) = slow_request_warning(meta.len(), a.io_size, true, "--io-size") {
-        eprintln!("hipfile: warning: {w}");
+        errln!("hipfile: warning: {w}");
     }
     let sf = File::open(src).map_err(|e| {
         CliError(format!(
@@ -169,7 +170,7 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
         } else {
             format!("GPU device memory ({})", choice.description)
         };
-        println!(
+        outln!(
             "{} -> {}: {} in {:.4} s, {:.3} GiB/s, through {}{}",
             quote(src),
             quote(&dst),

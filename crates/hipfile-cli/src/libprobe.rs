@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use crate::json::Value;
+use crate::output::outln;
 use crate::util::{fail, io_text, AlignedBuf, CliError, CliResult, Rng};
 
 /// The name applications are linked against.
@@ -76,12 +77,12 @@ pub fn child(path: &Path) -> ExitCode {
     match examine(path) {
         Ok(lines) => {
             for (k, v) in lines {
-                println!("{k}\t{v}");
+                outln!("{k}\t{v}");
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            println!("error\t{e}");
+            outln!("error\t{e}");
             ExitCode::FAILURE
         }
     }
@@ -344,38 +345,38 @@ impl Report {
 
     /// The text report.
     pub fn print(&self, failure: Option<&str>) {
-        println!(
+        outln!(
             "Library examined: {} (--lib={})",
             self.file.as_deref().unwrap_or("unknown"),
             self.asked
         );
-        println!(
+        outln!(
             "  API version:       {}",
             self.version.as_deref().unwrap_or("unknown")
         );
         match &self.platform {
             Some((p, desc)) => {
-                println!("  platform:          {p}");
-                println!("  runtime (reason):  {desc}");
+                outln!("  platform:          {p}");
+                outln!("  runtime (reason):  {desc}");
                 if let Some(sim) = crate::util::sim_lib() {
-                    println!(
+                    outln!(
                         "  chosen because:    --sim chose the simulated GPU runtime {} (the tool set HIPFILE_PLATFORM=amd and HIPFILE_HIP_LIBRARY for the library)",
                         sim.display()
                     );
                 }
             }
-            None => println!("  platform:          unknown"),
+            None => outln!("  platform:          unknown"),
         }
-        println!(
+        outln!(
             "  self-test:         {} ({TEST_BYTES} bytes of host memory through hipFileWrite/hipFileRead)",
             self.self_test.as_deref().unwrap_or("not run")
         );
         for w in &self.warnings {
-            println!("  library warning:   {w}");
+            outln!("  library warning:   {w}");
         }
         match failure {
-            None => println!("Result: this library can do I/O on this machine"),
-            Some(_) => println!("Result: this library CANNOT do GPU I/O on this machine"),
+            None => outln!("Result: this library can do I/O on this machine"),
+            Some(_) => outln!("Result: this library CANNOT do GPU I/O on this machine"),
         }
     }
 

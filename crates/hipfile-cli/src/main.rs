@@ -14,6 +14,7 @@ mod cufile_check;
 mod json;
 mod libprobe;
 mod measure;
+mod output;
 mod signals;
 mod stats;
 mod util;
@@ -23,6 +24,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use output::errln;
 use util::{fail, CliResult};
 
 /// Move file data between storage and GPU memory with hipfile.
@@ -455,20 +457,36 @@ fn main() -> ExitCode {
     {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("hipfile: {e}");
+            errln!("hipfile: {e}");
             return ExitCode::FAILURE;
         }
     };
-    match run(cli, sim) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("hipfile: {e}");
-            // Interrupted: the cleanup is done; end by the signal, as the shell expects.
-            if let Some(sig) = signals::pending() {
-                signals::reraise(sig);
+    let done = run(cli, sim);
+    // The cleanup is done (the subcommand's guards have run). Interrupted: end by the signal,
+    // as the shell expects; a reader of standard output that has gone: end by SIGPIPE,
+    // quietly, as any program in a pipeline does.
+    if let Some(sig) = signals::pending() {
+        if let Err(e) = &done {
+            errln!("hipfile: {e}");
+        }
+        signals::reraise(sig);
+    }
+    match output::stdout_error() {
+        Some(libc::EPIPE) => signals::reraise(libc::SIGPIPE),
+        Some(errno) => {
+            if let Err(e) = &done {
+                errln!("hipfile: {e}");
             }
+            errln!(
+                "hipfile: cannot write to standard output: {}",
+                util::errno_text(errno)
+            );
             ExitCode::FAILURE
         }
+        None => done.unwrap_or_else(|e| {
+            errln!("hipfile: {e}");
+            ExitCode::FAILURE
+        }),
     }
 }
 
