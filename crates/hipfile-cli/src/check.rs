@@ -15,9 +15,10 @@
 //!   directory, the `O_DIRECT` probe file created in it);
 //! - the configuration: every `HIPFILE_*` variable set (and `HIPSIM_*` on the simulator), and
 //!   the configuration the driver resolves from them;
-//! - a self-test: a temporary file in `$TMPDIR` (or `/tmp`) is registered, and 4 KiB are
-//!   written and read back through the library from host memory and, when a GPU runtime is in
-//!   use, from device memory, and compared.
+//! - a self-test: a temporary file of its own in `$TMPDIR` (or `/tmp`; owner-only, unlinked
+//!   as soon as it is open: [`crate::temp`]) is registered, and 4 KiB are written and read
+//!   back through the library from host memory and, when a GPU runtime is in use, from device
+//!   memory, and compared.
 //!
 //! The library examined is the copy built into this executable (it says so, with the
 //! executable's path); `--lib[=PATH]` examines an installed `libhipfile.so.0` instead (see
@@ -30,11 +31,9 @@
 //! `fastpath_capable` in the listing says whether each PATH could take the GPU-direct path;
 //! that does not change the exit code.
 
-use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -545,20 +544,14 @@ fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-fn cstring(p: &Path) -> Option<CString> {
-    CString::new(p.as_os_str().as_bytes()).ok()
-}
-
-/// `open(2)`; the descriptor is owned by the returned `File`.
-fn open_raw(p: &Path, flags: i32, mode: libc::mode_t) -> Result<File, i32> {
-    let c = cstring(p).ok_or(libc::EINVAL)?;
-    // SAFETY: valid NUL-terminated path; `mode` is used only with O_CREAT.
-    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode) };
-    if fd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: a fresh descriptor that nothing else owns.
-    Ok(unsafe { File::from_raw_fd(fd) })
+/// Open `p` with `flags` (read-only unless they say otherwise), close-on-exec; the errno on
+/// failure.
+fn open_flags(p: &Path, flags: i32) -> Result<File, i32> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(p)
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
 }
 
 /// `statx(fd, STATX_DIOALIGN)`: `None` when the kernel does not report it for this file.
@@ -586,31 +579,16 @@ fn not_writable(e: i32) -> bool {
 /// What an `O_DIRECT` probe found, and the file it opened (for the library to inspect), if any.
 type Probe = (ODirect, Option<(u32, u32)>, Option<File>);
 
-/// Try `O_DIRECT` in a directory: create (and at once delete) a temporary file, kept open.
+/// Try `O_DIRECT` in a directory: a file of the tool's own there, without a name (see
+/// [`crate::temp::anonymous`]), kept open for the library to inspect.
 fn odirect_in_dir(dir: &Path) -> Probe {
-    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
-    // A name of our own: a file left by an earlier run with the same pid is skipped.
-    let mut name = PathBuf::new();
-    let mut first = Err(libc::EEXIST);
-    for n in 0..100 {
-        name = dir.join(format!(".hipfile-check-{}-{n}", std::process::id()));
-        first = open_raw(&name, flags | libc::O_DIRECT, 0o600);
-        if first.as_ref().err() != Some(&libc::EEXIST) {
-            break;
-        }
-    }
-    match first {
-        Ok(f) => {
-            let _ = std::fs::remove_file(&name);
-            (ODirect::Works, dio_align(f.as_raw_fd()), Some(f))
-        }
+    let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
+    match crate::temp::anonymous(dir, libc::O_DIRECT).map_err(errno) {
+        Ok(f) => (ODirect::Works, dio_align(f.as_raw_fd()), Some(f)),
         Err(e) if not_writable(e) => (ODirect::NotWritable, None, None),
         // Tell "no O_DIRECT here" from "cannot create files here".
-        Err(e) => match open_raw(&name, flags, 0o600) {
-            Ok(f) => {
-                let _ = std::fs::remove_file(&name);
-                (ODirect::Fails(e), dio_align(f.as_raw_fd()), Some(f))
-            }
+        Err(e) => match crate::temp::anonymous(dir, 0).map_err(errno) {
+            Ok(f) => (ODirect::Fails(e), dio_align(f.as_raw_fd()), Some(f)),
             Err(e2) if not_writable(e2) => (ODirect::NotWritable, None, None),
             Err(_) => (ODirect::Fails(e), None, None),
         },
@@ -619,10 +597,10 @@ fn odirect_in_dir(dir: &Path) -> Probe {
 
 /// Try `O_DIRECT` on a regular file or block device (read-only).
 fn odirect_on_file(p: &Path) -> Probe {
-    match open_raw(p, libc::O_RDONLY | libc::O_DIRECT, 0) {
+    match open_flags(p, libc::O_DIRECT) {
         Ok(f) => (ODirect::Works, dio_align(f.as_raw_fd()), Some(f)),
         Err(e) => {
-            let f = open_raw(p, libc::O_RDONLY, 0).ok();
+            let f = open_flags(p, 0).ok();
             let dio = f.as_ref().and_then(|f| dio_align(f.as_raw_fd()));
             (ODirect::Fails(e), dio, f)
         }
@@ -946,42 +924,16 @@ struct SelfTest {
     device: Outcome,
 }
 
-/// Deletes the temporary file.
-struct Remove(PathBuf);
-
-impl Drop for Remove {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn temp_file(dir: &Path) -> Result<(File, Remove), String> {
-    let mut last = None;
-    for n in 0..100 {
-        let p = dir.join(format!("hipfile-check-{}-{n}.tmp", std::process::id()));
-        match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&p)
-        {
-            Ok(f) => return Ok((f, Remove(p))),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => {
-                return Err(format!(
-                    "cannot create a temporary file in {}: {}",
-                    quote(&dir.display().to_string()),
-                    io_text(&e)
-                ))
-            }
-        }
-    }
-    Err(format!(
-        "cannot create a temporary file in {}: {}",
-        quote(&dir.display().to_string()),
-        last.map_or_else(|| "name collision".to_string(), |e| io_text(&e))
-    ))
+/// The self-test's file: in `dir`, owner-only, without a name (nothing to remove, even after
+/// a crash; see [`crate::temp::anonymous`]).
+fn temp_file(dir: &Path) -> Result<File, String> {
+    crate::temp::anonymous(dir, 0).map_err(|e| {
+        format!(
+            "cannot create a temporary file in {}: {}",
+            quote(&dir.display().to_string()),
+            io_text(&e)
+        )
+    })
 }
 
 fn compare(what: &str, wrote: &[u8], read: &[u8]) -> Outcome {
@@ -1063,7 +1015,7 @@ impl SelfTest {
     fn run(rt: &RuntimeReport, config: &ConfigSnapshot) -> SelfTest {
         let dir = std::env::temp_dir();
         let skipped = |s: &str| Outcome::Skipped(s.to_string());
-        let (file, _remove) = match temp_file(&dir) {
+        let file = match temp_file(&dir) {
             Ok(f) => f,
             Err(e) => {
                 return SelfTest {

@@ -13,7 +13,6 @@
 //! Device memory is not tested this way (the child holds no GPU runtime of its own).
 
 use std::ffi::{c_int, c_uint, c_void, CStr, CString};
-use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -170,20 +169,14 @@ fn self_test(
     errstr: ErrStrFn,
 ) -> Result<(), String> {
     let dir = std::env::temp_dir();
-    let path = dir.join(format!("hipfile-check-lib-{}.tmp", std::process::id()));
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(|e| {
-            format!(
-                "cannot create a temporary file in '{}': {}",
-                dir.display(),
-                io_text(&e)
-            )
-        })?;
-    let _ = std::fs::remove_file(&path);
+    // Owner-only and without a name: see crate::temp.
+    let file = crate::temp::anonymous(&dir, 0).map_err(|e| {
+        format!(
+            "cannot create a temporary file in '{}': {}",
+            dir.display(),
+            io_text(&e)
+        )
+    })?;
     let mut descr = Descr {
         type_: 1, // hipFileHandleTypeOpaqueFD
         handle: DescrHandle {
@@ -275,8 +268,17 @@ pub fn platform_line(log: &str) -> Option<(String, String)> {
 pub fn probe(lib: &Path) -> CliResult<Report> {
     let exe = std::env::current_exe()
         .map_err(|e| CliError(format!("--lib: cannot locate this executable: {e}")))?;
-    let log = std::env::temp_dir().join(format!("hipfile-check-lib-{}.log", std::process::id()));
-    let _ = std::fs::remove_file(&log);
+    // The library appends its log to HIPFILE_LOG_FILE: a file in a folder of our own (0700),
+    // where nobody else can put a link or a file first.
+    let dir = std::env::temp_dir();
+    let private = crate::temp::PrivateDir::new(&dir, "hipfile-check-lib-").map_err(|e| {
+        CliError(format!(
+            "--lib: cannot create a temporary folder in '{}': {}",
+            dir.display(),
+            io_text(&e)
+        ))
+    })?;
+    let log = private.path().join("library.log");
     let out = Command::new(exe)
         .arg("probe-lib")
         .arg(lib)
@@ -286,7 +288,7 @@ pub fn probe(lib: &Path) -> CliResult<Report> {
         .output()
         .map_err(|e| CliError(format!("--lib: cannot start the probe: {}", io_text(&e))))?;
     let log_text = std::fs::read_to_string(&log).unwrap_or_default();
-    let _ = std::fs::remove_file(&log);
+    drop(private);
     let mut r = Report {
         asked: lib.display().to_string(),
         file: None,

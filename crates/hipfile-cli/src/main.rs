@@ -17,6 +17,7 @@ mod measure;
 mod output;
 mod signals;
 mod stats;
+mod temp;
 mod util;
 
 use std::path::{Path, PathBuf};
@@ -205,8 +206,9 @@ impl Api {
 /// Arguments of `hipfile bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// File to use (created if missing, and then kept). Default: hipfile-bench.dat in $TMPDIR
-    /// or /tmp, deleted at the end unless --keep.
+    /// File to use (created if missing, and then kept). Default: a new scratch file of its
+    /// own in $TMPDIR or /tmp (hipfile-bench-<random>.dat, owner-only; the report names it),
+    /// removed at the end unless --keep.
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
     /// Bytes moved in total per run (K, M, G suffixes).
@@ -259,7 +261,7 @@ pub struct BenchArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Keep the default benchmark file at the end.
+    /// Keep the default scratch file at the end (the report names it).
     #[arg(long)]
     pub keep: bool,
     /// Do not register the device buffers (hipFileBufRegister) before the runs.

@@ -2,6 +2,11 @@
 //! of its output goes away, and (further below) its scratch and temporary files are its own.
 
 mod common;
+
+// The tool's JSON writer and, under cfg(test), its small parser: used here to read the output.
+#[allow(dead_code)]
+#[path = "../src/json.rs"]
+mod json;
 use common::{hipfile_command, scratch, text};
 
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -93,5 +98,131 @@ fn cp_verbose_ends_quietly_and_keeps_the_finished_copy() {
     let out = with_stdout_closed(&tmp, &["cp", "-v", s(&src), s(&dst)]);
     assert_ended_by_sigpipe(&out, "cp -v");
     assert_eq!(std::fs::read(&dst).unwrap(), data, "the copy was complete");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+// ---- bench's scratch file ---------------------------------------------------------------------
+
+/// The name `bench` used for its scratch file in TMPDIR before it made one of its own.
+const OLD_SCRATCH: &str = "hipfile-bench.dat";
+
+fn bench_args<'a>(mode: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "bench",
+        "--size",
+        "4M",
+        "--io-size",
+        "1M",
+        "--repeat",
+        "1",
+        "--mode",
+        mode,
+        "--json",
+    ];
+    v.extend_from_slice(extra);
+    v
+}
+
+/// `hipfile --sim bench ...`, which must succeed; its JSON report.
+fn bench_json(tmp: &Path, args: &[&str]) -> json::Value {
+    let out = common::run_hipfile(tmp, true, &[], args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    json::parse::parse(text(&out.stdout).trim()).unwrap()
+}
+
+fn config_file(v: &json::Value) -> String {
+    v.get("config")
+        .and_then(|c| c.get("file"))
+        .and_then(json::Value::as_str)
+        .expect("config.file")
+        .to_string()
+}
+
+#[test]
+fn bench_leaves_a_file_at_the_old_scratch_name_untouched() {
+    let tmp = scratch("bench-old");
+    let old = tmp.join(OLD_SCRATCH);
+    let data: Vec<u8> = (0..(4u32 << 20)).map(|i| (i % 253) as u8 + 1).collect();
+    std::fs::write(&old, &data).unwrap();
+    for mode in ["read", "write", "randwrite"] {
+        let v = bench_json(&tmp, &bench_args(mode, &[]));
+        assert_ne!(config_file(&v), s(&old), "{mode}: a file of its own");
+        assert_eq!(
+            std::fs::read(&old).unwrap(),
+            data,
+            "{mode}: the existing file is neither overwritten nor removed"
+        );
+        assert_eq!(entries(&tmp), [OLD_SCRATCH], "{mode}: its own file is gone");
+    }
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn bench_never_follows_a_link_planted_at_the_scratch_name() {
+    let tmp = scratch("bench-link");
+    let victim_dir = scratch("bench-link-victim");
+    let victim = victim_dir.join("precious");
+    std::fs::write(&victim, b"precious").unwrap();
+    let link = tmp.join(OLD_SCRATCH);
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    for mode in ["write", "read"] {
+        bench_json(&tmp, &bench_args(mode, &[]));
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{mode}");
+        assert_eq!(
+            std::fs::read_link(&link).unwrap(),
+            victim,
+            "{mode}: link kept"
+        );
+        assert_eq!(entries(&tmp), [OLD_SCRATCH], "{mode}");
+    }
+    std::fs::remove_dir_all(&tmp).unwrap();
+    std::fs::remove_dir_all(&victim_dir).unwrap();
+}
+
+#[test]
+fn two_benches_at_once_use_two_files() {
+    let tmp = scratch("bench-two");
+    // Each run lasts a second after its file is ready: the two overlap.
+    let args = bench_args("write", &["--duration", "1"]);
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            hipfile_command(&tmp, true, &[], &args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let files: Vec<String> = children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            config_file(&json::parse::parse(text(&out.stdout).trim()).unwrap())
+        })
+        .collect();
+    assert_ne!(files[0], files[1]);
+    for f in &files {
+        assert_eq!(Path::new(f).parent(), Some(tmp.as_path()), "in TMPDIR: {f}");
+    }
+    assert_eq!(entries(&tmp), Vec::<String>::new(), "both removed");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn bench_keep_keeps_an_owner_only_scratch_file_it_names() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = scratch("bench-keep");
+    let v = bench_json(&tmp, &bench_args("read", &["--keep"]));
+    let kept = config_file(&v);
+    assert_eq!(entries(&tmp).len(), 1, "kept");
+    let meta = std::fs::metadata(&kept).unwrap();
+    assert_eq!(meta.len(), 4 << 20);
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600, "owner-only");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
