@@ -34,7 +34,7 @@ use crate::json::Value;
 use crate::measure::{Label, Measurement, RunResult};
 use crate::output::{errln, outln};
 use crate::util::{
-    fail, fdatasync, fmt_bytes, io_text, lib_text, pread_full, pwrite_all, slow_request_warning,
+    fail, fmt_bytes, io_text, lib_text, pread_full, pwrite_all, slow_request_warning,
     stderr_is_terminal, AlignedBuf, CliError, CliResult, DelayedBar, Rng, PAGE,
 };
 use crate::{signals, temp, Api, BenchArgs, Mem};
@@ -878,7 +878,8 @@ fn warm_up(path: &Path, f: &File, size: u64, bars: bool) -> CliResult<()> {
 /// Drop the file's pages: `fdatasync` + `POSIX_FADV_DONTNEED`, and as root the whole page
 /// cache too (`/proc/sys/vm/drop_caches`; failure ignored).
 fn drop_cache(fd: RawFd) -> CliResult<()> {
-    fdatasync(fd).map_err(|e| CliError(format!("--drop-cache: fdatasync: {}", io_text(&e))))?;
+    hipfile::api::sync_data(&fd)
+        .map_err(|e| CliError(format!("--drop-cache: fdatasync: {}", lib_text(&e))))?;
     // SAFETY: plain system call on a descriptor number.
     let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
     if r != 0 {
@@ -1062,7 +1063,8 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     };
     // Bytes the hipfile runs moved through each backend (fastpath, fallback, host).
     let mut served: Option<[u64; 3]> = None;
-    let sync_fd = || fdatasync(fd).map_err(|e| format!("fdatasync: {}", io_text(&e)));
+    let sync_fd =
+        || hipfile::api::sync_data(&fd).map_err(|e| format!("fdatasync: {}", lib_text(&e)));
     for r in 0..a.repeat {
         for (k, kind) in kinds.iter().enumerate() {
             if a.drop_cache {

@@ -226,3 +226,33 @@ fn bench_keep_keeps_an_owner_only_scratch_file_it_names() {
     assert_eq!(meta.permissions().mode() & 0o777, 0o600, "owner-only");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+// ---- cp to a character device -----------------------------------------------------------------
+
+/// `/dev/null` takes the bytes and has nothing to make durable (`fdatasync` says `EINVAL`):
+/// the copy succeeds, as the library's own writes there do.
+#[test]
+fn cp_to_dev_null_succeeds() {
+    let tmp = scratch("cp-null");
+    let src = tmp.join("src");
+    std::fs::write(&src, vec![0x5au8; 300_000]).unwrap();
+    for sim in [true, false] {
+        let out = common::run_hipfile(&tmp, sim, &[], &["cp", s(&src), "/dev/null"]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "sim {sim}: {stderr}");
+        // Without a GPU runtime, only the warning that the copy goes through host memory.
+        assert!(
+            stderr.is_empty() || (!sim && stderr.starts_with("hipfile: warning: no GPU runtime")),
+            "sim {sim}: {stderr}"
+        );
+    }
+    let out = common::run_hipfile(&tmp, true, &[], &["cp", "-v", s(&src), "/dev/null"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with(&format!("'{}' -> '/dev/null': 293.0 KiB in ", s(&src))),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(entries(&tmp), ["src"]);
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
