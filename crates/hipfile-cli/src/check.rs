@@ -24,18 +24,22 @@
 //! executable's path); `--lib[=PATH]` examines an installed `libhipfile.so.0` instead (see
 //! [`crate::libprobe`]).
 //!
-//! Exit code: 0 when the library can do GPU I/O on this machine (a GPU runtime is usable and
-//! the self-test passes), 1 with a one-line reason on standard error otherwise: no GPU
-//! runtime (host-only; `--allow-host-only` accepts it), a failed self-test, or a PATH that
-//! cannot be examined (missing, unreadable; reported in the listing too).
-//! `fastpath_capable` in the listing says whether each PATH could take the GPU-direct path;
-//! that does not change the exit code.
+//! Exit status: 0 when the library can do GPU I/O on this machine (a GPU runtime is usable and
+//! the self-test passes); 1 with a one-line reason on standard error when it cannot: no GPU
+//! runtime (host-only; `--allow-host-only` accepts it), a failed self-test, an installed
+//! library that cannot be loaded; 2 when something named could not be examined, which is no
+//! verdict about the machine: a PATH (missing, unreadable; one line each on standard error,
+//! and the report's result names it) or the library `--lib` names (not found: said once, with
+//! what to do). `fastpath_capable` in the listing says whether each PATH could take the
+//! GPU-direct path; that does not change the exit status. A mount of the automatic listing
+//! that cannot be examined is shown with its error and does not change it either.
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use hipfile::api::{
     self, ConfigSnapshot, DeviceMemory, DriverGuard, EnvVar, Mount, Platform, Refusal,
@@ -68,8 +72,13 @@ pub fn config_json(c: &ConfigSnapshot) -> Value {
         .with("stats_level", c.stats_level)
 }
 
+/// Exit status of `check` when something it was asked to examine could not be (a PATH, the
+/// library `--lib` names was not found), as for a command-line error; 1 is the verdict that
+/// the library cannot do I/O on this machine.
+pub const NOT_EXAMINED: u8 = 2;
+
 /// Run `hipfile check`: on `paths` when any are given, else on every block-backed mount.
-pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
+pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<ExitCode> {
     if let Some(lib) = &args.lib {
         return run_installed(args, &crate::libprobe::lib_path(lib));
     }
@@ -99,13 +108,15 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
     let env = api::environment(rt.simulated);
     let test = SelfTest::run(rt, &config);
     let reason = crate::util::chosen_because(rt);
-    let bad_path = volumes
-        .iter()
-        .find_map(|v| v.error.as_ref().map(|e| (v.path.clone(), e.clone())));
+    // A PATH that cannot be examined (missing, unreadable) is an error about that PATH, said
+    // once on standard error, never a verdict about the machine. (A mount of the automatic
+    // listing that cannot be examined is shown with its error in the listing.)
+    let unexamined: Vec<&Volume> = if paths.is_empty() {
+        Vec::new()
+    } else {
+        volumes.iter().filter(|v| v.error.is_some()).collect()
+    };
     let failure = test.failure().or_else(|| {
-        if let Some((p, e)) = &bad_path {
-            return Some(format!("cannot examine {}: {e}", quote(p)));
-        }
         (rt.platform == Platform::Host && !args.allow_host_only).then(|| {
             format!(
                 "no usable GPU runtime: the library would run host-only ({}); --allow-host-only accepts that",
@@ -118,12 +129,17 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
         .unwrap_or_else(|_| "this executable".to_string());
     let cufile = (rt.platform == Platform::Nvidia).then(crate::cufile_check::CufileReport::examine);
 
-    // Every bad PATH but the one the failure line names.
-    for v in volumes.iter().skip_while(|v| v.error.is_none()).skip(1) {
+    for v in &unexamined {
         if let Some(e) = &v.error {
-            errln!("hipfile: check: cannot examine {}: {e}", quote(&v.path));
+            errln!("hipfile: cannot examine {}: {e}", quote(&v.path));
         }
     }
+    let unexamined_names: Vec<String> = unexamined.iter().map(|v| v.path.clone()).collect();
+    let status = match (&failure, unexamined.is_empty()) {
+        (Some(_), _) => 1,
+        (None, false) => NOT_EXAMINED,
+        (None, true) => 0,
+    };
     if args.json {
         let v = Value::obj()
             .with(
@@ -154,7 +170,9 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
             .with("config", config_json(&config))
             .with("self_test", test.json())
             .with("ok", failure.is_none())
-            .with("failure", failure.clone());
+            .with("failure", failure.clone())
+            .with("unexamined_paths", unexamined_names.clone())
+            .with("exit_status", u32::from(status));
         outln!("{}", v.to_json());
     } else {
         outln!(
@@ -170,22 +188,68 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
         kernel.print();
         print_volumes(&volumes, !paths.is_empty());
         print_config(&env, &config);
-        test.print(
-            failure.as_deref(),
-            rt.simulated,
-            rt.platform == Platform::Host,
+        test.print();
+        outln!(
+            "{}",
+            result_line(&test, failure.as_deref(), rt, &unexamined_names)
         );
     }
     match failure {
-        None => Ok(()),
         Some(f) => Err(CliError(f)),
+        None => Ok(ExitCode::from(status)),
     }
 }
 
-/// `check --lib[=PATH]`: the installed library, examined in a child process.
-fn run_installed(args: &CheckArgs, lib: &Path) -> CliResult<()> {
+/// `Result: ...`, the verdict at the end of the text report: whether the library can do I/O
+/// on this machine, then the PATHs that could not be examined, by name (standard error said
+/// why).
+fn result_line(
+    test: &SelfTest,
+    failure: Option<&str>,
+    rt: &RuntimeReport,
+    unexamined: &[String],
+) -> String {
+    let host_only = rt.platform == Platform::Host;
+    let verdict = match failure {
+        None if rt.simulated => {
+            "the library can do I/O on this machine (device memory: the SIMULATED GPU runtime)"
+        }
+        None if host_only => {
+            "the library can do I/O on this machine, host memory only (host-only accepted)"
+        }
+        None => "the library can do I/O on this machine",
+        Some(_)
+            if host_only && test.setup.is_none() && !matches!(test.host, Outcome::Failed(_)) =>
+        {
+            "the library CANNOT do GPU I/O on this machine (host-only)"
+        }
+        Some(_) => "the library CANNOT do I/O on this machine",
+    };
+    let paths = match unexamined {
+        [] => String::new(),
+        [one] => format!("; 1 PATH could not be examined: {}", quote(one)),
+        many => format!(
+            "; {} PATHs could not be examined: {}",
+            many.len(),
+            many.iter().map(|p| quote(p)).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    format!("Result: {verdict}{paths}")
+}
+
+/// `check --lib[=PATH]`: the installed library, examined in a child process. A library that
+/// is not there is not a verdict about the machine: it is said once, with what to do, and the
+/// status is [`NOT_EXAMINED`].
+fn run_installed(args: &CheckArgs, lib: &Path) -> CliResult<ExitCode> {
     crate::libprobe::validate(lib)?;
     let report = crate::libprobe::probe(lib)?;
+    if let Some(why) = &report.not_found {
+        if args.json {
+            outln!("{}", report.json(Some(why)).to_json());
+        }
+        errln!("hipfile: {why}");
+        return Ok(ExitCode::from(NOT_EXAMINED));
+    }
     let failure = report.failure(args.allow_host_only);
     if args.json {
         outln!("{}", report.json(failure.as_deref()).to_json());
@@ -193,7 +257,7 @@ fn run_installed(args: &CheckArgs, lib: &Path) -> CliResult<()> {
         report.print(failure.as_deref());
     }
     match failure {
-        None => Ok(()),
+        None => Ok(ExitCode::SUCCESS),
         Some(f) => Err(CliError(f)),
     }
 }
@@ -825,7 +889,16 @@ fn print_volumes(volumes: &[Volume], given: bool) {
     if volumes.is_empty() {
         outln!("  none (no mount in /proc/self/mountinfo has a /dev/ source)");
     }
-    for v in volumes {
+    // A PATH that could not be examined was said on standard error (and is named in the
+    // result); a mount of the automatic listing is shown with its error.
+    let shown: Vec<&Volume> = volumes
+        .iter()
+        .filter(|v| !given || v.error.is_none())
+        .collect();
+    if given && shown.is_empty() {
+        outln!("  none could be examined");
+    }
+    for v in shown {
         v.print();
     }
 }
@@ -1092,7 +1165,7 @@ impl SelfTest {
             .with("device_memory", self.device.json())
     }
 
-    fn print(&self, failure: Option<&str>, simulated: bool, host_only: bool) {
+    fn print(&self) {
         outln!();
         outln!(
             "Self-test ({} through the library, temporary file in {})",
@@ -1104,19 +1177,6 @@ impl SelfTest {
         } else {
             outln!("  host memory:       {}", self.host.text());
             outln!("  device memory:     {}", self.device.text());
-        }
-        match failure {
-            None if simulated => outln!(
-                "Result: the library can do I/O on this machine (device memory: the SIMULATED GPU runtime)"
-            ),
-            None if host_only => outln!(
-                "Result: the library can do I/O on this machine, host memory only (host-only accepted)"
-            ),
-            None => outln!("Result: the library can do I/O on this machine"),
-            Some(_) if host_only && self.setup.is_none() && !matches!(self.host, Outcome::Failed(_)) => {
-                outln!("Result: the library CANNOT do GPU I/O on this machine (host-only)")
-            }
-            Some(_) => outln!("Result: the library CANNOT do I/O on this machine"),
         }
     }
 }

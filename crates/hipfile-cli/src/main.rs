@@ -439,7 +439,8 @@ fn run(cli: Cli, sim: Option<PathBuf>) -> CliResult<ExitCode> {
     }
     let done = match cli.cmd {
         Cmd::ProbeLib { .. } | Cmd::Manpages { .. } => unreachable!("handled above"),
-        Cmd::Check(a) => check::run_paths(&a, &a.paths),
+        // 0, or 2 when a PATH could not be examined; a verdict against the machine is an error.
+        Cmd::Check(a) => return check::run_paths(&a, &a.paths),
         Cmd::Cp(a) => cp::run(&a),
         Cmd::Bench(a) => bench::run(&a),
         // The exit code of the command it ran.
