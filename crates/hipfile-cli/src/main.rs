@@ -13,6 +13,7 @@ mod cp;
 mod cufile_check;
 mod json;
 mod libprobe;
+mod manpages;
 mod measure;
 mod output;
 mod signals;
@@ -408,7 +409,7 @@ fn confirm_sim(lib: &Path) -> CliResult<()> {
     Ok(())
 }
 
-/// `hipfile manpages DIR`: the pages clap_mangen renders from this command line.
+/// `hipfile manpages DIR`: the manual pages (see [`manpages`]).
 fn manpages(dir: &Path) -> CliResult<()> {
     use clap::CommandFactory;
     std::fs::create_dir_all(dir).map_err(|e| {
@@ -418,7 +419,7 @@ fn manpages(dir: &Path) -> CliResult<()> {
             util::io_text(&e)
         ))
     })?;
-    clap_mangen::generate_to(Cli::command(), dir).map_err(|e| {
+    manpages::generate(Cli::command(), dir).map_err(|e| {
         util::CliError(format!(
             "cannot write the manual pages into '{}': {}",
             dir.display(),
