@@ -34,7 +34,9 @@ use util::{fail, CliResult};
 #[command(name = "hipfile", version, propagate_version = true)]
 struct Cli {
     /// Use the simulated GPU runtime (test and demo only): libhipsim.so next to this
-    /// executable (or in its deps/ folder), or the library at PATH (note the `=`: --sim=PATH).
+    /// executable or in its deps/ folder (a build tree), or in ../libexec/hipfile/ (where
+    /// scripts/install.sh --tool installs it), or the library at PATH (note the `=`:
+    /// --sim=PATH).
     #[arg(
         long,
         global = true,
@@ -344,15 +346,22 @@ pub fn api_arg(s: &str) -> Result<Api, String> {
     }
 }
 
-/// The simulated runtime next to the executable: `DIR/libhipsim.so` or `DIR/deps/libhipsim.so`.
+/// Where `--sim` looks for the simulated runtime, relative to the executable's folder: beside
+/// it and in `deps/` (cargo's target/PROFILE), then `../libexec/hipfile/` (an installed tree:
+/// PREFIX/bin/hipfile and PREFIX/libexec/hipfile/libhipsim.so).
+const HIPSIM_PLACES: [&str; 3] = [
+    "libhipsim.so",
+    "deps/libhipsim.so",
+    "../libexec/hipfile/libhipsim.so",
+];
+
+/// The simulated runtime of the executable `exe`: the first of [`HIPSIM_PLACES`] that exists.
 fn find_hipsim(exe: &Path) -> Option<PathBuf> {
     let dir = exe.parent()?;
-    [
-        dir.join("libhipsim.so"),
-        dir.join("deps").join("libhipsim.so"),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
+    HIPSIM_PLACES
+        .iter()
+        .map(|p| dir.join(p))
+        .find(|p| p.is_file())
 }
 
 /// `--sim[=PATH]`: point the library at the simulated runtime. Must run before the first
@@ -367,10 +376,12 @@ fn setup_sim(path: Option<&Path>) -> CliResult<PathBuf> {
             Some(p) => p,
             None => {
                 return fail(format!(
-                "--sim: libhipsim.so is not next to {} (nor in its deps/ folder); build it with \
-                     `cargo build --release --workspace` or give --sim=PATH",
-                exe.display()
-            ))
+                    "--sim: no libhipsim.so beside {} (looked for {}); build it with `cargo \
+                     build --release --workspace`, install it with `scripts/install.sh --tool`, \
+                     or give --sim=PATH",
+                    exe.display(),
+                    HIPSIM_PLACES.join(", ")
+                ))
             }
         }
     };
@@ -674,5 +685,20 @@ mod tests {
         std::fs::write(d.join("libhipsim.so"), b"").unwrap();
         assert_eq!(find_hipsim(&exe), Some(d.join("libhipsim.so")));
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn hipsim_is_found_in_an_installed_tree() {
+        let p = std::env::temp_dir().join(format!("hipfile-cli-prefix-{}", std::process::id()));
+        std::fs::create_dir_all(p.join("bin")).unwrap();
+        std::fs::create_dir_all(p.join("libexec/hipfile")).unwrap();
+        let exe = p.join("bin/hipfile");
+        assert_eq!(find_hipsim(&exe), None);
+        std::fs::write(p.join("libexec/hipfile/libhipsim.so"), b"").unwrap();
+        assert_eq!(
+            find_hipsim(&exe),
+            Some(p.join("bin/../libexec/hipfile/libhipsim.so"))
+        );
+        std::fs::remove_dir_all(&p).unwrap();
     }
 }
