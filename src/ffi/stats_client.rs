@@ -105,7 +105,8 @@ pub unsafe extern "C" fn hipFileStatsCloseContext(context: *mut hipFileStatsCont
 /// and receives its block. NULL → `hipFileStatsInvalidArgument`; no block →
 /// `hipFileStatsTargetProcessNotAccessible`, with `errno` saying why when it can:
 /// `ETIMEDOUT` (a live process that did not serve in time: pid 1, a program without the
-/// library), `ESRCH` (it exited without serving).
+/// library), `EACCES` (the target refused us, or its socket name is held by another process;
+/// the log says which, at warn level), `ESRCH` (it exited without serving).
 ///
 /// # Safety
 /// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].
@@ -136,9 +137,16 @@ pub unsafe extern "C" fn hipFileStatsConnectToTargetProcess(
                 let errno = match e.kind() {
                     io::ErrorKind::TimedOut => Some(libc::ETIMEDOUT),
                     io::ErrorKind::NotFound => Some(libc::ESRCH),
+                    io::ErrorKind::PermissionDenied => Some(libc::EACCES),
                     _ => e.raw_os_error(),
                 };
-                tracing::debug!(target: "hipfile", "statistics of process {pid}: {e}");
+                // A refusal or a name held by another process is worth a line at the default
+                // level (the caller has only the code); a target without a server is not.
+                if errno == Some(libc::EACCES) {
+                    tracing::warn!(target: "hipfile", "statistics of process {pid}: {e}");
+                } else {
+                    tracing::debug!(target: "hipfile", "statistics of process {pid}: {e}");
+                }
                 if let Some(errno) = errno {
                     crate::sys::set_errno(errno);
                 }

@@ -5,6 +5,7 @@ pub mod cancel;
 pub mod huge;
 pub mod io;
 pub mod mounts;
+pub mod secure;
 pub mod shm;
 pub mod socket;
 pub mod stats_block;
