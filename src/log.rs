@@ -3,9 +3,15 @@
 //! API call that needs it; if the application already installed a global subscriber, ours is
 //! not installed and our events go to theirs. The library never writes into the working
 //! directory.
+//!
+//! In secure-execution mode (a set-user-ID, set-group-ID or file-capability program)
+//! `HIPFILE_LOG_FILE` is ignored like every variable that names a file, and the first lines
+//! say so.
 #![deny(unsafe_code)]
 
 use std::sync::Once;
+
+use crate::sys::secure;
 
 static INIT: Once = Once::new();
 
@@ -18,7 +24,7 @@ pub fn init() {
         let builder = tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_target(false);
-        let result = match std::env::var_os("HIPFILE_LOG_FILE") {
+        let result = match secure::path_var("HIPFILE_LOG_FILE") {
             Some(path) => match std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -34,5 +40,24 @@ pub fn init() {
         };
         // An application subscriber already in place is fine.
         drop(result);
+        say_secure_execution();
     });
+}
+
+/// One line when secure-execution mode makes us ignore variables: a warning when some are
+/// set (their user expects them to work), else an info line.
+fn say_secure_execution() {
+    if !secure::secure_execution() {
+        return;
+    }
+    let ignored = secure::ignored_path_variables();
+    if ignored.is_empty() {
+        tracing::info!(target: "hipfile", "secure-execution mode (a set-user-ID, set-group-ID or file-capability program): variables that name a library, a file or a directory are ignored");
+    } else {
+        tracing::warn!(
+            target: "hipfile",
+            "secure-execution mode (a set-user-ID, set-group-ID or file-capability program): ignoring {}, as every variable that names a library, a file or a directory",
+            ignored.join(", ")
+        );
+    }
 }

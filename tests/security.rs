@@ -4,8 +4,11 @@
 //!   same user get the block; a set-user-ID process is readable by root only.
 //! - A statistics socket name bound first by another process is detected: readers refuse it,
 //!   the real server says in its log which process holds its name.
+//! - A set-user-ID root program run by `nobody` ignores every variable that names a library, a
+//!   file or a directory (libhipfile's and libcufile's), and says so once.
 //!
-//! The program is `tests/c/security_probe.c` (linked with libhipfile.so.0), built into a
+//! The programs are `tests/c/security_probe.c` (linked with libhipfile.so.0) and
+//! `tests/c/evil_runtime.c` (a "runtime" whose constructor leaves a marker file), built into a
 //! fresh directory under the system's temporary directory that every user can reach, with
 //! copies of the libraries (the simulator stands in for `libamdhip64.so` and `libcuda.so.1`
 //! there, found through the program's `DT_RPATH` as a real installation would be).
@@ -117,9 +120,11 @@ fn check_built(out: Output, what: &str) {
     );
 }
 
-/// The probe and the libraries, in `sb`.
+/// The probe, the evil runtime and the libraries, in `sb`.
 struct Probe {
     exe: PathBuf,
+    evil: PathBuf,
+    cufile: PathBuf,
 }
 
 impl Probe {
@@ -132,6 +137,7 @@ impl Probe {
         copy(&libhipfile_path(), "libhipfile.so.0");
         copy(&hipsim_path(), "libamdhip64.so");
         copy(&hipsim_path(), "libcuda.so.1");
+        copy(&deps_dir().join("libcufile.so"), "libcufile.so.0");
         let exe = sb.path("security_probe");
         let out = Command::new(cc())
             .args([
@@ -158,7 +164,20 @@ impl Probe {
             .output()
             .expect("run the C compiler");
         check_built(out, "tests/c/security_probe.c");
-        Probe { exe }
+        let evil = sb.path("libevil.so");
+        let out = Command::new(cc())
+            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror"])
+            .arg(repo_root().join("tests/c/evil_runtime.c"))
+            .arg("-o")
+            .arg(&evil)
+            .output()
+            .expect("run the C compiler");
+        check_built(out, "tests/c/evil_runtime.c");
+        Probe {
+            exe,
+            evil,
+            cufile: sb.path("libcufile.so.0"),
+        }
     }
 
     /// A set-user-ID root copy of the probe.
@@ -500,5 +519,137 @@ fn a_squatted_name_is_detected() {
                 "statistics are recorded but not served to other processes: the socket name AISSTATS{pid:08x} is taken by process {squatter_pid} (user "
             )),
         "{log}"
+    );
+}
+
+// ---- secure-execution mode --------------------------------------------------------------------
+
+#[test]
+fn setuid_program_ignores_library_and_log_variables() {
+    let sb = require_root!("env");
+    let probe = Probe::build(&sb);
+    let suid = probe.setuid_copy(&sb);
+    let evil = probe.evil.to_str().unwrap().to_string();
+    for (var, platform) in [
+        ("HIPFILE_HIP_LIBRARY", "amd"),
+        ("HIPFILE_CUDA_LIBRARY", "nvidia"),
+        ("HIPFILE_CUFILE_LIBRARY", "nvidia"),
+    ] {
+        let marker = sb.path(&format!("marker-{var}"));
+        let log = sb.path(&format!("log-{var}"));
+        let env = [
+            (var, evil.as_str()),
+            ("HIPFILE_PLATFORM", platform),
+            ("EVIL_MARKER", marker.to_str().unwrap()),
+            ("HIPFILE_LOG_FILE", log.to_str().unwrap()),
+            ("HIPFILE_LOG", "info"),
+        ];
+        let out = output(command(Some("nobody"), &suid, &["open"], &env));
+        let text = stdout(&out);
+        if !text.starts_with("uid=65534 euid=0 secure=1\n") {
+            println!("skipped: the set-user-ID bit had no effect here ({text:?})");
+            return;
+        }
+        assert!(text.contains("open=0\n"), "{text}");
+        assert!(
+            !marker.exists(),
+            "{var}: the set-user-ID program loaded {evil}: {}",
+            std::fs::read_to_string(&marker).unwrap()
+        );
+        assert!(!log.exists(), "HIPFILE_LOG_FILE was used");
+        let err = stderr(&out);
+        assert_eq!(
+            err.matches("secure-execution mode").count(),
+            1,
+            "said once: {err}"
+        );
+        assert!(
+            err.contains(&format!("ignoring {var}, HIPFILE_LOG_FILE, as every variable that names a library, a file or a directory")),
+            "{err}"
+        );
+
+        // The same program, not set-user-ID: the variables work (so the test can fail).
+        let out = output(command(None, &probe.exe, &["open"], &env));
+        assert!(stdout(&out).starts_with("uid=0 euid=0 secure=0\n"));
+        assert_eq!(
+            std::fs::read_to_string(&marker).unwrap(),
+            "loaded with euid 0\n",
+            "{var} is used outside secure-execution mode"
+        );
+        assert!(log.exists());
+    }
+}
+
+#[test]
+fn setuid_cufile_ignores_its_path_variables() {
+    let sb = require_root!("cufile-env");
+    let probe = Probe::build(&sb);
+    let suid = probe.setuid_copy(&sb);
+    let json_logs = sb.path("jsonlogs");
+    let cwd = sb.path("cwd");
+    std::fs::create_dir(&json_logs).unwrap();
+    std::fs::create_dir(&cwd).unwrap();
+    let json = sb.path("cufile.json");
+    std::fs::write(
+        &json,
+        format!(
+            "{{ \"logging\": {{ \"dir\": \"{}\" }} }}",
+            json_logs.display()
+        ),
+    )
+    .unwrap();
+    let env_log = sb.path("cufile-env.log");
+    let lib = probe.cufile.to_str().unwrap();
+    let base = [
+        ("CUFILE_LOGGING_LEVEL", "TRACE"),
+        ("CUFILE_ENV_PATH_JSON", json.to_str().unwrap()),
+    ];
+    let with_path = [
+        base[0],
+        base[1],
+        ("CUFILE_LOGFILE_PATH", env_log.to_str().unwrap()),
+    ];
+    let run = |exe: &Path, user: Option<&str>, env: &[(&str, &str)]| {
+        let mut cmd = command(user, exe, &["cufile", lib], env);
+        cmd.current_dir(&cwd);
+        output(cmd)
+    };
+
+    let out = run(&suid, Some("nobody"), &with_path);
+    let text = stdout(&out);
+    if !text.starts_with("uid=65534 euid=0 secure=1\n") {
+        println!("skipped: the set-user-ID bit had no effect here ({text:?})");
+        return;
+    }
+    assert!(text.contains("cufile open=0\n"), "{text}");
+    for p in [
+        &env_log,
+        &json_logs.join("cufile.log"),
+        &cwd.join("cufile.log"),
+    ] {
+        assert!(!p.exists(), "{} was written", p.display());
+    }
+    let err = stderr(&out);
+    // Said once (libhipfile, with none of its own variables set, says it at info level).
+    assert_eq!(err.matches("secure-execution mode").count(), 1, "{err}");
+    assert!(
+        err.contains("libcufile.so.0 (hipfile): secure-execution mode (a set-user-ID, set-group-ID or file-capability program): ignoring CUFILE_ENV_PATH_JSON, CUFILE_LOGFILE_PATH, as every variable that names a file"),
+        "{err}"
+    );
+    // Without CUFILE_LOGFILE_PATH either: the working directory is not used.
+    run(&suid, Some("nobody"), &base);
+    assert!(!cwd.join("cufile.log").exists());
+    assert!(!json_logs.join("cufile.log").exists());
+
+    // Not set-user-ID: CUFILE_LOGFILE_PATH, then the configuration file's directory, are used.
+    run(&probe.exe, None, &with_path);
+    assert!(
+        env_log.exists(),
+        "CUFILE_LOGFILE_PATH is used outside secure-execution mode"
+    );
+    run(&probe.exe, None, &base);
+    assert!(
+        json_logs.join("cufile.log").exists(),
+        "and CUFILE_ENV_PATH_JSON"
     );
 }

@@ -69,16 +69,19 @@ pub enum VarKind {
     Size,
     /// A platform name (`HIPFILE_PLATFORM`).
     Platform,
-    /// Any text (a path, a log filter).
+    /// A library, a file or a directory: ignored in secure-execution mode (a set-user-ID,
+    /// set-group-ID or file-capability program), as glibc ignores `LD_PRELOAD` there.
+    Path,
+    /// Any other text (a log filter).
     Text,
 }
 
 /// Every environment variable the library reads, and how.
 pub const VARIABLES: &[(&str, VarKind)] = &[
     ("HIPFILE_PLATFORM", VarKind::Platform),
-    ("HIPFILE_HIP_LIBRARY", VarKind::Text),
-    ("HIPFILE_CUDA_LIBRARY", VarKind::Text),
-    ("HIPFILE_CUFILE_LIBRARY", VarKind::Text),
+    ("HIPFILE_HIP_LIBRARY", VarKind::Path),
+    ("HIPFILE_CUDA_LIBRARY", VarKind::Path),
+    ("HIPFILE_CUFILE_LIBRARY", VarKind::Path),
     ("HIPFILE_ALLOW_COMPAT_MODE", VarKind::Bool),
     ("HIPFILE_FORCE_COMPAT_MODE", VarKind::Bool),
     ("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", VarKind::Bool),
@@ -94,7 +97,7 @@ pub const VARIABLES: &[(&str, VarKind)] = &[
     ("HIPFILE_BOUNCE_BUDGET", VarKind::Size),
     ("HIPFILE_INLINE_THRESHOLD", VarKind::Size),
     ("HIPFILE_LOG", VarKind::Text),
-    ("HIPFILE_LOG_FILE", VarKind::Text),
+    ("HIPFILE_LOG_FILE", VarKind::Path),
 ];
 
 /// The library's environment variables, parsed once per process. `None` means unset or
@@ -214,6 +217,16 @@ pub fn default_io_threads() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_variables_are_the_ones_secure_execution_ignores() {
+        let paths: Vec<&str> = VARIABLES
+            .iter()
+            .filter(|(_, k)| *k == VarKind::Path)
+            .map(|(n, _)| *n)
+            .collect();
+        assert_eq!(paths, crate::sys::secure::PATH_VARIABLES);
+    }
 
     #[test]
     fn connect_timeout_is_read() {

@@ -5,9 +5,14 @@
 //! the working directory. The file is created only when a message at or above the level
 //! (`CUFILE_LOGGING_LEVEL`, else `logging.level`, else ERROR) is written, so the common run
 //! leaves nothing behind. The engine's own log (HIPFILE_LOG, HIPFILE_LOG_FILE) is separate.
+//!
+//! In secure-execution mode neither `CUFILE_LOGFILE_PATH` nor the working directory is used
+//! (the caller chose both): only a directory the API or `/etc/cufile.json` names.
 
 use std::io::Write;
 use std::sync::Mutex;
+
+use crate::config;
 
 /// cuFile's levels, least severe first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -60,10 +65,12 @@ fn initial() -> State {
         .ok()
         .and_then(|v| Level::parse(&v))
         .unwrap_or(Level::Error);
-    let path = match std::env::var("CUFILE_LOGFILE_PATH") {
-        Ok(p) if p.is_empty() => None,
-        Ok(p) => Some(p),
-        Err(_) => Some("cufile.log".to_string()),
+    let path = match config::path_var("CUFILE_LOGFILE_PATH") {
+        Some(p) if p.is_empty() => None,
+        Some(p) => Some(p),
+        // The working directory is the caller's choice: not for a set-user-ID program.
+        None if config::secure_execution() => None,
+        None => Some("cufile.log".to_string()),
     };
     State {
         level,
@@ -82,7 +89,7 @@ pub fn configure(level: Option<&str>, dir: Option<&str>) {
             s.level = l;
         }
     }
-    if std::env::var_os("CUFILE_LOGFILE_PATH").is_none() {
+    if config::path_var("CUFILE_LOGFILE_PATH").is_none() {
         if let Some(d) = dir.filter(|d| !d.is_empty()) {
             let p = format!("{}/cufile.log", d.trim_end_matches('/'));
             if s.path.as_deref() != Some(&p) {
@@ -178,6 +185,12 @@ pub fn notice(msg: &str) {
 
 pub fn info(msg: &str) {
     write(Level::Info, msg);
+}
+
+/// A warning nobody should miss: the log and standard error.
+pub fn warn_always(msg: &str) {
+    write(Level::Warn, msg);
+    eprintln!("libcufile.so.0 (hipfile): {msg}");
 }
 
 /// An error nobody should miss (the engine is missing): the log and standard error.
