@@ -4,14 +4,17 @@
 //! not installed and our events go to theirs. The library never writes into the working
 //! directory.
 //!
-//! In secure-execution mode (a set-user-ID, set-group-ID or file-capability program)
-//! `HIPFILE_LOG_FILE` is ignored like every variable that names a file, and the first lines
-//! say so.
+//! The log file is opened as [`crate::sys::log_file`] allows (never through a final symbolic
+//! link, created 0600, a regular file of ours or a character device); a file it refuses
+//! means standard error and one warning saying why. In secure-execution mode (a set-user-ID,
+//! set-group-ID or file-capability program) `HIPFILE_LOG_FILE` is ignored like every variable
+//! that names a file, and the first lines say so.
 #![deny(unsafe_code)]
 
+use std::path::Path;
 use std::sync::Once;
 
-use crate::sys::secure;
+use crate::sys::{log_file, secure};
 
 static INIT: Once = Once::new();
 
@@ -24,22 +27,28 @@ pub fn init() {
         let builder = tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_target(false);
-        let result = match secure::path_var("HIPFILE_LOG_FILE") {
-            Some(path) => match std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-            {
-                Ok(file) => builder
-                    .with_writer(std::sync::Mutex::new(file))
-                    .with_ansi(false)
-                    .try_init(),
-                Err(_) => builder.with_writer(std::io::stderr).try_init(),
-            },
+        let mut refused = None;
+        let file = secure::path_var("HIPFILE_LOG_FILE").and_then(|path| {
+            log_file::open_append(Path::new(&path))
+                .map_err(|e| {
+                    refused = Some(format!(
+                        "HIPFILE_LOG_FILE={path:?} is not used: {e}; logging to standard error"
+                    ))
+                })
+                .ok()
+        });
+        let result = match file {
+            Some(file) => builder
+                .with_writer(std::sync::Mutex::new(file))
+                .with_ansi(false)
+                .try_init(),
             None => builder.with_writer(std::io::stderr).try_init(),
         };
         // An application subscriber already in place is fine.
         drop(result);
+        if let Some(msg) = refused {
+            tracing::warn!(target: "hipfile", "{msg}");
+        }
         say_secure_execution();
     });
 }

@@ -6,6 +6,8 @@
 //!   the real server says in its log which process holds its name.
 //! - A set-user-ID root program run by `nobody` ignores every variable that names a library, a
 //!   file or a directory (libhipfile's and libcufile's), and says so once.
+//! - cuFile's log in a directory other users can write: a planted symbolic link is not followed,
+//!   a planted FIFO does not hang the process.
 //!
 //! The programs are `tests/c/security_probe.c` (linked with libhipfile.so.0) and
 //! `tests/c/evil_runtime.c` (a "runtime" whose constructor leaves a marker file), built into a
@@ -651,5 +653,77 @@ fn setuid_cufile_ignores_its_path_variables() {
     assert!(
         json_logs.join("cufile.log").exists(),
         "and CUFILE_ENV_PATH_JSON"
+    );
+}
+
+// ---- cuFile's log in a directory others can write ---------------------------------------------
+
+#[test]
+fn cufile_log_does_not_follow_a_planted_symlink() {
+    let sb = Sandbox::new("cufile-link", false).expect("a scratch directory");
+    let probe = Probe::build(&sb);
+    let cwd = sb.path("cwd");
+    std::fs::create_dir(&cwd).unwrap();
+    let victim = sb.path("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::os::unix::fs::symlink(&victim, cwd.join("cufile.log")).unwrap();
+    let mut cmd = command(
+        None,
+        &probe.exe,
+        &["cufile", probe.cufile.to_str().unwrap()],
+        &[("CUFILE_LOGGING_LEVEL", "TRACE")],
+    );
+    cmd.current_dir(&cwd);
+    let out = output(cmd);
+    assert!(stdout(&out).contains("cufile open=0\n"));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("libcufile.so.0 (hipfile): cuFile's log \"cufile.log\" is not used: it is a symbolic link, which is never followed; logging to standard error").count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("TRACE") || err.contains("NOTICE"),
+        "the log lines went to standard error: {err}"
+    );
+}
+
+#[test]
+fn cufile_log_does_not_block_on_a_planted_fifo() {
+    let sb = Sandbox::new("cufile-fifo", false).expect("a scratch directory");
+    let probe = Probe::build(&sb);
+    let cwd = sb.path("cwd");
+    std::fs::create_dir(&cwd).unwrap();
+    let fifo = CString::new(cwd.join("cufile.log").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o666) }, 0);
+    let mut cmd = command(
+        None,
+        &probe.exe,
+        &["cufile", probe.cufile.to_str().unwrap()],
+        &[("CUFILE_LOGGING_LEVEL", "TRACE")],
+    );
+    cmd.current_dir(&cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the process hangs opening the FIFO planted as cufile.log");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(stdout(&out).contains("cufile open=0\n"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "cuFile's log \"cufile.log\" is not used: it is a FIFO without a reader, or a socket"
+        ),
+        "{}",
+        stderr(&out)
     );
 }

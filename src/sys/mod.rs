@@ -4,6 +4,7 @@
 pub mod cancel;
 pub mod huge;
 pub mod io;
+pub mod log_file;
 pub mod mounts;
 pub mod secure;
 pub mod shm;

@@ -86,6 +86,12 @@ pub fn own_credentials() -> Credentials {
     }
 }
 
+/// This process's effective user id.
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,8 +101,7 @@ mod tests {
         assert!(!secure_execution(), "cargo test is not set-user-ID");
         assert!(ignored_path_variables().is_empty());
         let c = own_credentials();
-        // SAFETY: geteuid has no preconditions.
-        assert_eq!(c.uids[1], unsafe { libc::geteuid() });
+        assert_eq!(c.uids[1], effective_uid());
         assert!(c.dumpable);
     }
 }
