@@ -8,6 +8,7 @@
 //!   file or a directory (libhipfile's and libcufile's), and says so once.
 //! - cuFile's log in a directory other users can write: a planted symbolic link is not followed,
 //!   a planted FIFO does not hang the process.
+//! - Every descriptor the library opens is close-on-exec.
 //!
 //! The programs are `tests/c/security_probe.c` (linked with libhipfile.so.0) and
 //! `tests/c/evil_runtime.c` (a "runtime" whose constructor leaves a marker file), built into a
@@ -727,3 +728,48 @@ fn cufile_log_does_not_block_on_a_planted_fifo() {
         stderr(&out)
     );
 }
+
+// ---- descriptors ------------------------------------------------------------------------------
+
+/// The open descriptors of this process.
+fn open_fds() -> Vec<i32> {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+child_test!(every_descriptor_the_library_opens_is_close_on_exec, {
+    use common::*;
+    let before = open_fds();
+    let log = scratch_file("cloexec-log");
+    std::env::set_var("HIPFILE_LOG_FILE", &log);
+    // The statistics block and its server (memfd, socket, eventfd), the log file, the driver.
+    let mut l1 = std::mem::MaybeUninit::<hipFileStatsLevel1_t>::zeroed();
+    // SAFETY: a valid out-pointer.
+    assert_eq!(unsafe { hipFileGetStatsL1(l1.as_mut_ptr()) }, OK);
+    open_driver();
+    // A registered file: the library's own descriptor and its O_DIRECT twin.
+    let file = TestFile::rw("cloexec", &pattern(1 << 16, 1));
+    // The statistics client of this very process: a pidfd and the received memfd.
+    let ctx = common::stats_ctx::Ctx::create(std::process::id() as i32);
+    assert_eq!(ctx.connect(), hipFileStatsSuccess);
+    let new: Vec<i32> = open_fds()
+        .into_iter()
+        .filter(|fd| !before.contains(fd) && *fd != file.fd)
+        .collect();
+    let mut leaking = Vec::new();
+    for &fd in &new {
+        // SAFETY: F_GETFD on a descriptor number; a closed one answers -1.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+            let what = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap_or_default();
+            leaking.push(format!("{fd} -> {}", what.display()));
+        }
+    }
+    assert!(new.len() >= 7, "the library opened {new:?}");
+    assert_eq!(leaking, Vec::<String>::new(), "not close-on-exec");
+    drop(ctx);
+    drop(file);
+    let _ = std::fs::remove_file(&log);
+});
