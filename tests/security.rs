@@ -132,6 +132,9 @@ struct Probe {
 
 impl Probe {
     fn build(sb: &Sandbox) -> Probe {
+        // First: building the tool may rewrite target/*/deps/libhipfile.so (the library without
+        // the tests' feature), which must not happen while another test copies it.
+        built_cli();
         let copy = |from: &Path, name: &str| {
             let to = sb.path(name);
             std::fs::copy(from, &to).unwrap();
@@ -361,10 +364,11 @@ fn raw_as(probe: &Probe, user: Option<&str>, pid: i32) -> String {
     stdout(&out).trim().to_string()
 }
 
-/// The `hipfile` tool, built (a no-op when up to date) and copied where every user can run it.
-fn hipfile_cli(sb: &Sandbox) -> PathBuf {
+/// The `hipfile` tool of this test's profile, built once per test process (a no-op when up to
+/// date).
+fn built_cli() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    let built = BUILT.get_or_init(|| {
+    BUILT.get_or_init(|| {
         let profile_dir = deps_dir().parent().unwrap().to_path_buf();
         let mut cmd = Command::new(env!("CARGO"));
         cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -375,9 +379,13 @@ fn hipfile_cli(sb: &Sandbox) -> PathBuf {
         let status = cmd.status().expect("run cargo build -p hipfile-cli");
         assert!(status.success(), "cargo build -p hipfile-cli: {status}");
         profile_dir.join("hipfile")
-    });
+    })
+}
+
+/// The `hipfile` tool, copied where every user can run it.
+fn hipfile_cli(sb: &Sandbox) -> PathBuf {
     let to = sb.path("hipfile");
-    std::fs::copy(built, &to).unwrap();
+    std::fs::copy(built_cli(), &to).unwrap();
     to
 }
 
