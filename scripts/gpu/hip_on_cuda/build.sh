@@ -7,13 +7,13 @@
 #     back to the subset, with a warning, if that fails);
 #   - without: the shim against its subset (cuda_subset.h).
 #
-#   scripts/gpu/hip_on_cuda/build.sh [OUTDIR]      (default: scripts/gpu/hip_on_cuda/build)
+#   scripts/gpu/hip_on_cuda/build.sh [OUTDIR]      (default: $TMPDIR/hip_on_cuda, else /tmp/...)
 #
 # The last line printed is the path of the library. Environment: CC (default gcc), CUDA_INC,
 # HOC_USE_SUBSET=1 (ignore cuda.h).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd -P)
-out=${1:-$here/build}
+out=${1:-${TMPDIR:-/tmp}/hip_on_cuda}
 mkdir -p "$out"
 out=$(cd "$out" && pwd -P)
 cc=${CC:-gcc}
@@ -25,8 +25,10 @@ link=(-shared -Wl,-soname,libamdhip64.so.7 -Wl,--version-script="$here/exports.m
     -Wl,--no-undefined -ldl -lpthread)
 lib=$out/libamdhip64.so.7
 
+# Written under a private name and renamed: a program (or a concurrent build) never sees a
+# partial library.
 build() { # extra flags...
-    (cd "$here" && "$cc" "${flags[@]}" "$@" "${srcs[@]}" "${link[@]}" -o "$lib.tmp") && mv -f "$lib.tmp" "$lib"
+    (cd "$here" && "$cc" "${flags[@]}" "$@" "${srcs[@]}" "${link[@]}" -o "$lib.$$.tmp") && mv -f "$lib.$$.tmp" "$lib"
 }
 
 if [[ ${HOC_USE_SUBSET:-0} != 1 && -e $cuda_inc/cuda.h ]]; then
