@@ -88,7 +88,7 @@ static const struct {
 
 static hipError_t cu_attribute(int *value, int cu, int ordinal)
 {
-    return HOC_CU(DeviceGetAttribute(value, cu, (CUdevice)ordinal));
+    return HOC_CU(DeviceGetAttribute(value, cu, hoc_cu_device(ordinal)));
 }
 
 /*
@@ -135,7 +135,7 @@ HOC_EXPORT hipError_t hipDeviceGetName(char *name, int len, hipDevice_t device)
         HOC_RETURN(hipErrorInvalidValue);
     HOC_BEGIN();
     hipError_t e = hoc_check_device(device);
-    HOC_RETURN(e != hipSuccess ? e : HOC_CU(DeviceGetName(name, len, (CUdevice)device)));
+    HOC_RETURN(e != hipSuccess ? e : HOC_CU(DeviceGetName(name, len, hoc_cu_device(device))));
 }
 
 HOC_EXPORT hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t device)
@@ -145,7 +145,7 @@ HOC_EXPORT hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t device)
     HOC_BEGIN();
     HOC_NEED(DeviceTotalMem);
     hipError_t e = hoc_check_device(device);
-    HOC_RETURN(e != hipSuccess ? e : HOC_CU(DeviceTotalMem(bytes, (CUdevice)device)));
+    HOC_RETURN(e != hipSuccess ? e : HOC_CU(DeviceTotalMem(bytes, hoc_cu_device(device))));
 }
 
 HOC_EXPORT hipError_t hipDeviceComputeCapability(int *major, int *minor, hipDevice_t device)
@@ -168,7 +168,7 @@ HOC_EXPORT hipError_t hipDeviceGetPCIBusId(char *id, int len, int device)
     HOC_BEGIN();
     HOC_NEED(DeviceGetPCIBusId);
     hipError_t e = hoc_check_device(device);
-    HOC_RETURN(e != hipSuccess ? e : HOC_CU(DeviceGetPCIBusId(id, len, (CUdevice)device)));
+    HOC_RETURN(e != hipSuccess ? e : HOC_CU(DeviceGetPCIBusId(id, len, hoc_cu_device(device))));
 }
 
 /* ---- hipDeviceProp_t ----------------------------------------------------------------------- */
@@ -261,11 +261,11 @@ HOC_EXPORT hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600 *prop, in
     if (e != hipSuccess)
         HOC_RETURN(e);
     memset(prop, 0, sizeof *prop);
-    e = HOC_CU(DeviceGetName(prop->name, (int)sizeof prop->name, (CUdevice)device));
+    e = HOC_CU(DeviceGetName(prop->name, (int)sizeof prop->name, hoc_cu_device(device)));
     if (e != hipSuccess)
         HOC_RETURN(e);
     if (hoc.cu.DeviceTotalMem != NULL)
-        hoc.cu.DeviceTotalMem(&prop->totalGlobalMem, (CUdevice)device);
+        hoc.cu.DeviceTotalMem(&prop->totalGlobalMem, hoc_cu_device(device));
     for (size_t i = 0; i < sizeof PROPERTIES / sizeof PROPERTIES[0]; i++) {
         int v = 0;
         if (cu_attribute(&v, PROPERTIES[i].cu, device) != hipSuccess)

@@ -111,6 +111,11 @@ hipError_t hoc_ready(void)
     return load_error;
 }
 
+CUdevice hoc_cu_device(int ordinal)
+{
+    return cu_devices[ordinal];
+}
+
 hipError_t hoc_check_device(int ordinal)
 {
     return (ordinal >= 0 && ordinal < hoc.device_count) ? hipSuccess : hipErrorInvalidDevice;

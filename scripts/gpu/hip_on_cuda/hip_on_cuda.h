@@ -462,6 +462,8 @@ CUcontext hoc_primary(int ordinal, hipError_t *err);
 hipError_t hoc_current_device(int *ordinal);
 /* The HIP device ordinal of a CUDA context. */
 hipError_t hoc_ordinal_of_ctx(CUcontext ctx, int *ordinal);
+/* The CUdevice of a valid HIP device ordinal. */
+CUdevice hoc_cu_device(int ordinal);
 /* hipErrorInvalidDevice unless 0 <= ordinal < device count. */
 hipError_t hoc_check_device(int ordinal);
 /* The CUDA stream for a HIP stream: the NULL stream is the legacy stream (as in HIP), or the
