@@ -85,54 +85,103 @@ extern "C" {
  * (programs print them).  Values 5021 and 5032 are not used.
  */
 #define CUFILEOP_STATUS_ENTRIES \
+    /** The call succeeded. */ \
     CUFILE_OP(0, CU_FILE_SUCCESS, cufile success) \
+    /** cuFileDriverClose() at use count 0; statistics calls while the driver is closed; a first open refused because allow_compat_mode is false and there is no GPU-direct path. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 1, CU_FILE_DRIVER_NOT_INITIALIZED, nvidia-fs driver is not loaded. Set allow_compat_mode to true in cufile.json file to enable compatible mode) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 2, CU_FILE_DRIVER_INVALID_PROPS, invalid property) \
+    /** A cuFileDriverSet*() value that is 0 or outside its parameter's range. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 3, CU_FILE_DRIVER_UNSUPPORTED_LIMIT, property range error) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 4, CU_FILE_DRIVER_VERSION_MISMATCH, nvidia-fs driver version mismatch) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 5, CU_FILE_DRIVER_VERSION_READ_ERROR, nvidia-fs driver version read error) \
+    /** cuFileBufDeregister() while the driver is closed. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 6, CU_FILE_DRIVER_CLOSING, driver shutdown in progress) \
+    /** libhipfile.so.0 (the engine) cannot be loaded: every call answers this (the data path as errno). */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 7, CU_FILE_PLATFORM_NOT_SUPPORTED, GPUDirect Storage not supported on current platform) \
+    /** cuFileHandleRegister() with a handle type other than CU_FILE_HANDLE_TYPE_OPAQUE_FD. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 8, CU_FILE_IO_NOT_SUPPORTED, GPUDirect Storage not supported on current file) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 9, CU_FILE_DEVICE_NOT_SUPPORTED, GPUDirect Storage not supported on current GPU) \
+    /** Never returned by this library (no nvidia-fs is involved). */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 10, CU_FILE_NVFS_DRIVER_ERROR, nvidia-fs driver ioctl error) \
+    /** The CUDA driver failed; cu_err holds the CUresult (a code without a HIP twin reads 999).  The data path sets it as errno. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 11, CU_FILE_CUDA_DRIVER_ERROR, CUDA Driver API error) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 12, CU_FILE_CUDA_POINTER_INVALID, invalid device pointer) \
+    /** Memory the engine does not serve (managed memory). */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 13, CU_FILE_CUDA_MEMORY_TYPE_INVALID, invalid pointer memory type) \
+    /** cuFileBufRegister() with a range that leaves its allocation. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 14, CU_FILE_CUDA_POINTER_RANGE_ERROR, pointer range exceeds allocated address range) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 15, CU_FILE_CUDA_CONTEXT_MISMATCH, cuda context mismatch) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 16, CU_FILE_INVALID_MAPPING_SIZE, access beyond maximum pinned size) \
+    /** Set as errno by cuFileRead()/cuFileWrite() for a transfer that does not fit its buffer. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 17, CU_FILE_INVALID_MAPPING_RANGE, access beyond mapped size) \
+    /** cuFileHandleRegister() of a descriptor that is neither a regular file nor a block device. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 18, CU_FILE_INVALID_FILE_TYPE, unsupported file type) \
+    /** cuFileHandleRegister() of an O_APPEND descriptor; as errno, a transfer on a file opened without the access it needs. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 19, CU_FILE_INVALID_FILE_OPEN_FLAG, unsupported file open flags) \
+    /** Never returned by this library (O_DIRECT is not required). */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 20, CU_FILE_DIO_NOT_SET, fd direct IO not set) \
+    /** An invalid argument (NULL pointer, out-of-range value, unknown stream); as errno, a negative file offset. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 22, CU_FILE_INVALID_VALUE, invalid arguments) \
+    /** cuFileBufRegister() of a base that is already registered. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 23, CU_FILE_MEMORY_ALREADY_REGISTERED, device pointer already registered) \
+    /** cuFileBufDeregister() of an address that is not a registered base. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 24, CU_FILE_MEMORY_NOT_REGISTERED, device pointer lookup failure) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 25, CU_FILE_PERMISSION_DENIED, driver or file access error) \
+    /** A parameter or slab setter while the driver is open. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 26, CU_FILE_DRIVER_ALREADY_OPEN, driver is already open) \
+    /** An unknown or stale file handle (stream-ordered calls; as errno on the data path). */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 27, CU_FILE_HANDLE_NOT_REGISTERED, file descriptor is not registered) \
+    /** cuFileHandleRegister() of a descriptor that is already registered. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 28, CU_FILE_HANDLE_ALREADY_REGISTERED, file descriptor is already registered) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 29, CU_FILE_DEVICE_NOT_FOUND, GPU device not found) \
+    /** Anything else: the engine accepts no backend, a buffer is still in use, the descriptor cannot be re-opened, an internal failure; as errno, a negative buffer offset. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 30, CU_FILE_INTERNAL_ERROR, internal error) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 31, CU_FILE_GETNEWFD_FAILED, failed to obtain new file descriptor) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 33, CU_FILE_NVFS_SETUP_ERROR, NVFS driver initialization error) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 34, CU_FILE_IO_DISABLED, GPUDirect Storage disabled by config on current file) \
+    /** Never returned by this library (see CU_FILE_INTERNAL_BATCH_SUBMIT_ERROR). */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 35, CU_FILE_BATCH_SUBMIT_FAILED, failed to submit batch operation) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 36, CU_FILE_GPU_MEMORY_PINNING_FAILED, failed to allocate pinned GPU Memory) \
+    /** Never returned by this library (a full context is CU_FILE_INTERNAL_BATCH_SUBMIT_ERROR). */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 37, CU_FILE_BATCH_FULL, queue full for batch operation) \
+    /** Never returned by this library: stream-ordered I/O is served. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 38, CU_FILE_ASYNC_NOT_SUPPORTED, cuFile stream operation not supported) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 39, CU_FILE_INTERNAL_BATCH_SETUP_ERROR, batch setup internal error - retry later) \
+    /** cuFileBatchIOSubmit() refused: nothing to submit, or the engine refused the submission. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 40, CU_FILE_INTERNAL_BATCH_SUBMIT_ERROR, batch submit internal error - retry later) \
+    /** cuFileBatchIOGetStatus() refused by the engine (unknown context, no room, malformed timeout). */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 41, CU_FILE_INTERNAL_BATCH_GETSTATUS_ERROR, batch get status internal error - retry later) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 42, CU_FILE_INTERNAL_BATCH_CANCEL_ERROR, batch cancel internal error - retry later) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 43, CU_FILE_NOMEM_ERROR, cufile no memory error - retry later) \
+    /** Never returned by this library (I/O errors are errno values). */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 44, CU_FILE_IO_ERROR, cufile io error) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 45, CU_FILE_INTERNAL_BUF_REGISTER_ERROR, cufile buf registration error) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 46, CU_FILE_HASH_OPR_ERROR, cufile hash operation error) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 47, CU_FILE_INVALID_CONTEXT_ERROR, cufile invalid context error) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 48, CU_FILE_NVFS_INTERNAL_DRIVER_ERROR, nvfs internal driver error) \
+    /** Never returned by this library. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 49, CU_FILE_BATCH_NOCOMPAT_ERROR, compat mode off error) \
+    /** Marks the end of the range; never returned. */ \
     CUFILE_OP(CUFILEOP_BASE_ERR + 50, CU_FILE_IO_MAX_ERROR, GPUDirect Storage Max Error)
 
 /*
@@ -341,22 +390,90 @@ typedef void *CUfileHandle_t;
 #pragma GCC visibility push(default)
 #endif
 
-/*
- * Registers the file *descr names; on success *fh is its handle.  Opens the driver if it is
- * not open (counted by cuFileUseCount()).
+/**
+ * @brief Registers an open file descriptor and returns its handle.
+ *
+ * Regular files and block devices, opened with or without O_DIRECT.  Opens the driver
+ * implicitly when it is closed (the open counts in cuFileUseCount()); the engine keeps
+ * descriptors of its own (see hipFileHandleRegister() in hipfile.h).
+ *
+ * @param fh     Receives the handle (written only on success).
+ * @param descr  type CU_FILE_HANDLE_TYPE_OPAQUE_FD and handle.fd; fs_ops is ignored.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE              `fh` or `descr` is NULL, or the descriptor is
+ *                                            not open.
+ * @retval CU_FILE_IO_NOT_SUPPORTED           `descr->type` is not CU_FILE_HANDLE_TYPE_OPAQUE_FD.
+ * @retval CU_FILE_INVALID_FILE_TYPE          Neither a regular file nor a block device.
+ * @retval CU_FILE_INVALID_FILE_OPEN_FLAG     The descriptor was opened with O_APPEND.
+ * @retval CU_FILE_HANDLE_ALREADY_REGISTERED  The descriptor is already registered.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED     The implicit open was refused (allow_compat_mode
+ *                                            false and no GPU-direct path).
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED     libhipfile.so.0 cannot be loaded.
+ * @retval CU_FILE_INTERNAL_ERROR             The engine cannot duplicate or re-open the
+ *                                            descriptor.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * NVIDIA's cuFile asks udev about the file's disk and refuses every file where it has no
+ * record (CU_FILE_HANDLE_NOT_REGISTERED); this library does not need udev.
  */
 CUfileError_t cuFileHandleRegister(CUfileHandle_t *fh, CUfileDescr_t *descr);
 
-/* Forgets a handle.  The caller closes its own file descriptor afterwards. */
+/**
+ * @brief Forgets a file handle.
+ *
+ * The caller closes its own descriptor afterwards.  NULL, unknown and stale handles are
+ * ignored, as is a handle with I/O in flight on another thread.
+ *
+ * @param fh  A handle from cuFileHandleRegister().
+ * @par Thread safety
+ * Safe from any thread; it never waits for I/O.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 void cuFileHandleDeregister(CUfileHandle_t fh);
 
-/*
- * Registers the memory [bufPtr_base, bufPtr_base + length) (device or host memory) for
- * repeated I/O.  flags: 0 or CU_FILE_RDMA_* bits.
+/**
+ * @brief Registers device or host memory for repeated I/O.
+ *
+ * Registration is optional: unregistered device and host pointers work too.  Opens the
+ * driver implicitly when it is closed.
+ *
+ * @param bufPtr_base  Start of the buffer.
+ * @param length       Bytes, at least 1.
+ * @param flags        0 or CU_FILE_RDMA_* bits, accepted and ignored.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE               `bufPtr_base` is NULL, `length` is 0, or the
+ *                                             CUDA driver does not know the pointer.
+ * @retval CU_FILE_MEMORY_ALREADY_REGISTERED   The base is already registered.
+ * @retval CU_FILE_CUDA_MEMORY_TYPE_INVALID    Managed memory (the engine does not serve it).
+ * @retval CU_FILE_CUDA_POINTER_RANGE_ERROR    The range leaves its allocation.
+ * @retval CU_FILE_CUDA_DRIVER_ERROR           The CUDA driver failed (CUresult in cu_err).
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED      The implicit open was refused.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED      libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * NVIDIA's cuFile maps device memory for DMA at registration; nothing is mapped here.
  */
 CUfileError_t cuFileBufRegister(const void *bufPtr_base, size_t length, int flags);
 
-/* Undoes cuFileBufRegister(); bufPtr_base is the base given there. */
+/**
+ * @brief Undoes cuFileBufRegister().
+ *
+ * @param bufPtr_base  The base given at registration.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           `bufPtr_base` is NULL.
+ * @retval CU_FILE_DRIVER_CLOSING          The driver is closed (its last close dropped every
+ *                                         registration).
+ * @retval CU_FILE_MEMORY_NOT_REGISTERED   Not a registered base.
+ * @retval CU_FILE_INTERNAL_ERROR          A transfer on another thread still uses it.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileBufDeregister(const void *bufPtr_base);
 
 /* ---------------------------------------------------------------------------------------
@@ -367,7 +484,59 @@ CUfileError_t cuFileBufDeregister(const void *bufPtr_base);
  * a read that reaches the end of the file), or -1 with errno, or a negated CUfileOpError.
  * ------------------------------------------------------------------------------------- */
 
+/**
+ * @brief Reads from a registered file into device or host memory.
+ *
+ * Any alignment, device, pinned or pageable host memory, O_DIRECT or not.  A size of 0
+ * returns 0 at once.  Failures are always -1 with errno: a POSIX value from the system call,
+ * or a CUfileOpError value.
+ *
+ * @param fh             A handle from cuFileHandleRegister().
+ * @param bufPtr_base    A registered base, or any device or host pointer.
+ * @param size           Bytes to read.
+ * @param file_offset    Offset in the file.
+ * @param bufPtr_offset  Offset from `bufPtr_base`.
+ * @return Bytes read (fewer only at end of file), or -1 with errno as below.
+ * @retval -1 (errno EINVAL)                          `fh` or `bufPtr_base` is NULL, or the
+ *                                                    driver is closed.
+ * @retval -1 (errno CU_FILE_INVALID_VALUE)           `file_offset` is negative.
+ * @retval -1 (errno CU_FILE_INTERNAL_ERROR)          `bufPtr_offset` is negative, or the
+ *                                                    engine accepts no backend.
+ * @retval -1 (errno CU_FILE_HANDLE_NOT_REGISTERED)   `fh` is unknown or stale.
+ * @retval -1 (errno CU_FILE_INVALID_MAPPING_RANGE)   The transfer does not fit its buffer.
+ * @retval -1 (errno CU_FILE_CUDA_MEMORY_TYPE_INVALID) Managed memory.
+ * @retval -1 (errno CU_FILE_INVALID_FILE_OPEN_FLAG)  The file was opened without read access.
+ * @retval -1 (errno CU_FILE_CUDA_DRIVER_ERROR)       The CUDA driver failed.
+ * @retval -1 (errno CU_FILE_PLATFORM_NOT_SUPPORTED)  libhipfile.so.0 cannot be loaded.
+ * @retval -1 (other errno)                           The system call failed (EIO, ...).
+ * @par Thread safety
+ * Any number of concurrent reads and writes.
+ * @par Differences
+ * NVIDIA's cuFile also returns negated CUfileOpError values; this library answers only counts
+ * or -1 with errno.  The data moves through host memory (compat mode), never by DMA.
+ */
 ssize_t cuFileRead(CUfileHandle_t fh, void *bufPtr_base, size_t size, off_t file_offset, off_t bufPtr_offset);
+
+/**
+ * @brief Writes device or host memory to a registered file.
+ *
+ * The counterpart of cuFileRead(), with the same rules and failures (EBADF becomes errno
+ * CU_FILE_INVALID_FILE_OPEN_FLAG for a file opened without write access).  The data is
+ * durable when the call returns.  A write that fails part-way returns the count of the
+ * contiguous prefix that reached the file (see hipFileWrite()).
+ *
+ * @param fh             A handle from cuFileHandleRegister().
+ * @param bufPtr_base    A registered base, or any device or host pointer.
+ * @param size           Bytes to write.
+ * @param file_offset    Offset in the file.
+ * @param bufPtr_offset  Offset from `bufPtr_base`.
+ * @return Bytes written, or -1 with errno as for cuFileRead().
+ * @retval -1 (errno)  As cuFileRead(); ENOSPC and other system-call errors too.
+ * @par Thread safety
+ * As cuFileRead().
+ * @par Differences
+ * As cuFileRead().
+ */
 ssize_t cuFileWrite(CUfileHandle_t fh, const void *bufPtr_base, size_t size, off_t file_offset,
                     off_t bufPtr_offset);
 
@@ -375,32 +544,153 @@ ssize_t cuFileWrite(CUfileHandle_t fh, const void *bufPtr_base, size_t size, off
  * Driver
  * ------------------------------------------------------------------------------------- */
 
-/* Opens the driver, or adds one to its use count when it is open. */
+/**
+ * @brief Opens the driver, or adds one reference when it is open.
+ *
+ * The first open reads the configuration (cufile.json, CUFILE_* variables, values staged
+ * with cuFileSetParameter*()) and pushes the engine's knobs into libhipfile.so.0 before it
+ * opens the engine.
+ *
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  allow_compat_mode is false and there is no
+ *                                         GPU-direct path (the open is refused, as cuFile
+ *                                         refuses it without nvidia-fs).
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * NVIDIA's cuFile loads nvidia-fs here; this library needs no kernel module.
+ */
 CUfileError_t cuFileDriverOpen(void);
 
-/*
- * Takes one from the use count; the last close releases every handle, buffer and batch.
- * CU_FILE_DRIVER_NOT_INITIALIZED when the count is already 0.  Both exported names,
- * cuFileDriverClose and cuFileDriverClose_v2, are this reference-counted close: programs
- * compiled with this header call cuFileDriverClose_v2 (the macro below), programs that look
- * the name up at run time may use either.
+/**
+ * @brief Drops one driver reference; the last one releases everything.
+ *
+ * The last close releases every handle, buffer and batch context, forgets the P2P flags and
+ * ends the statistics window.  Programs compiled with this header call it under its exported
+ * name cuFileDriverClose_v2 (this header maps the name with a macro); both exported names
+ * are this same reference-counted close.
+ *
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The use count is already 0.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile 1.19.
  */
 CUfileError_t cuFileDriverClose(void);
 #define cuFileDriverClose cuFileDriverClose_v2
+/**
+ * @brief The exported name of cuFileDriverClose(), to which this header maps that name.
+ *
+ * @return As cuFileDriverClose().
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The use count is already 0.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile 1.19.
+ */
 CUfileError_t cuFileDriverClose(void);
 
-/* The driver's use count: explicit opens plus implicit ones, minus closes. */
+/**
+ * @brief Returns the driver's use count.
+ *
+ * Explicit opens plus implicit ones, minus closes; the engine's count, shared with hipFile
+ * calls in the same process.
+ *
+ * @return The count; 0 when libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 long cuFileUseCount(void);
 
-/* Fills *props with the running configuration and capabilities. */
+/**
+ * @brief Describes the running configuration and capabilities.
+ *
+ * nvfs.major_version and minor_version are 0 (no nvidia-fs behind this library);
+ * dcontrolflags has the compat-mode bit as configured; fflags has dynamic routing, and batch,
+ * streams and parallel I/O as the engine reports them; sizes are KiB.  Works while the driver
+ * is closed (what the next open would use).
+ *
+ * @param props  Receives the properties.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           `props` is NULL.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * NVIDIA's cuFile reports the nvidia-fs version and its supported file systems.
+ */
 CUfileError_t cuFileDriverGetProperties(CUfileDrvProps_t *props);
 
-/* Poll for completion of I/O up to poll_threshold_size KiB (poll true), or never. */
+/**
+ * @brief Sets poll mode and its threshold (KiB).
+ *
+ * Stored and reported; applied at once while open, staged while closed.
+ *
+ * @param poll                 Whether to poll.
+ * @param poll_threshold_size  Threshold in KiB, within the range of
+ *                             CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB (4 and up).
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  The threshold is 0 or outside the range.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileDriverSetPollMode(bool poll, size_t poll_threshold_size);
 
-/* Setters of the properties above; every size in KiB. */
+/**
+ * @brief Sets the largest direct transfer (KiB), 64 to 16384.
+ *
+ * Stored and reported; applied at once while open, staged while closed.
+ *
+ * @param max_direct_io_size  Size in KiB.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  Outside 64 to 16384.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileDriverSetMaxDirectIOSize(size_t max_direct_io_size);
+
+/**
+ * @brief Sets the engine's pinned bounce-buffer budget (KiB).
+ *
+ * See hipFileDriverSetMaxCacheSize() in hipfile.h.
+ *
+ * @param max_cache_size  Budget in KiB, at least 4.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  0, or a value the engine refuses (below 4).
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * NVIDIA's cuFile sizes its GPU bounce buffers with it; here it is host memory.
+ */
 CUfileError_t cuFileDriverSetMaxCacheSize(size_t max_cache_size);
+
+/**
+ * @brief Sets the limit of pinned GPU memory (KiB), at least 64.
+ *
+ * Stored and reported; nothing is pinned in GPU memory here.
+ *
+ * @param max_pinned_size  Size in KiB.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  Below 64.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileDriverSetMaxPinnedMemSize(size_t max_pinned_size);
 
 /* ---------------------------------------------------------------------------------------
@@ -452,24 +742,101 @@ typedef void *CUfileBatchHandle_t;
 /* Strict ISO C99 builds get no struct timespec from <time.h>; the tag is all that is needed. */
 struct timespec;
 
-/* Creates a batch context for up to nr entries in flight. */
+/**
+ * @brief Creates a batch context for up to `nr` entries in flight.
+ *
+ * Opens the driver implicitly when it is closed.
+ *
+ * @param batch_idp  Receives the context.
+ * @param nr         Capacity, 1 to the batch size (CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE,
+ *                   at most 128 in the engine).
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           `batch_idp` is NULL, `nr` is 0 or above the limit.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The implicit open was refused.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileBatchIOSetUp(CUfileBatchHandle_t *batch_idp, unsigned nr);
 
-/* Queues nr entries of iocbp.  flags: 0. */
+/**
+ * @brief Queues `nr` entries of `iocbp`; all of them or none.
+ *
+ * The engine checks the context, its room and every entry before anything runs (see
+ * hipFileBatchIOSubmit() in hipfile.h); entries take device memory only.
+ *
+ * @param batch_idp  A context from cuFileBatchIOSetUp().
+ * @param nr         Entries in `iocbp`.
+ * @param iocbp      The entries.
+ * @param flags      0.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INTERNAL_BATCH_SUBMIT_ERROR  `nr` is 0, `iocbp` is NULL, or the engine
+ *                                              refused the submission (unknown context, no
+ *                                              room, a malformed entry, host memory, ...).
+ * @retval CU_FILE_CUDA_DRIVER_ERROR            The CUDA driver failed (CUresult in cu_err).
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED       libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile, whose batch path also answers its internal batch code.
+ */
 CUfileError_t cuFileBatchIOSubmit(CUfileBatchHandle_t batch_idp, unsigned nr, CUfileIOParams_t *iocbp,
                                   unsigned int flags);
 
-/*
- * Waits until at least min_nr entries have finished or *timeout has passed (NULL: no limit),
- * then reports up to *nr finished entries into iocbp and stores their number in *nr.
+/**
+ * @brief Collects finished entries of a batch context.
+ *
+ * Waits until at least `min_nr` entries have finished or `*timeout` has passed (NULL: no
+ * limit), then reports up to `*nr` of them into `iocbp`, each once, and stores their number
+ * in `*nr`.  A failed entry's ret is a negative code stored unsigned (-errno for a system
+ * error).
+ *
+ * @param batch_idp  A context from cuFileBatchIOSetUp().
+ * @param min_nr     Entries to wait for.
+ * @param nr         In: room in `iocbp`; out: events stored.
+ * @param iocbp      Receives the events.
+ * @param timeout    Longest wait, or NULL.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE                   `nr` or `iocbp` is NULL, or `min_nr` >
+ *                                                 `*nr`.
+ * @retval CU_FILE_INTERNAL_BATCH_GETSTATUS_ERROR  The engine refused the call (unknown
+ *                                                 context, `*nr` of 0, malformed timeout).
+ * @retval CU_FILE_CUDA_DRIVER_ERROR               The CUDA driver failed.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED          libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread; each event goes to one caller.
+ * @par Differences
+ * As NVIDIA's cuFile.
  */
 CUfileError_t cuFileBatchIOGetStatus(CUfileBatchHandle_t batch_idp, unsigned min_nr, unsigned *nr,
                                      CUfileIOEvents_t *iocbp, struct timespec *timeout);
 
-/* Cancels every entry of the batch that has not finished. */
+/**
+ * @brief Cancels the entries of a batch context that have not started.
+ *
+ * @param batch_idp  A context; NULL and unknown contexts are not an error.
+ * @return CU_FILE_SUCCESS, or the status below in .err.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileBatchIOCancel(CUfileBatchHandle_t batch_idp);
 
-/* Releases the batch context. */
+/**
+ * @brief Releases a batch context.
+ *
+ * Entries not started are cancelled, running ones waited for.  Unknown contexts are ignored.
+ *
+ * @param batch_idp  A context from cuFileBatchIOSetUp().
+ * @par Thread safety
+ * Safe from any thread; it may wait for running entries.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 void cuFileBatchIODestroy(CUfileBatchHandle_t batch_idp);
 
 /* ---------------------------------------------------------------------------------------
@@ -487,19 +854,103 @@ void cuFileBatchIODestroy(CUfileBatchHandle_t batch_idp);
 #define CU_FILE_STREAM_FIXED_FILE_SIZE 4
 #define CU_FILE_STREAM_PAGE_ALIGNED_INPUTS 8
 
-/*
- * Queue a read or a write on stream.  The size and offsets are read through their pointers
- * when the stream reaches the operation (unless a FIXED flag says otherwise); the result, as
- * cuFileRead()/cuFileWrite() would return it, is stored in *bytes_read_p / *bytes_written_p
- * by the time the stream has passed the operation.
+/**
+ * @brief Queues a read on a CUDA stream.
+ *
+ * Served by the engine's stream-ordered I/O (hipFileReadAsync() in hipfile.h): the size and
+ * offsets are read when the stream reaches the operation (at submission with the matching
+ * CU_FILE_STREAM_FIXED_* flag), and the result, as cuFileRead() would return it but with -1
+ * for a system error and a negated status otherwise, is in `*bytes_read_p` by the time the
+ * stream has passed the operation.  Opens the driver implicitly when it is closed.
+ *
+ * @param fh               A handle from cuFileHandleRegister().
+ * @param bufPtr_base      Device or host memory.
+ * @param size_p           Bytes to read.
+ * @param file_offset_p    Offset in the file.
+ * @param bufPtr_offset_p  Offset from `bufPtr_base`.
+ * @param bytes_read_p     Receives the result.
+ * @param stream           A CUstream, or NULL.
+ * @return CU_FILE_SUCCESS when queued, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE            `size_p` or `bytes_read_p` is NULL, another
+ *                                          pointer is NULL, an offset is negative, the
+ *                                          transfer does not fit, or the buffer is on another
+ *                                          device than the stream.
+ * @retval CU_FILE_HANDLE_NOT_REGISTERED    `fh` is unknown or stale.
+ * @retval CU_FILE_CUDA_DRIVER_ERROR        The CUDA driver failed (CUresult in cu_err).
+ * @retval CU_FILE_INTERNAL_ERROR           Memory the engine does not serve, or the stream's
+ *                                          worker cannot start.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED   The implicit open was refused.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED   libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * The same contract as NVIDIA's cuFile; here each operation is one launch of a small
+ * staging kernel that copies what the engine stages in pinned memory.
  */
 CUfileError_t cuFileReadAsync(CUfileHandle_t fh, void *bufPtr_base, size_t *size_p, off_t *file_offset_p,
                               off_t *bufPtr_offset_p, ssize_t *bytes_read_p, CUstream stream);
+
+/**
+ * @brief Queues a write on a CUDA stream.
+ *
+ * The counterpart of cuFileReadAsync(), with the same rules and statuses.
+ *
+ * @param fh               A handle from cuFileHandleRegister().
+ * @param bufPtr_base      Device or host memory.
+ * @param size_p           Bytes to write.
+ * @param file_offset_p    Offset in the file.
+ * @param bufPtr_offset_p  Offset from `bufPtr_base`.
+ * @param bytes_written_p  Receives the result.
+ * @param stream           A CUstream, or NULL.
+ * @return CU_FILE_SUCCESS when queued, or one of the statuses of cuFileReadAsync() in .err.
+ * @retval CU_FILE_INVALID_VALUE           As cuFileReadAsync().
+ * @retval CU_FILE_HANDLE_NOT_REGISTERED   As cuFileReadAsync().
+ * @retval CU_FILE_CUDA_DRIVER_ERROR       As cuFileReadAsync().
+ * @retval CU_FILE_INTERNAL_ERROR          As cuFileReadAsync().
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  As cuFileReadAsync().
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  As cuFileReadAsync().
+ * @par Thread safety
+ * As cuFileReadAsync().
+ * @par Differences
+ * As cuFileReadAsync().
+ */
 CUfileError_t cuFileWriteAsync(CUfileHandle_t fh, void *bufPtr_base, size_t *size_p, off_t *file_offset_p,
                                off_t *bufPtr_offset_p, ssize_t *bytes_written_p, CUstream stream);
 
-/* Declares a stream's CU_FILE_STREAM_* promises; undone by cuFileStreamDeregister(). */
+/**
+ * @brief Declares a stream's CU_FILE_STREAM_* promises.
+ *
+ * Opens the driver implicitly when it is closed; see hipFileStreamRegister() in hipfile.h.
+ *
+ * @param stream  A CUstream, or NULL.
+ * @param flags   CU_FILE_STREAM_* bits.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           Unknown flag bits, or the stream is already
+ *                                         registered.
+ * @retval CU_FILE_CUDA_DRIVER_ERROR       The CUDA driver does not know the stream, or its
+ *                                         buffers cannot be allocated.
+ * @retval CU_FILE_INTERNAL_ERROR          The stream's worker cannot start.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The implicit open was refused.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileStreamRegister(CUstream stream, unsigned flags);
+
+/**
+ * @brief Undoes cuFileStreamRegister(), after the stream's queued operations finished.
+ *
+ * @param stream  A registered stream.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           The stream is not registered.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread; it may wait for the stream's queued work.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileStreamDeregister(CUstream stream);
 
 /* ---------------------------------------------------------------------------------------
@@ -512,12 +963,48 @@ typedef struct CUfileIOVec {
     size_t len;
 } CUfileIOVec_t;
 
-/*
- * Reads or writes the iovcnt pieces of iov, in order, as one contiguous range of the file
- * starting at file_offset.  flags: 0.  Results as for cuFileRead()/cuFileWrite().
+/**
+ * @brief Reads one contiguous file range into several buffers.
+ *
+ * The pieces of `iov` are filled in order from `file_offset` on; entries of length 0 are
+ * skipped; a short piece (end of file) ends the call.
+ *
+ * @param fh           A handle from cuFileHandleRegister().
+ * @param iov          The pieces (device or host memory).
+ * @param iovcnt       Number of pieces.
+ * @param file_offset  Offset in the file.
+ * @param flags        0.
+ * @return Bytes read in total, or -1 with errno.
+ * @retval -1 (errno EINVAL)                 `fh` is NULL, `iov` is NULL with `iovcnt` > 0, or a
+ *                                           piece with a length has a NULL base.
+ * @retval -1 (errno CU_FILE_INVALID_VALUE)  `file_offset` is negative.
+ * @retval -1 (errno)                        A piece failed as cuFileRead() fails; what earlier
+ *                                           pieces moved is not reported.
+ * @par Thread safety
+ * As cuFileRead().
+ * @par Differences
+ * As NVIDIA's cuFile 1.19.
  */
 ssize_t cuFileReadv(CUfileHandle_t fh, const CUfileIOVec_t *iov, size_t iovcnt, off_t file_offset,
                     unsigned flags);
+
+/**
+ * @brief Writes several buffers to one contiguous file range.
+ *
+ * The counterpart of cuFileReadv(), with the same rules and failures.
+ *
+ * @param fh           A handle from cuFileHandleRegister().
+ * @param iov          The pieces (device or host memory).
+ * @param iovcnt       Number of pieces.
+ * @param file_offset  Offset in the file.
+ * @param flags        0.
+ * @return Bytes written in total, or -1 with errno.
+ * @retval -1 (errno)  As cuFileReadv().
+ * @par Thread safety
+ * As cuFileRead().
+ * @par Differences
+ * As NVIDIA's cuFile 1.19.
+ */
 ssize_t cuFileWritev(CUfileHandle_t fh, const CUfileIOVec_t *iov, size_t iovcnt, off_t file_offset,
                      unsigned flags);
 
@@ -525,10 +1012,32 @@ ssize_t cuFileWritev(CUfileHandle_t fh, const CUfileIOVec_t *iov, size_t iovcnt,
  * Version and topology
  * ------------------------------------------------------------------------------------- */
 
-/* API level as 1000 * major + 10 * minor: 1190 for this interface. */
+/**
+ * @brief Stores the API level: 1000 * major + 10 * minor, 1190 here.
+ *
+ * @param version  Receives 1190.
+ * @return CU_FILE_SUCCESS, or the status below in .err.
+ * @retval CU_FILE_INVALID_VALUE  `version` is NULL.
+ * @par Thread safety
+ * Safe from any thread; needs no driver.
+ * @par Differences
+ * NVIDIA's library reports its own release.
+ */
 CUfileError_t cuFileGetVersion(int *version);
 
-/* Writes a JSON description of the machine's PCIe topology to the file filename. */
+/**
+ * @brief Writes a description of the PCIe topology to a file.
+ *
+ * No topology is detected behind the POSIX path: the file gets a comment line and `null`.
+ *
+ * @param filename  Path of the file to write.
+ * @return CU_FILE_SUCCESS, or the status below in .err.
+ * @retval CU_FILE_INVALID_VALUE  `filename` is NULL or empty, or the file cannot be written.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * NVIDIA's cuFile writes the topology it detected.
+ */
 CUfileError_t cuFileExportPCIeTopology(const char *filename);
 
 /* ---------------------------------------------------------------------------------------
@@ -590,23 +1099,163 @@ typedef enum CUFileArrayConfigParameter_t {
     CUFILE_PARAM_GPU_BOUNCE_BUFFER_SLAB_COUNT    /* 3 */
 } CUFileArrayConfigParameter_t;
 
+/**
+ * @brief Reads a size parameter.
+ *
+ * While closed, a value staged with cuFileSetParameterSizeT(), else the one in force;
+ * parameters the engine holds (docs/configuration.md) are read from it.
+ *
+ * @param param  A CUFileSizeTConfigParameter_t value.
+ * @param value  Receives the value.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           Unknown `param`, or `value` is NULL.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileGetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t *value);
+
+/**
+ * @brief Reads a boolean parameter.
+ *
+ * As cuFileGetParameterSizeT().
+ *
+ * @param param  A CUFileBoolConfigParameter_t value.
+ * @param value  Receives the value.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           Unknown `param`, the deprecated
+ *                                         CUFILE_PARAM_PROFILE_NVTX, or `value` is NULL.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileGetParameterBool(CUFileBoolConfigParameter_t param, bool *value);
-/* Copies the value and its terminating NUL into desc_str; len must leave room for both. */
+
+/**
+ * @brief Copies a string parameter and its NUL into `desc_str`.
+ *
+ * @param param     A CUFileStringConfigParameter_t value.
+ * @param desc_str  Receives the text.
+ * @param len       Bytes of room; must leave room for the text and its NUL.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           Unknown `param`, `desc_str` NULL, `len` too small,
+ *                                         or CUFILE_PARAM_ENV_LOGFILE_PATH while
+ *                                         CUFILE_LOGFILE_PATH is unset.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileGetParameterString(CUFileStringConfigParameter_t param, char *desc_str, int len);
-/* The range a size parameter accepts. */
+
+/**
+ * @brief The range a size parameter accepts (cuFile 1.19's ranges; a maximum of 0 means no
+ * upper bound).
+ *
+ * @param param      A CUFileSizeTConfigParameter_t value.
+ * @param min_value  Receives the minimum.
+ * @param max_value  Receives the maximum.
+ * @return CU_FILE_SUCCESS, or the status below in .err.
+ * @retval CU_FILE_INVALID_VALUE  Unknown `param`, a parameter without a range
+ *                                (CUFILE_PARAM_PROFILE_STATS), or a NULL pointer.
+ * @par Thread safety
+ * Safe from any thread; needs no driver.
+ * @par Differences
+ * As NVIDIA's cuFile 1.19.
+ */
 CUfileError_t cuFileGetParameterMinMaxValue(CUFileSizeTConfigParameter_t param, size_t *min_value,
                                             size_t *max_value);
+
+/**
+ * @brief Stages a size parameter for the next open (only while closed).
+ *
+ * The next open applies it ahead of the CUFILE_* variables and the configuration file; a
+ * value outside the parameter's range is then logged and the configured value kept.
+ *
+ * @param param  A CUFileSizeTConfigParameter_t value.
+ * @param value  The value.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           Unknown `param`.
+ * @retval CU_FILE_DRIVER_ALREADY_OPEN     The driver is open.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileSetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t value);
+
+/**
+ * @brief Stages a boolean parameter for the next open (only while closed).
+ *
+ * CUFILE_PARAM_PROFILE_NVTX is accepted and ignored.
+ *
+ * @param param  A CUFileBoolConfigParameter_t value.
+ * @param value  The value.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           Unknown `param`.
+ * @retval CU_FILE_DRIVER_ALREADY_OPEN     The driver is open.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileSetParameterBool(CUFileBoolConfigParameter_t param, bool value);
+
+/**
+ * @brief Stages a string parameter for the next open (only while closed).
+ *
+ * @param param     A CUFileStringConfigParameter_t value.
+ * @param desc_str  NUL-terminated text.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           Unknown `param`, or `desc_str` is NULL.
+ * @retval CU_FILE_DRIVER_ALREADY_OPEN     The driver is open.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileSetParameterString(CUFileStringConfigParameter_t param, const char *desc_str);
 
 /* ---------------------------------------------------------------------------------------
  * Statistics
  * ------------------------------------------------------------------------------------- */
 
-/* Statistics level: 0 off, 1 counters (L1), 2 plus size histograms (L2), 3 plus per GPU (L3). */
+/**
+ * @brief Sets the statistics level: 0 off, 1 counters, 2 histograms, 3 per GPU.
+ *
+ * cuFileGetStatsLevel() and cuFileGetStatsL1/L2/L3() follow it at once; the engine records
+ * at the level in force at the next open.  It beats profile.cufile_stats.
+ *
+ * @param level  0 to 3.
+ * @return CU_FILE_SUCCESS, or the status below in .err.
+ * @retval CU_FILE_INVALID_VALUE  `level` is outside 0 to 3.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileSetStatsLevel(int level);
+
+/**
+ * @brief Reads the statistics level in force (while closed: what the next open uses).
+ *
+ * @param level  Receives 0 to 3.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           `level` is NULL.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileGetStatsLevel(int *level);
 
 /* Length of a GPU's UUID in CUfilePerGpuStats_t. */
@@ -726,37 +1375,232 @@ typedef struct CUfileStatsLevel3 {
     CUfilePerGpuStats_t per_gpu_stats[16];
 } CUfileStatsLevel3_t;
 
-/* Start, stop and zero the collection (the driver must be open). */
+/**
+ * @brief Resumes counting after cuFileStatsStop() (the stopped interval is left out).
+ *
+ * The counters shown are the engine's since the driver opened or the last reset; rates,
+ * averages and GPU identities are shown as the engine computes them.
+ *
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The driver is closed.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileStatsStart(void);
+
+/**
+ * @brief Freezes the counters cuFileGetStatsL1/L2/L3() report.
+ *
+ * The counters shown are the engine's since the driver opened or the last reset; rates,
+ * averages and GPU identities are shown as the engine computes them.
+ *
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The driver is closed.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileStatsStop(void);
+
+/**
+ * @brief Zeroes the counters cuFileGetStatsL1/L2/L3() report.
+ *
+ * The counters shown are the engine's since the driver opened or the last reset; rates,
+ * averages and GPU identities are shown as the engine computes them.
+ *
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The driver is closed.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile.
+ */
 CUfileError_t cuFileStatsReset(void);
 
-/* Copy the statistics (the 1.19 layouts above) into *stats; needs a level at least as high. */
+/**
+ * @brief Copies the level 1 statistics (the 1.19 layout).
+ *
+ * Counters, bytes, bandwidths, latencies; the readv/writev counters are this library's own. Needs a statistics level of at least 1.
+ *
+ * @param stats  Receives the statistics.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The driver is closed.
+ * @retval CU_FILE_INVALID_VALUE           `stats` is NULL, or the level in force is below 1.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * The counts come from the engine, so hipFile calls of the same process are included.
+ */
 CUfileError_t cuFileGetStatsL1(CUfileStatsLevel1_t *stats);
+
+/**
+ * @brief Copies the level 2 statistics (the 1.19 layout).
+ *
+ * Level 1 plus the read and write size histograms. Needs a statistics level of at least 2.
+ *
+ * @param stats  Receives the statistics.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The driver is closed.
+ * @retval CU_FILE_INVALID_VALUE           `stats` is NULL, or the level in force is below 2.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * The counts come from the engine, so hipFile calls of the same process are included.
+ */
 CUfileError_t cuFileGetStatsL2(CUfileStatsLevel2_t *stats);
+
+/**
+ * @brief Copies the level 3 statistics (the 1.19 layout).
+ *
+ * Level 2 plus per-GPU records. Needs a statistics level of at least 3.
+ *
+ * @param stats  Receives the statistics.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The driver is closed.
+ * @retval CU_FILE_INVALID_VALUE           `stats` is NULL, or the level in force is below 3.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * The counts come from the engine, so hipFile calls of the same process are included.
+ */
 CUfileError_t cuFileGetStatsL3(CUfileStatsLevel3_t *stats);
 
 /* ---------------------------------------------------------------------------------------
  * GPU memory windows, staging slabs, peer-to-peer
  * ------------------------------------------------------------------------------------- */
 
-/* Size of GPU gpuIndex's BAR1 window in KiB. */
+/**
+ * @brief Size of a GPU's BAR1 window in KiB: 0 here, for every GPU the CUDA driver reports.
+ *
+ * @param gpuIndex  A CUDA device ordinal.
+ * @param barSize   Receives 0.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE      `barSize` is NULL, or `gpuIndex` is not a device.
+ * @retval CU_FILE_CUDA_DRIVER_ERROR  No CUDA driver in the process (cu_err
+ *                                    CUDA_ERROR_NOT_INITIALIZED).
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * NVIDIA's cuFile reports the real size; nothing here uses BAR1.
+ */
 CUfileError_t cuFileGetBARSizeInKB(int gpuIndex, size_t *barSize);
 
-/*
- * The host staging pool (POSIX path) and the GPU bounce-buffer pool, as len pairs of slab size
- * (KiB) and slab count.  Setters work only while the driver is closed; getters need len equal
- * to the current number of slabs.
+/**
+ * @brief Stages the slabs of the host staging pool (only while closed).
+ *
+ * Stored and reported; the engine's own pinned pool is sized by
+ * CUFILE_PARAM_PROPERTIES_MAX_DEVICE_CACHE_SIZE_KB.
+ *
+ * @param size_values   `len` slab sizes in KiB.
+ * @param count_values  `len` slab counts.
+ * @param len           Number of slabs, at least 1.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           A NULL array, or `len` is not positive.
+ * @retval CU_FILE_DRIVER_ALREADY_OPEN     The driver is open.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * NVIDIA's cuFile allocates these pools; here they are stored and reported.
  */
 CUfileError_t cuFileSetParameterPosixPoolSlabArray(const size_t *size_values, const size_t *count_values,
                                                    int len);
+
+/**
+ * @brief Reads the slabs of the host staging pool.
+ *
+ * What was set through the API or the configuration file, else the defaults.
+ *
+ * @param size_values   Receives `len` slab sizes in KiB.
+ * @param count_values  Receives `len` slab counts.
+ * @param len           Must equal the current number of slabs.
+ * @return CU_FILE_SUCCESS, or the status below in .err.
+ * @retval CU_FILE_INVALID_VALUE  A NULL array, `len` is not positive, or `len` differs from
+ *                                the number of slabs.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile 1.19.
+ */
 CUfileError_t cuFileGetParameterPosixPoolSlabArray(size_t *size_values, size_t *count_values, int len);
+
+/**
+ * @brief Stages the slabs of the GPU bounce-buffer pool (only while closed).
+ *
+ * Stored and reported; the engine's own pinned pool is sized by
+ * CUFILE_PARAM_PROPERTIES_MAX_DEVICE_CACHE_SIZE_KB.
+ *
+ * @param size_values   `len` slab sizes in KiB.
+ * @param count_values  `len` slab counts.
+ * @param len           Number of slabs, at least 1.
+ * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           A NULL array, or `len` is not positive.
+ * @retval CU_FILE_DRIVER_ALREADY_OPEN     The driver is open.
+ * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * NVIDIA's cuFile allocates these pools; here they are stored and reported.
+ */
 CUfileError_t cuFileSetParameterGpuBounceBufferSlabArray(const size_t *size_values, const size_t *count_values,
                                                          int len);
+
+/**
+ * @brief Reads the slabs of the GPU bounce-buffer pool.
+ *
+ * What was set through the API or the configuration file, else the defaults.
+ *
+ * @param size_values   Receives `len` slab sizes in KiB.
+ * @param count_values  Receives `len` slab counts.
+ * @param len           Must equal the current number of slabs.
+ * @return CU_FILE_SUCCESS, or the status below in .err.
+ * @retval CU_FILE_INVALID_VALUE  A NULL array, `len` is not positive, or `len` differs from
+ *                                the number of slabs.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * As NVIDIA's cuFile 1.19.
+ */
 CUfileError_t cuFileGetParameterGpuBounceBufferSlabArray(size_t *size_values, size_t *count_values, int len);
 
-/* The peer-to-peer transports (a mask of CU_FILE_P2P_FLAG_*) used for a kind of storage. */
+/**
+ * @brief Reads the peer-to-peer transports set for a kind of storage.
+ *
+ * @param status_flag  A CUfileDriverStatusFlags_t value (0 to 14).
+ * @param p2p_flags    Receives a mask of CU_FILE_P2P_FLAG_* (0 until set).
+ * @return CU_FILE_SUCCESS, or the status below in .err.
+ * @retval CU_FILE_INVALID_VALUE  `status_flag` is out of range, or `p2p_flags` is NULL.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * Stored and reported only: no peer-to-peer transport is used.
+ */
 CUfileError_t cuFileDriverGetP2PFlags(CUfileDriverStatusFlags_t status_flag, CUfileP2PFlags_t *p2p_flags);
+
+/**
+ * @brief Sets the peer-to-peer transports for a kind of storage.
+ *
+ * Only CU_FILE_P2P_FLAG_PCI_P2PDMA is accepted (as on x86-64); 0 is accepted and changes
+ * nothing.  The flags are forgotten when the driver closes to zero.
+ *
+ * @param status_flag  A CUfileDriverStatusFlags_t value (0 to 14).
+ * @param p2p_flags    0 or CU_FILE_P2P_FLAG_PCI_P2PDMA.
+ * @return CU_FILE_SUCCESS, or the status below in .err.
+ * @retval CU_FILE_INVALID_VALUE  `status_flag` is out of range, or another mask.
+ * @par Thread safety
+ * Safe from any thread.
+ * @par Differences
+ * Stored and reported only: no peer-to-peer transport is used.
+ */
 CUfileError_t cuFileDriverSetP2PFlags(CUfileDriverStatusFlags_t status_flag, CUfileP2PFlags_t p2p_flags);
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -11,25 +11,39 @@
 #   PREFIX/LIBDIR/libcufile.so.0            NVIDIA's cuFile C ABI on the same engine (crates/cufile;
 #   PREFIX/LIBDIR/libcufile.so -> libcufile.so.0     SONAME libcufile.so.0; it finds
 #   PREFIX/include/cufile.h                          libhipfile.so.0 in its own directory)
+# and with --tool:
+#   PREFIX/bin/hipfile                      the tool
+#   PREFIX/libexec/hipfile/libhipsim.so     the simulated GPU runtime, where `hipfile --sim`
+#                                           finds it (test and demo only; out of the loader's way)
 #
-# Usage: scripts/install.sh [--lib PATH] [--libdir DIR] [--tool] PREFIX
+# Usage: scripts/install.sh [--lib PATH] [--cufile-lib PATH] [--libdir DIR] [--tool]
+#                           [--debug-info] PREFIX
 #   --lib PATH    install this already-built libhipfile.so instead of building one
-#                 (`cargo build --release -p hipfile` otherwise)
+#                 (`cargo build --release --locked -p hipfile` otherwise)
 #   --cufile-lib PATH  install this already-built libcufile.so; the default is the libcufile.so
-#                 next to --lib's file when there is one, else `cargo build --release -p
-#                 hipfile-cufile`
+#                 next to --lib's file when there is one, else `cargo build --release --locked
+#                 -p hipfile-cufile`
 #   --libdir DIR  library directory relative to PREFIX; the default is cargo-c's: lib/<multiarch>
 #                 on Debian and derivatives (dpkg-architecture), else lib64 where /usr/lib64 is a
 #                 real directory, else lib
-#   --tool        also install the `hipfile` tool (PREFIX/bin/hipfile): cargo install --path
-#                 crates/hipfile-cli --root PREFIX, in the same target directory as the library
+#   --tool        also install the `hipfile` tool and the simulated GPU runtime: the hipfile
+#                 executable next to --lib's file or in the folder above it (cargo's
+#                 target/PROFILE/deps/..), with the libhipsim.so beside it or in its deps/
+#                 folder; when there is none, `cargo build --release --locked -p hipfile-cli
+#                 -p hipsim` builds them. Nothing is fetched when the build is already there
+#                 (a build with --locked never updates the crates.io index).
+#   --debug-info  install the binaries as built, with their symbols and debug information
+#                 (for packagers who split the debug information off themselves); by default
+#                 every installed executable and library is stripped with
+#                 `${STRIP:-strip} --strip-unneeded`
 # DESTDIR, when set, is put in front of every installed path (staged installs for packaging);
-# hipfile.pc still names PREFIX.
+# hipfile.pc still names PREFIX. STRIP names the strip program (cross builds).
 #
 # With cargo-c (`cargo install cargo-c --version 0.10.24 --locked` on Rust 1.95),
 # `cargo cinstall --release --prefix PREFIX` installs the same library, headers, hipfile.pc and
 # manual pages from the [package.metadata.capi] sections of Cargo.toml; the tool then with
-#   cargo install --path crates/hipfile-cli --root PREFIX     (PREFIX/bin/hipfile)
+#   cargo install --path crates/hipfile-cli --root PREFIX     (PREFIX/bin/hipfile; --sim then
+#   needs --sim=PATH, or libhipsim.so copied to PREFIX/libexec/hipfile/)
 set -euo pipefail
 
 usage() {
@@ -42,6 +56,7 @@ lib=""
 cufile_lib=""
 libdir=""
 tool=0
+debug_info=0
 prefix=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -52,6 +67,7 @@ while [ $# -gt 0 ]; do
         --libdir) [ $# -ge 2 ] || usage; libdir=$2; shift 2 ;;
         --libdir=*) libdir=${1#--libdir=}; shift ;;
         --tool) tool=1; shift ;;
+        --debug-info) debug_info=1; shift ;;
         -h|--help) usage ;;
         -*) echo "install.sh: unknown option $1" >&2; usage ;;
         *) [ -z "$prefix" ] || usage; prefix=$1; shift ;;
@@ -95,7 +111,7 @@ soname="libhipfile.so.$major"
 
 if [ -z "$lib" ]; then
     echo "install.sh: building the library (cargo build --release -p hipfile)"
-    (cd "$root" && cargo build --release -p hipfile --lib)
+    (cd "$root" && cargo build --release --locked -p hipfile --lib)
     lib="${CARGO_TARGET_DIR:-$root/target}/release/libhipfile.so"
 fi
 if [ ! -f "$lib" ]; then
@@ -107,7 +123,7 @@ if [ -z "$cufile_lib" ]; then
         cufile_lib="$(dirname "$lib")/libcufile.so"
     else
         echo "install.sh: building libcufile (cargo build --release -p hipfile-cufile)"
-        (cd "$root" && cargo build --release -p hipfile-cufile --lib)
+        (cd "$root" && cargo build --release --locked -p hipfile-cufile --lib)
         cufile_lib="${CARGO_TARGET_DIR:-$root/target}/release/libcufile.so"
     fi
 fi
@@ -115,6 +131,52 @@ if [ ! -f "$cufile_lib" ]; then
     echo "install.sh: $cufile_lib does not exist" >&2
     exit 1
 fi
+
+# The tool and the simulated runtime: built beside --lib's file, else built now.
+tool_bin=""
+sim_lib=""
+if [ "$tool" = 1 ]; then
+    if [ -n "$lib" ]; then
+        for d in "$(dirname "$lib")" "$(dirname "$lib")/.."; do
+            if [ -f "$d/hipfile" ] && [ -x "$d/hipfile" ]; then
+                tool_bin="$d/hipfile"
+                break
+            fi
+        done
+    fi
+    if [ -z "$tool_bin" ]; then
+        echo "install.sh: building the hipfile tool and the simulator (cargo build --release --locked -p hipfile-cli -p hipsim)"
+        (cd "$root" && cargo build --release --locked -p hipfile-cli -p hipsim)
+        tool_bin="${CARGO_TARGET_DIR:-$root/target}/release/hipfile"
+    fi
+    # Where the tool itself looks for it in a build tree.
+    for s in "$(dirname "$tool_bin")/libhipsim.so" "$(dirname "$tool_bin")/deps/libhipsim.so"; do
+        if [ -f "$s" ]; then
+            sim_lib="$s"
+            break
+        fi
+    done
+    if [ ! -f "$tool_bin" ] || [ -z "$sim_lib" ]; then
+        echo "install.sh: no hipfile executable with libhipsim.so beside it (${tool_bin:-none});" \
+            "build them with cargo build --release --locked -p hipfile-cli -p hipsim" >&2
+        exit 1
+    fi
+fi
+
+# Installed executables and libraries are stripped unless --debug-info.
+strip_prog=${STRIP:-strip}
+if [ "$debug_info" = 0 ] && ! command -v "$strip_prog" >/dev/null 2>&1; then
+    echo "install.sh: $strip_prog not found: set STRIP to the strip program, or give" \
+        "--debug-info to install the binaries unstripped" >&2
+    exit 1
+fi
+# install_bin SRC DST: an executable or shared library, stripped unless --debug-info.
+install_bin() {
+    install -m 0755 "$1" "$2"
+    if [ "$debug_info" = 0 ]; then
+        "$strip_prog" --strip-unneeded "$2"
+    fi
+}
 
 # The run-time loader finds the library by its SONAME: it must be the link we make.
 if command -v readelf >/dev/null 2>&1; then
@@ -132,12 +194,12 @@ fi
 
 dest="${DESTDIR:-}$prefix"
 install -d "$dest/$libdir" "$dest/$libdir/pkgconfig" "$dest/include"
-install -m 0755 "$lib" "$dest/$libdir/$real"
+install_bin "$lib" "$dest/$libdir/$real"
 ln -sfn "$real" "$dest/$libdir/$soname"
 ln -sfn "$real" "$dest/$libdir/libhipfile.so"
 install -m 0644 "$root/include/hipfile.h" "$root/include/hipfile-stats.h" "$dest/include/"
 # libcufile.so.0 finds libhipfile.so.0 in its own directory.
-install -m 0755 "$cufile_lib" "$dest/$libdir/libcufile.so.0"
+install_bin "$cufile_lib" "$dest/$libdir/libcufile.so.0"
 ln -sfn libcufile.so.0 "$dest/$libdir/libcufile.so"
 install -m 0644 "$root/include/cufile.h" "$dest/include/"
 # The tool's manual pages (generated from its command line by `hipfile manpages doc/man`;
@@ -167,8 +229,12 @@ echo "  $libdir/pkgconfig/hipfile.pc"
 echo "  share/man/man1/hipfile.1 (and one page per subcommand)"
 
 if [ "$tool" = 1 ]; then
-    echo "install.sh: installing the hipfile tool (cargo install --path crates/hipfile-cli)"
-    # The same target directory as the library's build: the release build is reused.
-    (cd "$root" && cargo install --locked --path crates/hipfile-cli --root "$dest" \
-        --target-dir "${CARGO_TARGET_DIR:-$root/target}")
+    # `hipfile --sim` looks for the simulator in ../libexec/hipfile/ beside its own folder.
+    install -d "$dest/bin" "$dest/libexec/hipfile"
+    install_bin "$tool_bin" "$dest/bin/hipfile"
+    install_bin "$sim_lib" "$dest/libexec/hipfile/libhipsim.so"
+    echo "  bin/hipfile (the tool), libexec/hipfile/libhipsim.so (the simulated GPU runtime for --sim)"
+fi
+if [ "$debug_info" = 0 ]; then
+    echo "  (stripped: $strip_prog --strip-unneeded; --debug-info keeps the symbols)"
 fi

@@ -18,8 +18,10 @@
 //! - `config`: environment, parameters, the configuration snapshot.
 //! - `error`: the one error type.
 //! - `runtime`: the GPU runtime seam (HIP, CUDA driver API, host-only), loaded at run time.
+//! - `log`: logging set-up (it opens the log file and asks `sys` whether the environment
+//!   may name one).
 //! - `sys`: raw operating-system calls.
-//! - `log`, `vocab`: logging; the vocabulary every layer shares.
+//! - `vocab`: the vocabulary every layer shares.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]

@@ -387,7 +387,8 @@ fn installed_library_finds_the_engine_beside_it() {
     let prefix = work_dir("prefix");
     let out = Command::new("bash")
         .arg(repo_root().join("scripts/install.sh"))
-        .args(["--libdir", "lib", "--lib"])
+        // As built (not stripped): the bytes are compared below.
+        .args(["--debug-info", "--libdir", "lib", "--lib"])
         .arg(libhipfile_path())
         .arg(&prefix)
         .env_remove("DESTDIR")

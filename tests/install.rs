@@ -5,7 +5,9 @@
 //! over a program linked against another hipFile library through `LD_PRELOAD`.
 //!
 //! The library installed is the debug `target/<profile>/deps/libhipfile.so` (no release
-//! build in CI). Children never inherit cargo's `LD_LIBRARY_PATH` (see tests/c_suite.rs): each
+//! build in CI), stripped as every installed binary is unless `--debug-info`. With `--tool`,
+//! the tool and the simulator built beside it are installed without building anything, and
+//! `PREFIX/bin/hipfile --sim` runs on the installed simulator. Children never inherit cargo's `LD_LIBRARY_PATH` (see tests/c_suite.rs): each
 //! program loads exactly the library the test names.
 
 mod common;
@@ -158,6 +160,189 @@ fn dynamic(path: &Path) -> Option<(Option<String>, Vec<String>)> {
     Some((soname, needed))
 }
 
+/// The section names of an ELF file (`None` without readelf).
+fn sections(path: &Path) -> Option<Vec<String>> {
+    let out = Command::new("readelf")
+        .args(["-S", "-W"])
+        .arg(path)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(
+        text(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let (_, rest) = l.split_once(']')?;
+                rest.split_whitespace().next().map(str::to_string)
+            })
+            .collect(),
+    )
+}
+
+/// No symbol table and no debug information (a stripped binary), when readelf can tell.
+fn assert_stripped(path: &Path) {
+    let Some(names) = sections(path) else {
+        println!(
+            "not checking that {} is stripped: no readelf",
+            path.display()
+        );
+        return;
+    };
+    assert!(
+        names.iter().any(|n| n == ".dynsym"),
+        "{}: {names:?}",
+        path.display()
+    );
+    for gone in [".symtab", ".debug_info", ".debug_line"] {
+        assert!(
+            !names.iter().any(|n| n == gone),
+            "{} is not stripped: it has {gone}",
+            path.display()
+        );
+    }
+}
+
+/// The `hipfile` tool of this test's profile (`target/<profile>/hipfile`, built first: a
+/// no-op when it is up to date), whose simulator is in `deps/`.
+fn hipfile_tool() -> PathBuf {
+    static TOOL: OnceLock<PathBuf> = OnceLock::new();
+    TOOL.get_or_init(|| {
+        let profile_dir = deps_dir().parent().unwrap().to_path_buf();
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["build", "-q", "-p", "hipfile-cli"]);
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("run cargo build -p hipfile-cli");
+        assert!(status.success(), "cargo build -p hipfile-cli: {status}");
+        let exe = profile_dir.join("hipfile");
+        assert!(exe.is_file(), "{} is missing", exe.display());
+        exe
+    })
+    .clone()
+}
+
+/// PATH with a `cargo` in front that fails: install.sh run with it must build nothing (and so
+/// fetch nothing).
+fn path_where_cargo_fails() -> String {
+    let d = work_dir().join("no-cargo");
+    std::fs::create_dir_all(&d).unwrap();
+    let cargo = d.join("cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\necho \"cargo must not run: the build is there ($*)\" >&2\nexit 97\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!(
+        "{}:{}",
+        d.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// `scripts/install.sh --lib <test library> --libdir lib --tool EXTRA... PREFIX` with a PATH
+/// where cargo fails; the prefix.
+fn install_with_tool(name: &str, extra: &[&str]) -> PathBuf {
+    hipfile_tool();
+    let p = work_dir().join(name);
+    let _ = std::fs::remove_dir_all(&p);
+    let lib = libhipfile_path();
+    let mut args = vec!["--lib", lib.to_str().unwrap(), "--libdir", "lib", "--tool"];
+    args.extend_from_slice(extra);
+    args.push(p.to_str().unwrap());
+    let path = path_where_cargo_fails();
+    println!(
+        "{}",
+        ok(&install_sh(&args, &[("PATH", &path)]), "install.sh --tool")
+    );
+    p
+}
+
+#[test]
+fn install_sh_tool_installs_a_tool_whose_sim_works_without_building() {
+    let p = install_with_tool("tool", &[]);
+    let (tool, sim) = (
+        p.join("bin/hipfile"),
+        p.join("libexec/hipfile/libhipsim.so"),
+    );
+    assert!(tool.is_file() && sim.is_file(), "{}", p.display());
+    for f in [&tool, &sim] {
+        assert_stripped(f);
+    }
+
+    // The installed tool finds the installed simulator: --sim as documented.
+    let tmp = work_dir().join("tool-tmp");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut cmd = Command::new(&tool);
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
+            cmd.env_remove(&*k);
+        }
+    }
+    let out = cmd
+        .args(["--sim", "check", "--json"])
+        .env_remove("LD_LIBRARY_PATH")
+        .env("HIPFILE_LOG", "error")
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    let json = ok(&out, "PREFIX/bin/hipfile --sim check --json");
+    assert!(json.contains("\"simulated\":true"), "{json}");
+    let installed_sim = std::fs::canonicalize(&sim).unwrap();
+    assert!(
+        json.contains(&format!(
+            "--sim chose the simulated GPU runtime {}",
+            installed_sim.display()
+        )),
+        "{json}"
+    );
+    assert!(json.contains("\"ok\":true"), "{json}");
+}
+
+#[test]
+fn install_sh_debug_info_installs_the_binaries_as_built() {
+    let p = install_with_tool("debug-info", &["--debug-info"]);
+    let tool = hipfile_tool();
+    let deps = deps_dir();
+    for (installed, built) in [
+        (p.join("lib/libhipfile.so.0.5.0"), libhipfile_path()),
+        (p.join("lib/libcufile.so.0"), deps.join("libcufile.so")),
+        (p.join("bin/hipfile"), tool.clone()),
+    ] {
+        assert!(
+            std::fs::read(&installed).unwrap() == std::fs::read(&built).unwrap(),
+            "{} is {} as built",
+            installed.display(),
+            built.display()
+        );
+    }
+    if let Some(names) = sections(&p.join("bin/hipfile")) {
+        assert!(names.iter().any(|n| n == ".debug_info"), "{names:?}");
+    }
+}
+
+#[test]
+fn install_sh_help_documents_the_tool_and_debug_info() {
+    let out = install_sh(&["--help"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let help = text(&out.stderr);
+    for needle in [
+        "--debug-info",
+        "STRIP",
+        "PREFIX/libexec/hipfile/libhipsim.so",
+        "never updates the crates.io index",
+    ] {
+        assert!(help.contains(needle), "{needle} not in:\n{help}");
+    }
+}
+
 #[test]
 fn install_lays_out_library_headers_and_pkg_config() {
     let p = prefix();
@@ -174,14 +359,11 @@ fn install_lays_out_library_headers_and_pkg_config() {
             "{link} is a relative link to the real file"
         );
     }
-    assert_eq!(
-        std::fs::read(&real).unwrap(),
-        std::fs::read(libhipfile_path()).unwrap(),
-        "the library installed is the one given with --lib"
-    );
     if let Some((soname, _)) = dynamic(&real) {
         assert_eq!(soname.as_deref(), Some("libhipfile.so.0"));
     }
+    assert_stripped(&real);
+    assert_stripped(&lib.join("libcufile.so.0"));
     for h in ["hipfile.h", "hipfile-stats.h"] {
         assert_eq!(
             std::fs::read(p.join("include").join(h)).unwrap(),

@@ -23,8 +23,9 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["error"],
     &["runtime"],
+    &["log"],
     &["sys"],
-    &["log", "vocab"],
+    &["vocab"],
 ];
 
 /// Files (or directories) where `unsafe` may appear.

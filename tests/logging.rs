@@ -1,11 +1,21 @@
 //! Logs: one line when the platform is chosen, one line per distinct reason the
-//! fastpath lost requests to the fallback, a file only when `HIPFILE_LOG_FILE` names one, and
-//! nothing written into the working directory.
+//! fastpath lost requests to the fallback, a file only when `HIPFILE_LOG_FILE` names one (new
+//! files readable by their owner only, never through a planted symbolic link), and nothing
+//! written into the working directory.
 
 mod common;
 use common::*;
 
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::PermissionsExt;
+
+/// Send this process's standard error to a new file at `path` (for a child test that must
+/// read what the library printed there).
+fn capture_stderr(path: &std::path::Path) {
+    let f = std::fs::File::create(path).unwrap();
+    // SAFETY: dup2 of a descriptor we own onto 2; `f` may close afterwards.
+    assert_eq!(unsafe { libc::dup2(f.as_raw_fd(), 2) }, 2);
+}
 
 child_test!(
     platform_and_fallback_reasons_are_logged_once,
@@ -85,3 +95,47 @@ child_test!(default_level_is_quiet_about_normal_fallbacks, {
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_file(&log);
 });
+
+child_test!(a_new_log_file_is_readable_by_its_owner_only, {
+    // SAFETY: umask has no preconditions.
+    unsafe { libc::umask(0o022) };
+    let log = scratch_file("private-log");
+    std::env::set_var("HIPFILE_LOG_FILE", &log);
+    open_driver();
+    assert_eq!(hipFileDriverClose(), OK);
+    let meta = std::fs::metadata(&log).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert!(std::fs::read_to_string(&log)
+        .unwrap()
+        .contains("SIMULATED GPU runtime"));
+    let _ = std::fs::remove_file(&log);
+});
+
+child_test!(
+    a_planted_symlink_is_not_followed,
+    [("HIPFILE_LOG", "info")],
+    {
+        let victim = scratch_file("victim");
+        std::fs::write(&victim, "precious\n").unwrap();
+        let link = scratch_file("planted-log");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        std::env::set_var("HIPFILE_LOG_FILE", &link);
+        let err = scratch_file("stderr");
+        capture_stderr(&err);
+        open_driver();
+        assert_eq!(hipFileDriverClose(), OK);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        let text = std::fs::read_to_string(&err).unwrap();
+        let refusal = format!(
+        "HIPFILE_LOG_FILE={:?} is not used: it is a symbolic link, which is never followed; logging to standard error",
+        link.as_os_str()
+    );
+        assert_eq!(text.matches(&refusal).count(), 1, "{text}");
+        assert!(text.contains("WARN"), "{text}");
+        // The log itself went to standard error.
+        assert_eq!(text.matches("platform amd: HIP 7.2.0").count(), 1, "{text}");
+        for p in [&victim, &link, &err] {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+);

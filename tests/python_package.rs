@@ -293,6 +293,26 @@ fn amd_hipfile_package_runs_unchanged_on_the_simulator() {
         "our library found the simulator the filter loaded: {platform}"
     );
 
+    // The first script of docs/python.md, as a reader runs it: in a directory of its own, with
+    // the library's and the simulator's directories on the library path and nothing else.
+    let example_dir = work.join("docs-example");
+    std::fs::create_dir_all(&example_dir).unwrap();
+    std::fs::write(example_dir.join("example.py"), docs_example()).unwrap();
+    let out = venv
+        .run()
+        .arg("example.py")
+        .current_dir(&example_dir)
+        .env("LD_LIBRARY_PATH", &ld_path)
+        .output()
+        .expect("running docs/python.md's example");
+    let stdout = ok(&out, "docs/python.md's example.py");
+    assert_eq!(
+        stdout.trim(),
+        "8388608 bytes through GPU memory, copy identical",
+        "docs/python.md's example:\n{}",
+        output(&out)
+    );
+
     // The same package without a HIP runtime behind libamdhip64.so.7: the import fails as
     // AMD's library would fail to load there.
     if system_has_rocm7() {
@@ -315,4 +335,44 @@ fn amd_hipfile_package_runs_unchanged_on_the_simulator() {
         "without a HIP runtime: {}",
         err.trim().lines().last().unwrap_or("")
     );
+}
+
+/// The `example.py` block of docs/python.md (the one marked `<!-- doctest: file example.py -->`).
+fn docs_example() -> String {
+    let page = std::fs::read_to_string(repo_root().join("docs/python.md")).unwrap();
+    let marker = "<!-- doctest: file example.py -->\n```python\n";
+    let start = page
+        .find(marker)
+        .expect("docs/python.md has no example.py block")
+        + marker.len();
+    let end = page[start..].find("```").unwrap();
+    page[start..start + end].to_string()
+}
+
+/// docs/python.md gives the reader this test's recipe: the same pinned build tools, the same
+/// package version, the same build options. (Without the registry, this is what still checks
+/// the page; with it, the test above also runs the page's example.)
+#[test]
+fn docs_python_md_gives_this_recipe() {
+    let page = std::fs::read_to_string(repo_root().join("docs/python.md")).unwrap();
+    let mut wanted: Vec<String> = BUILD_TOOLS.iter().map(|s| s.to_string()).collect();
+    wanted.push(format!("{PACKAGE}=={PACKAGE_VERSION}"));
+    for define in ["HIPFILE_INCLUDE_DIR", "HIPFILE_LIBRARY", "HIP_INCLUDE_DIR"] {
+        wanted.push(format!("-C cmake.define.{define}="));
+    }
+    for flag in ["--no-build-isolation", "--no-deps", "--no-binary hipfile"] {
+        wanted.push(flag.to_string());
+    }
+    // The simulator under both names the package and the filter look for.
+    wanted.push("sim/libamdhip64.so\n".to_string());
+    wanted.push("sim/libamdhip64.so.7\n".to_string());
+    let missing: Vec<&String> = wanted
+        .iter()
+        .filter(|w| !page.contains(w.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/python.md does not give the recipe of this test: {missing:?}"
+    );
+    assert!(docs_example().contains("hipfile.FileHandle("));
 }

@@ -50,6 +50,12 @@ fn stats_target() {
             std::thread::sleep(Duration::from_millis(300));
             return;
         }
+        "wait" => {
+            // Never touches the library, and lives until its standard input is closed.
+            let mut sink = Vec::new();
+            let _ = std::io::stdin().read_to_end(&mut sink);
+            return;
+        }
         other => panic!("unknown target mode {other}"),
     }
     println!("{READY}");
@@ -382,6 +388,46 @@ fn a_process_that_never_serves_is_not_accessible() {
     assert_eq!(ctx.poll(false), hipFileStatsSuccess);
     assert_eq!(ctx.try_report().0, hipFileStatsReportGenerationFailed);
 }
+
+/// `hipFileStatsConnectToTargetProcess` on a new context for `pid`, on a thread of its own:
+/// (code, errno, time taken); a panic if it has not returned after `limit`.
+fn timed_connect(pid: c_int, limit: Duration) -> (hipFileStatsError_t, c_int, Duration) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let ctx = Ctx::create(pid);
+        set_errno(0);
+        let start = Instant::now();
+        let code = ctx.connect();
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        let _ = tx.send((code, errno, start.elapsed()));
+    });
+    rx.recv_timeout(limit).unwrap_or_else(|_| {
+        panic!("hipFileStatsConnectToTargetProcess({pid}) has not returned after {limit:?}")
+    })
+}
+
+child_test!(
+    connect_to_a_live_process_without_a_server_is_bounded,
+    [("HIPFILE_STATS_CONNECT_TIMEOUT", "1")],
+    {
+        // A live process that never serves, pid 1, and this process before anything started
+        // its statistics: each gives up after the configured second, with ETIMEDOUT.
+        let target = Target::spawn("wait", &[], false);
+        for pid in [target.pid(), 1, std::process::id() as c_int] {
+            let (code, errno, took) = timed_connect(pid, Duration::from_secs(20));
+            assert_eq!(
+                (code, errno),
+                (hipFileStatsTargetProcessNotAccessible, libc::ETIMEDOUT),
+                "pid {pid}"
+            );
+            assert!(
+                took >= Duration::from_millis(950) && took < Duration::from_secs(10),
+                "pid {pid}: {took:?}"
+            );
+        }
+        drop(target);
+    }
+);
 
 #[test]
 fn after_shutdown_the_socket_is_gone() {

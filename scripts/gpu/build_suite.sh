@@ -17,6 +17,11 @@
 # executable's run path, so it runs without LD_LIBRARY_PATH.
 #
 # Then run it, for example:  OUTPUT /some/existing/dir [--large]
+#
+# HIP mode: with --hip LIBRARY (a libamdhip64.so.7, in practice the HIP-on-CUDA runtime that
+# scripts/gpu/hip_on_cuda/build.sh builds), the suite is built with -DSUITE_GPU_HIP against that
+# library instead of the CUDA runtime; run it with HIPFILE_PLATFORM=amd and HIPFILE_HIP_LIBRARY
+# naming the same file (scripts/gpu/hip_suite.sh does all of this).
 set -euo pipefail
 
 die() {
@@ -24,7 +29,16 @@ die() {
     exit 1
 }
 
-[[ $# -ge 1 && $# -le 2 ]] || die "usage: $0 OUTPUT [LIBDIR]"
+hip_lib=""
+args=()
+while [[ $# -gt 0 ]]; do
+    case $1 in
+    --hip) [[ $# -ge 2 ]] || die "--hip needs a library"; hip_lib=$2; shift 2 ;;
+    *) args+=("$1"); shift ;;
+    esac
+done
+set -- "${args[@]}"
+[[ $# -ge 1 && $# -le 2 ]] || die "usage: $0 OUTPUT [LIBDIR] [--hip LIBAMDHIP64]"
 out=$1
 libdir=${2:-.gpu/lib}
 
@@ -43,6 +57,22 @@ else
     hipfile_link=(-L"$libdir" -l:libhipfile.so.0)
 fi
 echo "libhipfile: $libdir/libhipfile.so.0 -> $(readlink -f "$libdir/libhipfile.so.0")"
+
+# --- HIP mode: the suite's GPU shim calls the HIP runtime -------------------------------------
+if [[ -n $hip_lib ]]; then
+    [[ -e $hip_lib ]] || die "$hip_lib does not exist"
+    hip_dir=$(cd "$(dirname "$hip_lib")" && pwd -P)
+    echo "HIP runtime: $hip_dir/$(basename "$hip_lib")"
+    mkdir -p "$(dirname "$out")"
+    cmd=(gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -DSUITE_GPU_HIP
+        -Iinclude tests/c/suite.c -o "$out"
+        "${hipfile_link[@]}" -L"$hip_dir" "-l:$(basename "$hip_lib")" -pthread
+        -Wl,-rpath,"$libdir" -Wl,-rpath,"$hip_dir")
+    echo "+ ${cmd[*]}"
+    "${cmd[@]}"
+    echo "built $out"
+    exit 0
+fi
 
 # --- libcudart --------------------------------------------------------------------------------
 # Prints the first libcudart file of a folder: the development link if present, else the

@@ -67,6 +67,13 @@ pub fn fastpath_refusal(fd: RawFd) -> Result<Option<Refusal>> {
     Ok(crate::backend::Fastpath::new(runtime::runtime(), &config).file_refusal(&file))
 }
 
+/// Make what was written through `fd` durable, by the rule the library's own writes follow
+/// (`fdatasync`, retried on `EINTR`): a file with nothing to synchronise (a character device
+/// such as `/dev/null`, a pipe, a socket: `EINVAL`) has taken the bytes, which is success.
+pub fn sync_data(fd: &impl AsRawFd) -> Result<()> {
+    crate::sys::io::fdatasync(fd.as_raw_fd()).map_err(Error::Os)
+}
+
 /// A registered file; deregistered on drop. The descriptor stays owned by the caller.
 pub struct RegisteredFile {
     token: FileToken,

@@ -69,16 +69,19 @@ pub enum VarKind {
     Size,
     /// A platform name (`HIPFILE_PLATFORM`).
     Platform,
-    /// Any text (a path, a log filter).
+    /// A library, a file or a directory: ignored in secure-execution mode (a set-user-ID,
+    /// set-group-ID or file-capability program), as glibc ignores `LD_PRELOAD` there.
+    Path,
+    /// Any other text (a log filter).
     Text,
 }
 
 /// Every environment variable the library reads, and how.
 pub const VARIABLES: &[(&str, VarKind)] = &[
     ("HIPFILE_PLATFORM", VarKind::Platform),
-    ("HIPFILE_HIP_LIBRARY", VarKind::Text),
-    ("HIPFILE_CUDA_LIBRARY", VarKind::Text),
-    ("HIPFILE_CUFILE_LIBRARY", VarKind::Text),
+    ("HIPFILE_HIP_LIBRARY", VarKind::Path),
+    ("HIPFILE_CUDA_LIBRARY", VarKind::Path),
+    ("HIPFILE_CUFILE_LIBRARY", VarKind::Path),
     ("HIPFILE_ALLOW_COMPAT_MODE", VarKind::Bool),
     ("HIPFILE_FORCE_COMPAT_MODE", VarKind::Bool),
     ("HIPFILE_UNSUPPORTED_FILE_SYSTEMS", VarKind::Bool),
@@ -87,6 +90,7 @@ pub const VARIABLES: &[(&str, VarKind)] = &[
     ("HIPFILE_DIRECT_IO", VarKind::Bool),
     ("HIPFILE_STATS_LEVEL", VarKind::Unsigned),
     ("HIPFILE_STATS_TSC", VarKind::Bool),
+    ("HIPFILE_STATS_CONNECT_TIMEOUT", VarKind::Unsigned),
     ("HIPFILE_IO_THREADS", VarKind::Unsigned),
     ("HIPFILE_ASYNC_BUFFER_SIZE", VarKind::Size),
     ("HIPFILE_ASYNC_CONCURRENCY", VarKind::Unsigned),
@@ -94,7 +98,7 @@ pub const VARIABLES: &[(&str, VarKind)] = &[
     ("HIPFILE_BOUNCE_BUDGET", VarKind::Size),
     ("HIPFILE_INLINE_THRESHOLD", VarKind::Size),
     ("HIPFILE_LOG", VarKind::Text),
-    ("HIPFILE_LOG_FILE", VarKind::Text),
+    ("HIPFILE_LOG_FILE", VarKind::Path),
 ];
 
 /// The library's environment variables, parsed once per process. `None` means unset or
@@ -112,6 +116,10 @@ pub struct Env {
     /// `HIPFILE_STATS_TSC` (default true): the statistics' stopwatch may read the TSC where
     /// the kernel keeps time on it; false: always `CLOCK_MONOTONIC`.
     pub stats_tsc: Option<bool>,
+    /// `HIPFILE_STATS_CONNECT_TIMEOUT` in seconds (default
+    /// [`DEFAULT_STATS_CONNECT_TIMEOUT_S`]; 0: no limit): how long
+    /// `hipFileStatsConnectToTargetProcess` waits for a live target's statistics server.
+    pub stats_connect_timeout: Option<u32>,
     /// `HIPFILE_ASYNC_BUFFER_SIZE` in bytes (default 16 MiB; 0 means the default): the
     /// staging memory of each stream-ordered operation that moves device bytes at once.
     pub async_buffer_size: Option<u64>,
@@ -168,6 +176,7 @@ impl Env {
             unsupported_fs: boolean("HIPFILE_UNSUPPORTED_FILE_SYSTEMS"),
             stats_level: unsigned("HIPFILE_STATS_LEVEL"),
             stats_tsc: boolean("HIPFILE_STATS_TSC"),
+            stats_connect_timeout: unsigned("HIPFILE_STATS_CONNECT_TIMEOUT"),
             async_buffer_size: size("HIPFILE_ASYNC_BUFFER_SIZE"),
             async_concurrency: unsigned("HIPFILE_ASYNC_CONCURRENCY"),
             host_io: boolean("HIPFILE_HOST"),
@@ -201,6 +210,11 @@ pub const DEFAULT_ASYNC_BUFFER_SIZE: usize = 16 << 20;
 pub const DEFAULT_ASYNC_CONCURRENCY: usize = 8;
 /// Upper bound on `HIPFILE_ASYNC_CONCURRENCY`.
 pub const MAX_ASYNC_CONCURRENCY: usize = 64;
+/// Default seconds `hipFileStatsConnectToTargetProcess` waits for a live target's statistics
+/// server: long enough for a program started by `ais-stats CMD` to reach its first hipFile
+/// call (where the server starts), short enough that a process which never serves (pid 1, a
+/// program without the library) is an error rather than a hang.
+pub const DEFAULT_STATS_CONNECT_TIMEOUT_S: u32 = 30;
 /// Upper bound on worker threads.
 pub const MAX_IO_THREADS: usize = 64;
 
@@ -209,4 +223,26 @@ pub fn default_io_threads() -> usize {
     std::thread::available_parallelism()
         .map_or(4, |n| n.get())
         .clamp(1, 16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_variables_are_the_ones_secure_execution_ignores() {
+        let paths: Vec<&str> = VARIABLES
+            .iter()
+            .filter(|(_, k)| *k == VarKind::Path)
+            .map(|(n, _)| *n)
+            .collect();
+        assert_eq!(paths, crate::sys::secure::PATH_VARIABLES);
+    }
+
+    #[test]
+    fn connect_timeout_is_read() {
+        let env = Env::from_lookup(|k| (k == "HIPFILE_STATS_CONNECT_TIMEOUT").then(|| "2".into()));
+        assert_eq!(env.stats_connect_timeout, Some(2));
+        assert_eq!(Env::from_lookup(|_| None).stats_connect_timeout, None);
+    }
 }

@@ -9,9 +9,12 @@
 #![allow(non_snake_case)]
 
 use std::ffi::c_int;
+use std::io;
+use std::time::Duration;
 
 use super::abi::*;
 use super::boundary;
+use crate::config::env::DEFAULT_STATS_CONNECT_TIMEOUT_S;
 use crate::stats::client::{Connection, OpenError, Target};
 
 /// What a context holds: the watched target and, once connected, its statistics block.
@@ -97,9 +100,13 @@ pub unsafe extern "C" fn hipFileStatsCloseContext(context: *mut hipFileStatsCont
 }
 
 /// `hipFileStatsConnectToTargetProcess`: connects to the target's statistics socket,
-/// retrying (0, 1, 2, ... ms apart) until it answers or exits, and receives its block.
-/// NULL → `hipFileStatsInvalidArgument`; no block → `hipFileStatsTargetProcessNotAccessible`.
-///
+/// retrying (0, 1, 2, ... ms apart, at most 100 ms) until it answers, exits, or
+/// `HIPFILE_STATS_CONNECT_TIMEOUT` seconds (default 30; 0: no limit, as upstream) have passed,
+/// and receives its block. NULL → `hipFileStatsInvalidArgument`; no block →
+/// `hipFileStatsTargetProcessNotAccessible`, with `errno` saying why when it can:
+/// `ETIMEDOUT` (a live process that did not serve in time: pid 1, a program without the
+/// library), `EACCES` (the target refused us, or its socket name is held by another process;
+/// the log says which, at warn level), `ESRCH` (it exited without serving).
 ///
 /// # Safety
 /// `context` is NULL or a live pointer from [`hipFileStatsCreateContext`].
@@ -112,13 +119,37 @@ pub unsafe extern "C" fn hipFileStatsConnectToTargetProcess(
         let Some(ctx) = (unsafe { context.cast::<StatsContext>().as_mut() }) else {
             return hipFileStatsInvalidArgument;
         };
-        match ctx.target.connect() {
+        crate::log::init();
+        let timeout = match crate::config::env()
+            .stats_connect_timeout
+            .unwrap_or(DEFAULT_STATS_CONNECT_TIMEOUT_S)
+        {
+            0 => None,
+            s => Some(Duration::from_secs(u64::from(s))),
+        };
+        match ctx.target.connect_timeout(timeout) {
             Ok(conn) => {
                 ctx.connection = Some(conn);
                 hipFileStatsSuccess
             }
             Err(e) => {
-                tracing::debug!(target: "hipfile", "statistics of process {}: {e}", ctx.target.pid());
+                let pid = ctx.target.pid();
+                let errno = match e.kind() {
+                    io::ErrorKind::TimedOut => Some(libc::ETIMEDOUT),
+                    io::ErrorKind::NotFound => Some(libc::ESRCH),
+                    io::ErrorKind::PermissionDenied => Some(libc::EACCES),
+                    _ => e.raw_os_error(),
+                };
+                // A refusal or a name held by another process is worth a line at the default
+                // level (the caller has only the code); a target without a server is not.
+                if errno == Some(libc::EACCES) {
+                    tracing::warn!(target: "hipfile", "statistics of process {pid}: {e}");
+                } else {
+                    tracing::debug!(target: "hipfile", "statistics of process {pid}: {e}");
+                }
+                if let Some(errno) = errno {
+                    crate::sys::set_errno(errno);
+                }
                 hipFileStatsTargetProcessNotAccessible
             }
         }

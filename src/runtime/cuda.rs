@@ -429,9 +429,9 @@ impl CudaRuntime {
         let simulated = sym::<unsafe extern "C" fn() -> c_int>(&lib, "hipsimIsSimulator").is_ok();
         // Never dlclose the driver.
         std::mem::forget(lib);
-        let cufile_path = std::env::var("HIPFILE_CUFILE_LIBRARY")
-            .ok()
-            .filter(|v| !v.is_empty());
+        // Ignored in secure-execution mode, as every variable that names a library.
+        let cufile_path = crate::sys::secure::path_var("HIPFILE_CUFILE_LIBRARY")
+            .and_then(|v| v.into_string().ok());
         // An explicitly named library is always asked; the default one only where it could
         // have a GDS path.
         let precheck = match cufile_path {

@@ -281,6 +281,9 @@ mod tests {
     fn root(name: &str, params: Option<&str>) -> PathBuf {
         let r = std::env::temp_dir().join(format!("hipfile-gds-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&r);
+        // Created here (never an existing path another user may have planted a link at), then
+        // filled.
+        std::fs::create_dir(&r).unwrap();
         std::fs::create_dir_all(r.join("proc/driver/nvidia")).unwrap();
         std::fs::create_dir_all(r.join("dev")).unwrap();
         if let Some(p) = params {

@@ -3,8 +3,9 @@
 //! Order: `HIPFILE_PLATFORM` forces one; otherwise a runtime already loaded in the process wins
 //! (`dlopen` with `RTLD_NOLOAD`: HIP, then CUDA); otherwise HIP, then CUDA, are loaded and kept
 //! if they report at least one device; otherwise host-only. `HIPFILE_HIP_LIBRARY` and
-//! `HIPFILE_CUDA_LIBRARY` name exact files instead of the default candidates. The result is
-//! cached in a `OnceLock` and libraries are never closed.
+//! `HIPFILE_CUDA_LIBRARY` name exact files instead of the default candidates (except in
+//! secure-execution mode, where they are ignored). The result is cached in a `OnceLock` and
+//! libraries are never closed.
 
 use std::ffi::CStr;
 use std::sync::OnceLock;
@@ -15,6 +16,7 @@ use super::cuda::CudaRuntime;
 use super::hip::HipRuntime;
 use super::host::HostRuntime;
 use super::{Platform, Runtime};
+use crate::sys::secure;
 
 /// The runtime in use and why it was chosen.
 pub struct Choice {
@@ -87,13 +89,17 @@ pub struct EnvNames {
 }
 
 impl EnvNames {
-    /// Read the three variables from the process environment.
+    /// Read the three variables from the process environment. The two that name a library
+    /// are ignored in secure-execution mode: the environment of a set-user-ID program
+    /// belongs to the user who started it, who must not choose what it loads.
     pub fn from_process() -> Self {
-        let get = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let library = |k: &str| secure::path_var(k).and_then(|v| v.into_string().ok());
         EnvNames {
-            platform: get("HIPFILE_PLATFORM"),
-            hip_library: get("HIPFILE_HIP_LIBRARY"),
-            cuda_library: get("HIPFILE_CUDA_LIBRARY"),
+            platform: std::env::var("HIPFILE_PLATFORM")
+                .ok()
+                .filter(|v| !v.is_empty()),
+            hip_library: library("HIPFILE_HIP_LIBRARY"),
+            cuda_library: library("HIPFILE_CUDA_LIBRARY"),
         }
     }
 

@@ -2,8 +2,11 @@
 //! its abstract socket, receive its memfd, map it read-only and decode a [`Snapshot`].
 //!
 //! Works against this library and against AMD's (both block layouts, told apart by the
-//! memfd's size). The peer is not trusted: the received descriptor must be a regular file
-//! sealed against shrinking (so our mapping cannot fault) and every word is bounds-checked.
+//! memfd's size). The peer is not trusted: the server behind the name must be the target
+//! itself (its `SO_PEERCRED` pid: anyone can bind an abstract name first), the received
+//! descriptor must be a regular file sealed against shrinking (so our mapping cannot fault)
+//! and every word is bounds-checked. A server that closes the connection without a descriptor
+//! refused us (our server does that to other users): that is an error at once, not a retry.
 //! Requires Linux 5.3 (`pidfd_open`).
 
 use std::ffi::c_int;
@@ -101,7 +104,10 @@ impl Target {
         self.connect_timeout(None)
     }
 
-    /// [`Target::connect`] giving up after `timeout` (`None`: never).
+    /// [`Target::connect`] giving up after `timeout` (`None`: never). Errors: `TimedOut`
+    /// (no answer in time), `NotFound` (the target exited without serving its statistics),
+    /// `PermissionDenied` (the name is held by another process, or the target refused us;
+    /// the message says which), or a system call's.
     pub fn connect_timeout(&self, timeout: Option<Duration>) -> io::Result<Connection> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut wait_ms: c_int = 0;
@@ -141,6 +147,23 @@ impl Target {
             // Not listening (yet), backlog full, ...: retry while the target lives.
             return Ok(None);
         }
+        // Anyone can bind an abstract name first: take a block only from the process asked
+        // for. The kernel recorded who called `listen` on the socket we reached.
+        let server = socket::peer_credentials(sock.as_raw_fd())?;
+        if server.pid != self.pid {
+            let who = if server.pid == 0 {
+                "a process outside this PID namespace".to_string()
+            } else {
+                format!("process {}", server.pid)
+            };
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "its statistics socket name (AISSTATS{:08x}) is held by {who} (user {}), not by process {}: refusing it",
+                    self.pid, server.uid, self.pid
+                ),
+            ));
+        }
         // Wait for the answer, or for the target to die (a stale listener that never
         // answers, e.g. a copy of the socket inherited by a child, must not hang us).
         loop {
@@ -166,7 +189,14 @@ impl Target {
                 ));
             }
             if revents[0] != 0 {
-                return Ok(receive_fd(sock.as_raw_fd(), false)?.map(Connection::from_fd));
+                return match receive_fd(sock.as_raw_fd(), false)? {
+                    Some(fd) => Ok(Some(Connection::from_fd(fd))),
+                    // Closed without a descriptor: our server's answer to a reader it refuses.
+                    None => Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        "it refused to hand over its statistics (only root and processes of its own user and group may read them)",
+                    )),
+                };
             }
             // The target exited: take an answer that is already queued, else give up.
             return Ok(receive_fd(sock.as_raw_fd(), true)?.map(Connection::from_fd));

@@ -5,11 +5,15 @@
 //! zero-padded to 108 bytes and clients must use the same length) and calls `listen(64)`
 //! before it returns, so a client that connects afterwards is served and every descriptor
 //! of the server (socket, eventfd; the memfd is the block's own) exists from then on. The
-//! thread `hipfile-stats` then polls {socket, eventfd}. Each accepted connection receives the
-//! memfd through `SCM_RIGHTS` with a 4-byte `int` payload of 1, then is closed. Writing the
-//! eventfd ([`shutdown`]) stops the thread. Any socket failure is logged once and ends the
-//! server; statistics are still recorded. Process exit never waits for the thread (it is
-//! killed with the process).
+//! thread `hipfile-stats` then polls {socket, eventfd}. Each accepted connection whose peer
+//! may read this process's statistics ([`may_read`], from the peer's `SO_PEERCRED`: this
+//! process, root, or the same user and group while this process is dumpable) receives the
+//! memfd through `SCM_RIGHTS` with a 4-byte `int` payload of 1, then is closed; any other is
+//! closed without a descriptor (one line at info level, later ones at debug level). Writing
+//! the eventfd ([`shutdown`]) stops the thread. Any socket failure is logged once and ends the
+//! server; statistics are still recorded. A name already bound by another process (anyone can
+//! bind an abstract name first) is a warning naming that process. Process exit never waits for
+//! the thread (it is killed with the process).
 //!
 //! `fork()` is unsupported: a child inherits the listening socket but not the thread, so the
 //! `atfork` child handler closes the child's copy (the name must go away when the parent
@@ -21,11 +25,12 @@
 use std::ffi::c_int;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::sys::socket;
+use crate::sys::secure::{self, Credentials};
+use crate::sys::socket::{self, PeerCredentials};
 
 /// Name of the server thread.
 pub const THREAD_NAME: &str = "hipfile-stats";
@@ -68,6 +73,14 @@ pub(crate) fn start(memfd: Arc<OwnedFd>) {
     let owner = std::process::id();
     let (sock, wake) = match listen(owner).and_then(|sock| Ok((sock, socket::eventfd()?))) {
         Ok(fds) => fds,
+        Err(e) if e.kind() == io::ErrorKind::AddrInUse => {
+            tracing::warn!(
+                target: "hipfile",
+                "statistics are recorded but not served to other processes: the socket name AISSTATS{owner:08x} is taken by {}",
+                holder(owner)
+            );
+            return;
+        }
         Err(e) => {
             tracing::warn!(
                 target: "hipfile",
@@ -108,6 +121,19 @@ fn listen(owner: u32) -> io::Result<OwnedFd> {
         &format!("AISSTATS{owner:08x}"),
         BACKLOG,
     )
+}
+
+/// Who holds our socket name (anyone can bind an abstract name first): a process, named by
+/// the credentials it listened with.
+fn holder(owner: u32) -> String {
+    match socket::listener_credentials(&socket_address(owner)) {
+        Ok(c) if c.pid == 0 => format!(
+            "a process outside this process's PID namespace (user {})",
+            c.uid
+        ),
+        Ok(c) => format!("process {} (user {})", c.pid, c.uid),
+        Err(e) => format!("a socket that does not accept connections ({e})"),
+    }
 }
 
 /// Stop the server thread and wait for it. Idempotent; the server is not restarted (the
@@ -212,10 +238,58 @@ fn accept_all(sock: &OwnedFd, memfd: &OwnedFd) {
                 }
             },
         };
+        let peer = match socket::peer_credentials(conn.as_raw_fd()) {
+            Ok(peer) => peer,
+            Err(e) => {
+                tracing::debug!(target: "hipfile", "statistics server: {e}; connection closed");
+                continue;
+            }
+        };
+        if let Err(why) = may_read(&peer, std::process::id(), &secure::own_credentials()) {
+            // Closed without a descriptor. Said once at info level (a user trying), then at
+            // debug level only: connections are free to make, log lines must not be.
+            let first = !REFUSAL_LOGGED.swap(true, Ordering::Relaxed);
+            if first {
+                tracing::info!(target: "hipfile", "statistics refused to process {} (user {}): {why}", peer.pid, peer.uid);
+            } else {
+                tracing::debug!(target: "hipfile", "statistics refused to process {} (user {}): {why}", peer.pid, peer.uid);
+            }
+            continue;
+        }
         if let Err(e) = socket::send_fd(conn.as_raw_fd(), memfd.as_raw_fd(), PAYLOAD) {
             tracing::debug!(target: "hipfile", "statistics server: sending the memfd failed: {e}");
         }
     }
+}
+
+/// Whether a refused reader was logged at info level already.
+static REFUSAL_LOGGED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the process `peer` may read the statistics of this process (`own_pid`, `own`);
+/// otherwise why not.
+///
+/// The rule is the kernel's for another process's `/proc/PID/io` (a ptrace "read" check),
+/// with root standing for `CAP_SYS_PTRACE` (a peer's capabilities cannot be learnt from its
+/// socket): this process itself; any process of user 0; or, while this process is dumpable,
+/// a process whose effective user and group equal every user id and group id of this one
+/// (real, effective, saved). A set-user-ID or set-group-ID program, or one that changed its
+/// credentials, is not dumpable: only root reads it. The peer's ids are the effective ones it
+/// had when it connected.
+pub(crate) fn may_read(
+    peer: &PeerCredentials,
+    own_pid: u32,
+    own: &Credentials,
+) -> Result<(), &'static str> {
+    if u32::try_from(peer.pid).is_ok_and(|p| p == own_pid) || peer.uid == 0 {
+        return Ok(());
+    }
+    if !own.dumpable {
+        return Err("this process is not dumpable (set-user-ID, set-group-ID, or its credentials changed): only root may read its statistics");
+    }
+    if own.uids.iter().all(|&u| u == peer.uid) && own.gids.iter().all(|&g| g == peer.gid) {
+        return Ok(());
+    }
+    Err("only root and processes of this process's own user and group may read its statistics")
 }
 
 #[cfg(test)]
@@ -234,5 +308,57 @@ mod tests {
         let b = socket_address(0xdeadbeef);
         let name: Vec<u8> = b.sun_path[1..17].iter().map(|&c| c as u8).collect();
         assert_eq!(&name, b"AISSTATSdeadbeef");
+    }
+
+    fn creds(uid: u32, gid: u32, dumpable: bool) -> Credentials {
+        Credentials {
+            uids: [uid; 3],
+            gids: [gid; 3],
+            dumpable,
+        }
+    }
+
+    fn peer(pid: i32, uid: u32, gid: u32) -> PeerCredentials {
+        PeerCredentials { pid, uid, gid }
+    }
+
+    #[test]
+    fn who_may_read_the_statistics() {
+        let alice = creds(1000, 100, true);
+        // The same user and group; root; the process itself.
+        assert_eq!(may_read(&peer(7, 1000, 100), 42, &alice), Ok(()));
+        assert_eq!(may_read(&peer(7, 0, 0), 42, &alice), Ok(()));
+        assert_eq!(may_read(&peer(42, 1000, 100), 42, &alice), Ok(()));
+        // Another user, or the same user in another group.
+        let other =
+            "only root and processes of this process's own user and group may read its statistics";
+        assert_eq!(may_read(&peer(7, 1001, 100), 42, &alice), Err(other));
+        assert_eq!(may_read(&peer(7, 1000, 101), 42, &alice), Err(other));
+        assert_eq!(may_read(&peer(0, 1001, 100), 42, &alice), Err(other));
+        // A set-user-ID root program run by alice: real 1000, effective and saved 0.
+        let setuid = Credentials {
+            uids: [1000, 0, 0],
+            gids: [100; 3],
+            dumpable: false,
+        };
+        let not_dumpable = "this process is not dumpable (set-user-ID, set-group-ID, or its credentials changed): only root may read its statistics";
+        assert_eq!(
+            may_read(&peer(7, 1000, 100), 42, &setuid),
+            Err(not_dumpable)
+        );
+        assert_eq!(may_read(&peer(7, 0, 0), 42, &setuid), Ok(()));
+        assert_eq!(may_read(&peer(42, 1000, 100), 42, &setuid), Ok(()));
+        // Ids that differ among real, effective and saved, even while dumpable.
+        let mixed = Credentials {
+            uids: [1000, 1000, 1002],
+            gids: [100; 3],
+            dumpable: true,
+        };
+        assert_eq!(may_read(&peer(7, 1000, 100), 42, &mixed), Err(other));
+        // Not dumpable for another reason (PR_SET_DUMPABLE 0): root only.
+        assert_eq!(
+            may_read(&peer(7, 1000, 100), 42, &creds(1000, 100, false)),
+            Err(not_dumpable)
+        );
     }
 }

@@ -4,7 +4,9 @@
 pub mod cancel;
 pub mod huge;
 pub mod io;
+pub mod log_file;
 pub mod mounts;
+pub mod secure;
 pub mod shm;
 pub mod socket;
 pub mod stats_block;

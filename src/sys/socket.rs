@@ -136,6 +136,64 @@ pub fn connect(sock: RawFd, addr: &libc::sockaddr_un) -> io::Result<()> {
     }
 }
 
+/// The process at the other end of a connected UNIX socket, as the kernel recorded it
+/// (`SO_PEERCRED`): for the accepting side, the client when it called `connect`; for the
+/// connecting side, the server when it called `listen`. Ids are as seen from this process's
+/// namespaces: `pid` is 0 when the peer's process is not visible in ours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerCredentials {
+    /// Process id.
+    pub pid: i32,
+    /// Effective user id.
+    pub uid: u32,
+    /// Effective group id.
+    pub gid: u32,
+}
+
+/// `getsockopt(SO_PEERCRED)` of a connected UNIX socket.
+pub fn peer_credentials(sock: RawFd) -> io::Result<PeerCredentials> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: a valid out-buffer of `len` bytes for SO_PEERCRED.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock,
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut cred).cast(),
+            &mut len,
+        )
+    };
+    cvt(rc, "SO_PEERCRED")?;
+    Ok(PeerCredentials {
+        pid: cred.pid,
+        uid: cred.uid,
+        gid: cred.gid,
+    })
+}
+
+/// Who listens on `addr`: connect without blocking (a full backlog is `EAGAIN`, never a
+/// wait), read the listener's credentials, and close again without sending anything.
+pub fn listener_credentials(addr: &libc::sockaddr_un) -> io::Result<PeerCredentials> {
+    // SAFETY: plain syscall.
+    let raw = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    };
+    let raw = cvt(raw, "socket")?;
+    // SAFETY: a fresh descriptor that nothing else owns.
+    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+    connect(sock.as_raw_fd(), addr)?;
+    peer_credentials(sock.as_raw_fd())
+}
+
 /// Receive one descriptor sent with `SCM_RIGHTS`; `None` if the peer sent none (or, with
 /// `nonblocking`, nothing is queued). Extra descriptors are closed.
 pub fn receive_fd(sock: RawFd, nonblocking: bool) -> io::Result<Option<OwnedFd>> {

@@ -1,5 +1,7 @@
 //! `cufile.json`: the file cuFile reads at the first driver open (`$CUFILE_ENV_PATH_JSON`, else
-//! `/etc/cufile.json`), read the same way here.
+//! `/etc/cufile.json`), read the same way here; and which of cuFile's variables name files,
+//! ignored in secure-execution mode (a set-user-ID program must not read or write where its
+//! caller says).
 //!
 //! The parser is our own (about a hundred lines) rather than a dependency: NVIDIA's files are
 //! JSON with `//` and `/* */` comments and trailing commas (its stock file and its guides
@@ -249,12 +251,61 @@ fn flatten(prefix: &str, v: &Value, out: &mut Flat) {
     }
 }
 
-/// Read the configuration file: `$CUFILE_ENV_PATH_JSON` if it can be read and parsed, else
-/// `/etc/cufile.json`, else nothing. Each problem is one log line. Returns the keys and the
-/// file they came from.
+/// cuFile's environment variables that name a file: ignored in secure-execution mode.
+pub const PATH_VARIABLES: &[&str] = &["CUFILE_ENV_PATH_JSON", "CUFILE_LOGFILE_PATH"];
+
+/// Whether this process runs in secure-execution mode (`getauxval(AT_SECURE)`: a set-user-ID,
+/// set-group-ID or file-capability program), whose environment belongs to a less privileged
+/// user. The same few lines as libhipfile's own check: this library does not link the hipfile
+/// crate (it reaches the engine through libhipfile's C ABI only), and exporting a C function
+/// from libhipfile for one flag would widen an ABI that must stay exactly hipFile's.
+pub fn secure_execution() -> bool {
+    static SECURE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    // SAFETY: getauxval reads the auxiliary vector the kernel gave the process; it has no
+    // preconditions and answers 0 for a type it does not know.
+    *SECURE.get_or_init(|| unsafe { libc::getauxval(libc::AT_SECURE) } != 0)
+}
+
+/// `name`, one of [`PATH_VARIABLES`], from the environment (empty included); `None` when
+/// unset or in secure-execution mode, where a set-user-ID program must not let its caller
+/// choose which file it reads or writes (as glibc ignores `LD_PRELOAD` there).
+pub fn path_var(name: &str) -> Option<String> {
+    debug_assert!(PATH_VARIABLES.contains(&name));
+    if secure_execution() {
+        return None;
+    }
+    std::env::var(name).ok()
+}
+
+/// Say once, in the log and on standard error, which variables secure-execution mode makes
+/// us ignore (nothing when none is set).
+fn say_secure_execution() {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    if !secure_execution() {
+        return;
+    }
+    SAID.call_once(|| {
+        let set: Vec<&str> = PATH_VARIABLES
+            .iter()
+            .copied()
+            .filter(|n| std::env::var_os(n).is_some())
+            .collect();
+        if !set.is_empty() {
+            crate::log::warn_always(&format!(
+                "secure-execution mode (a set-user-ID, set-group-ID or file-capability program): ignoring {}, as every variable that names a file",
+                set.join(", ")
+            ));
+        }
+    });
+}
+
+/// Read the configuration file: `$CUFILE_ENV_PATH_JSON` if it can be read and parsed (never in
+/// secure-execution mode), else `/etc/cufile.json`, else nothing. Each problem is one log line.
+/// Returns the keys and the file they came from.
 pub fn read() -> (Flat, Option<String>) {
+    say_secure_execution();
     let mut paths = Vec::new();
-    if let Ok(p) = std::env::var("CUFILE_ENV_PATH_JSON") {
+    if let Some(p) = path_var("CUFILE_ENV_PATH_JSON") {
         if !p.is_empty() {
             paths.push(p);
         }

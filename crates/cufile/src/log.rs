@@ -5,9 +5,21 @@
 //! the working directory. The file is created only when a message at or above the level
 //! (`CUFILE_LOGGING_LEVEL`, else `logging.level`, else ERROR) is written, so the common run
 //! leaves nothing behind. The engine's own log (HIPFILE_LOG, HIPFILE_LOG_FILE) is separate.
+//!
+//! The working directory may be one that other users can write (`/tmp`), so the file is
+//! opened as [`open_append`] says: never through a final symbolic link, created 0600, never
+//! blocking on a FIFO, and only a regular file of our own user with one link (or a character
+//! device). A file it refuses means standard error instead, with one warning. In
+//! secure-execution mode neither `CUFILE_LOGFILE_PATH` nor the working directory is used (the
+//! caller chose both): only a directory the API or `/etc/cufile.json` names.
 
 use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
 use std::sync::Mutex;
+
+use crate::config;
 
 /// cuFile's levels, least severe first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -46,11 +58,18 @@ impl Level {
     }
 }
 
+/// Where the lines go once the first one is written.
+enum Sink {
+    File(std::fs::File),
+    /// The log file was refused (said once).
+    Stderr,
+}
+
 struct State {
     level: Level,
     /// `None`: no file at all.
     path: Option<String>,
-    file: Option<std::fs::File>,
+    sink: Option<Sink>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -60,16 +79,80 @@ fn initial() -> State {
         .ok()
         .and_then(|v| Level::parse(&v))
         .unwrap_or(Level::Error);
-    let path = match std::env::var("CUFILE_LOGFILE_PATH") {
-        Ok(p) if p.is_empty() => None,
-        Ok(p) => Some(p),
-        Err(_) => Some("cufile.log".to_string()),
+    let path = match config::path_var("CUFILE_LOGFILE_PATH") {
+        Some(p) if p.is_empty() => None,
+        Some(p) => Some(p),
+        // The working directory is the caller's choice: not for a set-user-ID program.
+        None if config::secure_execution() => None,
+        None => Some("cufile.log".to_string()),
     };
     State {
         level,
         path,
-        file: None,
+        sink: None,
     }
+}
+
+/// Open `path` to append log lines: created with mode 0600; never through a symbolic link at
+/// the final component (`O_NOFOLLOW`); never blocking (`O_NONBLOCK`, cleared once accepted: a
+/// FIFO without a reader fails instead of hanging); close-on-exec. What opens must be a regular
+/// file of our effective user with a single link (not a hard link planted to another file),
+/// or a character device (`/dev/null`, a terminal). The same rules as libhipfile's log file
+/// (its `sys::log_file`), which this library cannot call.
+fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::io::{Error, ErrorKind};
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => {
+                Error::new(e.kind(), "it is a symbolic link, which is never followed")
+            }
+            Some(libc::ENXIO) => Error::new(e.kind(), "it is a FIFO without a reader, or a socket"),
+            _ => e,
+        })?;
+    let meta = file.metadata()?;
+    if meta.file_type().is_file() {
+        // SAFETY: geteuid has no preconditions.
+        let euid = unsafe { libc::geteuid() };
+        if meta.uid() != euid {
+            return Err(Error::new(
+                ErrorKind::PermissionDenied,
+                format!(
+                    "it belongs to user {} (this process runs as user {euid})",
+                    meta.uid()
+                ),
+            ));
+        }
+        if meta.nlink() != 1 {
+            return Err(Error::new(
+                ErrorKind::PermissionDenied,
+                format!("it has {} hard links", meta.nlink()),
+            ));
+        }
+    } else if !meta.file_type().is_char_device() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "it is neither a regular file nor a character device",
+        ));
+    }
+    let fd = file.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL take integer arguments on our own descriptor.
+    let rc = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 {
+            flags
+        } else {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK)
+        }
+    };
+    if rc < 0 {
+        return Err(Error::last_os_error());
+    }
+    Ok(file)
 }
 
 /// Apply the configuration file's `logging.level` and `logging.dir` (the environment keeps
@@ -82,12 +165,12 @@ pub fn configure(level: Option<&str>, dir: Option<&str>) {
             s.level = l;
         }
     }
-    if std::env::var_os("CUFILE_LOGFILE_PATH").is_none() {
+    if config::path_var("CUFILE_LOGFILE_PATH").is_none() {
         if let Some(d) = dir.filter(|d| !d.is_empty()) {
             let p = format!("{}/cufile.log", d.trim_end_matches('/'));
             if s.path.as_deref() != Some(&p) {
                 s.path = Some(p);
-                s.file = None;
+                s.sink = None;
             }
         }
     }
@@ -112,6 +195,8 @@ pub fn level_name() -> &'static str {
     g.get_or_insert_with(initial).level.name()
 }
 
+/// Write one line if its level is on; true when it went to standard error (the file was
+/// refused), so that the `*_always` functions do not print it twice.
 fn write(level: Level, msg: &str) -> bool {
     let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());
     let s = g.get_or_insert_with(initial);
@@ -121,16 +206,15 @@ fn write(level: Level, msg: &str) -> bool {
     let Some(path) = s.path.clone() else {
         return false;
     };
-    if s.file.is_none() {
-        s.file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .ok();
+    if s.sink.is_none() {
+        s.sink = Some(match open_append(Path::new(&path)) {
+            Ok(f) => Sink::File(f),
+            Err(e) => {
+                eprintln!("libcufile.so.0 (hipfile): cuFile's log {path:?} is not used: {e}; logging to standard error");
+                Sink::Stderr
+            }
+        });
     }
-    let Some(f) = s.file.as_mut() else {
-        return false;
-    };
     let line = format!(
         " {} [pid={} tid={}] {:<7} cufile(hipfile) {msg}\n",
         timestamp(),
@@ -139,7 +223,17 @@ fn write(level: Level, msg: &str) -> bool {
         unsafe { libc::gettid() },
         level.name()
     );
-    f.write_all(line.as_bytes()).is_ok()
+    match s.sink.as_mut() {
+        Some(Sink::File(f)) => {
+            let _ = f.write_all(line.as_bytes());
+            false
+        }
+        Some(Sink::Stderr) => {
+            let _ = std::io::stderr().write_all(line.as_bytes());
+            true
+        }
+        None => false,
+    }
 }
 
 /// `DD-MM-YYYY HH:MM:SS:mmm`, local time.
@@ -180,8 +274,16 @@ pub fn info(msg: &str) {
     write(Level::Info, msg);
 }
 
+/// A warning nobody should miss: the log and standard error.
+pub fn warn_always(msg: &str) {
+    if !write(Level::Warn, msg) {
+        eprintln!("libcufile.so.0 (hipfile): {msg}");
+    }
+}
+
 /// An error nobody should miss (the engine is missing): the log and standard error.
 pub fn error_always(msg: &str) {
-    write(Level::Error, msg);
-    eprintln!("libcufile.so.0 (hipfile): {msg}");
+    if !write(Level::Error, msg) {
+        eprintln!("libcufile.so.0 (hipfile): {msg}");
+    }
 }

@@ -32,11 +32,12 @@ use hipfile::api::{
 
 use crate::json::Value;
 use crate::measure::{Label, Measurement, RunResult};
+use crate::output::{errln, outln};
 use crate::util::{
-    fail, fdatasync, fmt_bytes, io_text, lib_text, pread_full, pwrite_all, slow_request_warning,
+    fail, fmt_bytes, io_text, lib_text, pread_full, pwrite_all, slow_request_warning,
     stderr_is_terminal, AlignedBuf, CliError, CliResult, DelayedBar, Rng, PAGE,
 };
-use crate::{signals, Api, BenchArgs, Mem};
+use crate::{signals, temp, Api, BenchArgs, Mem};
 
 /// Largest piece of the N-thread baseline (the plain-code rows of targets.md use 16 MiB).
 const BASELINE_PIECE_MAX: u64 = 16 << 20;
@@ -676,21 +677,15 @@ pub fn backends_text(served: Option<[u64; 3]>) -> String {
 }
 
 /// `--verify`: read every range of the plan once more through hipfile (as the runs did, one
-/// at a time) and compare it with a plain read of the file; the bytes compared.
+/// at a time) and compare it with a plain read of the file (`plain`); the bytes compared.
 fn verify_reads(
     a: &BenchArgs,
     path: &Path,
+    plain: &File,
     reg: &RegisteredFile,
     buf: &mut Buf,
     ops: &[Op],
 ) -> CliResult<u64> {
-    let file = File::open(path).map_err(|e| {
-        CliError(format!(
-            "verify: cannot open '{}': {}",
-            path.display(),
-            io_text(&e)
-        ))
-    })?;
     let shared = Shared {
         progress: AtomicU64::new(0),
         abort: AtomicBool::new(false),
@@ -720,7 +715,7 @@ fn verify_reads(
             }
             Buf::Host(h) => &h.as_slice()[..op.len],
         };
-        let n = pread_full(file.as_raw_fd(), &mut want[..op.len], op.offset).map_err(|e| {
+        let n = pread_full(plain.as_raw_fd(), &mut want[..op.len], op.offset).map_err(|e| {
             CliError(format!(
                 "verify: pread at offset {}: {}",
                 op.offset,
@@ -739,82 +734,124 @@ fn verify_reads(
     Ok(checked)
 }
 
-/// Removes the default benchmark file at the end (also on errors).
-struct Cleanup(Option<PathBuf>);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        if let Some(p) = &self.0 {
-            let _ = fs::remove_file(p);
-        }
-    }
+/// The file the runs use.
+struct Target {
+    path: PathBuf,
+    /// Open for plain reads (the warm-up, `--verify`); read-write where the tool created it.
+    plain: File,
+    /// A file this run created: the default scratch file (removed at the end, also on errors,
+    /// unless `--keep`), or a `--file` that did not exist (kept once filled).
+    created: Option<temp::Created>,
 }
 
-/// Make sure `path` holds at least `size` bytes of non-zero pseudo-random data: create it if
-/// missing (or if it is the default file and too short), written in large chunks, fsync'd.
-fn prepare_file(path: &Path, size: u64, read: bool, is_default: bool, bars: bool) -> CliResult<()> {
-    let q = format!("'{}'", path.display());
-    match fs::metadata(path) {
-        Ok(m) if m.is_dir() => return fail(format!("{q} is a directory")),
-        Ok(m) if m.len() >= size => return Ok(()),
-        Ok(m) if !is_default => {
-            if read {
+impl Target {
+    /// The file of the runs, holding at least `size` bytes: `--file` as it is, or created and
+    /// filled when it does not exist (`bench` refuses a `--file` too short to read from); by
+    /// default a new scratch file in `$TMPDIR` (or `/tmp`) under a name of its own, so that
+    /// nothing there is ever opened, followed or removed, and two benches never share one.
+    fn prepare(a: &BenchArgs, read: bool, bars: bool) -> CliResult<Target> {
+        let Some(path) = &a.file else {
+            let dir = std::env::temp_dir();
+            let (file, mut created) = temp::create_named(&dir, "hipfile-bench-", ".dat", 0)
+                .map_err(|e| {
+                    CliError(format!(
+                        "cannot create a scratch file in '{}': {}",
+                        dir.display(),
+                        io_text(&e)
+                    ))
+                })?;
+            let path = created.path().to_path_buf();
+            fill(&path, &file, a.size, bars)?;
+            if a.keep {
+                created.keep();
+            }
+            return Ok(Target {
+                path,
+                plain: file,
+                created: Some(created),
+            });
+        };
+        let q = format!("'{}'", path.display());
+        match fs::metadata(path) {
+            Ok(m) if m.is_dir() => return fail(format!("{q} is a directory")),
+            Ok(m) if m.len() < a.size && read => {
                 return fail(format!(
-                    "{q} holds {} bytes, fewer than --size {size}: give a smaller --size or a larger file",
-                    m.len()
-                ));
+                "{q} holds {} bytes, fewer than --size {}: give a smaller --size or a larger file",
+                m.len(),
+                a.size
+            ))
             }
-            return Ok(()); // the writes extend it
+            // Long enough, or the writes extend it.
+            Ok(_) => {
+                let plain = File::open(path)
+                    .map_err(|e| CliError(format!("cannot open {q}: {}", io_text(&e))))?;
+                return Ok(Target {
+                    path: path.clone(),
+                    plain,
+                    created: None,
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return fail(format!("cannot stat {q}: {}", io_text(&e))),
         }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return fail(format!("cannot stat {q}: {}", io_text(&e))),
+        let (file, mut created) = temp::create_at(path, 0o644)
+            .map_err(|e| CliError(format!("cannot create regular file {q}: {}", io_text(&e))))?;
+        fill(path, &file, a.size, bars)?;
+        // The user's file from now on.
+        created.keep();
+        Ok(Target {
+            path: path.clone(),
+            plain: file,
+            created: Some(created),
+        })
     }
-    let f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .open(path)
-        .map_err(|e| CliError(format!("cannot create regular file {q}: {}", io_text(&e))))?;
-    let fill = || {
-        let mut bar = DelayedBar::new(
-            size,
-            "creating the file {bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec}",
-            bars,
-        );
-        let mut rng = Rng::new(size);
-        let mut chunk = vec![0u8; FILL_CHUNK];
-        let mut left = size;
-        while left > 0 {
-            if let Some(sig) = signals::pending() {
-                return fail(format!("creating {q}: {}", signals::describe(sig)));
-            }
-            let n = (left as usize).min(FILL_CHUNK);
-            rng.fill_nonzero(&mut chunk[..n]);
-            (&f).write_all(&chunk[..n])
-                .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))?;
-            left -= n as u64;
-            bar.set_position(size - left);
+
+    /// Open the file for the runs with `options`: the file this run created, never anything
+    /// put at its name since.
+    fn open(&self, options: &mut OpenOptions, flags: i32) -> std::io::Result<File> {
+        match &self.created {
+            Some(c) => c.reopen(options, flags),
+            None => options.custom_flags(flags).open(&self.path),
         }
-        f.sync_all()
-            .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))
-    };
-    // A file left half-written would pass for a prepared one next time: remove it.
-    fill().inspect_err(|_| {
-        let _ = fs::remove_file(path);
-    })
+    }
 }
 
-/// Read the first `size` bytes once through the page cache.
-fn warm_up(path: &Path, size: u64, bars: bool) -> CliResult<()> {
+/// Fill the new file `f` (at `path`) with `size` bytes of non-zero pseudo-random data,
+/// written in large chunks, fsync'd. On an error the caller's guard removes it: a file left
+/// half-written would pass for a prepared one.
+fn fill(path: &Path, f: &File, size: u64, bars: bool) -> CliResult<()> {
+    let q = format!("'{}'", path.display());
+    let mut bar = DelayedBar::new(
+        size,
+        "creating the file {bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec}",
+        bars,
+    );
+    let mut rng = Rng::new(size);
+    let mut chunk = vec![0u8; FILL_CHUNK];
+    let mut left = size;
+    while left > 0 {
+        if let Some(sig) = signals::pending() {
+            return fail(format!("creating {q}: {}", signals::describe(sig)));
+        }
+        let n = (left as usize).min(FILL_CHUNK);
+        rng.fill_nonzero(&mut chunk[..n]);
+        let mut w = f;
+        w.write_all(&chunk[..n])
+            .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))?;
+        left -= n as u64;
+        bar.set_position(size - left);
+    }
+    f.sync_all()
+        .map_err(|e| CliError(format!("error writing {q}: {}", io_text(&e))))
+}
+
+/// Read the first `size` bytes of `f` (at `path`) once through the page cache.
+fn warm_up(path: &Path, f: &File, size: u64, bars: bool) -> CliResult<()> {
     let mut bar = DelayedBar::new(
         size,
         "warm-up read {bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec}",
         bars,
     );
-    let f = File::open(path)
-        .map_err(|e| CliError(format!("cannot open '{}': {}", path.display(), io_text(&e))))?;
     let mut buf = vec![0u8; FILL_CHUNK];
     let mut off = 0;
     while off < size {
@@ -841,7 +878,8 @@ fn warm_up(path: &Path, size: u64, bars: bool) -> CliResult<()> {
 /// Drop the file's pages: `fdatasync` + `POSIX_FADV_DONTNEED`, and as root the whole page
 /// cache too (`/proc/sys/vm/drop_caches`; failure ignored).
 fn drop_cache(fd: RawFd) -> CliResult<()> {
-    fdatasync(fd).map_err(|e| CliError(format!("--drop-cache: fdatasync: {}", io_text(&e))))?;
+    hipfile::api::sync_data(&fd)
+        .map_err(|e| CliError(format!("--drop-cache: fdatasync: {}", lib_text(&e))))?;
     // SAFETY: plain system call on a descriptor number.
     let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
     if r != 0 {
@@ -893,13 +931,9 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     let threads = a.threads as usize;
     let io_size = a.io_size as usize;
 
-    let (path, is_default) = match &a.file {
-        Some(p) => (p.clone(), false),
-        None => (std::env::temp_dir().join("hipfile-bench.dat"), true),
-    };
     // Writes overwrite --file from its start: only with --force when it holds anything.
-    if !read && !is_default && !a.force {
-        if let Ok(m) = fs::metadata(&path) {
+    if let (false, Some(path), false) = (read, &a.file, a.force) {
+        if let Ok(m) = fs::metadata(path) {
             if m.is_file() {
                 return fail(format!(
                     "'{}' exists and --mode {} would overwrite it: give --force, or a --file that does not exist",
@@ -931,29 +965,29 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     }
     if a.duration.is_none() {
         if let Some(w) = slow_request_warning(a.size, a.io_size, !read, "--io-size") {
-            eprintln!("hipfile: warning: {w}");
+            errln!("hipfile: warning: {w}");
         }
     }
     let _driver = DriverGuard::open();
     let config = hipfile::api::config();
 
-    let _cleanup = Cleanup((is_default && !a.keep).then(|| path.clone()));
     let bars = !a.json && !a.quiet && stderr_is_terminal();
-    prepare_file(&path, a.size, read, is_default, bars)?;
+    // Holds the scratch file's guard: removed when `run` returns, whichever way.
+    let target = Target::prepare(a, read, bars)?;
+    let path = target.path.clone();
 
     let mut oo = OpenOptions::new();
     oo.read(true).write(!read);
-    if a.direct {
-        oo.custom_flags(libc::O_DIRECT);
-    }
-    let file = oo.open(&path).map_err(|e| {
-        CliError(format!(
-            "cannot open '{}'{}: {}",
-            path.display(),
-            if a.direct { " with O_DIRECT" } else { "" },
-            io_text(&e)
-        ))
-    })?;
+    let file = target
+        .open(&mut oo, if a.direct { libc::O_DIRECT } else { 0 })
+        .map_err(|e| {
+            CliError(format!(
+                "cannot open '{}'{}: {}",
+                path.display(),
+                if a.direct { " with O_DIRECT" } else { "" },
+                io_text(&e)
+            ))
+        })?;
     let fd = file.as_raw_fd();
     let reg = RegisteredFile::register(&file).map_err(|e| {
         CliError(format!(
@@ -1008,7 +1042,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
 
     let warm = read && !a.drop_cache;
     if warm {
-        warm_up(&path, a.size, bars)?;
+        warm_up(&path, &target.plain, a.size, bars)?;
     }
 
     let policy = RunPolicy {
@@ -1029,7 +1063,8 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     };
     // Bytes the hipfile runs moved through each backend (fastpath, fallback, host).
     let mut served: Option<[u64; 3]> = None;
-    let sync_fd = || fdatasync(fd).map_err(|e| format!("fdatasync: {}", io_text(&e)));
+    let sync_fd =
+        || hipfile::api::sync_data(&fd).map_err(|e| format!("fdatasync: {}", lib_text(&e)));
     for r in 0..a.repeat {
         for (k, kind) in kinds.iter().enumerate() {
             if a.drop_cache {
@@ -1116,7 +1151,14 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     }
 
     let verified = if a.verify {
-        Some(verify_reads(a, &path, &reg, &mut bufs[0], &flat)?)
+        Some(verify_reads(
+            a,
+            &path,
+            &target.plain,
+            &reg,
+            &mut bufs[0],
+            &flat,
+        )?)
     } else {
         None
     };
@@ -1210,32 +1252,32 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             .with("repeat", a.repeat)
             .with("baseline_threads", nt_threads)
             .with("baseline_piece", piece);
-        println!("{}", v.with("config", cfg).to_json());
+        outln!("{}", v.with("config", cfg).to_json());
         return Ok(());
     }
-    println!(
+    outln!(
         "{}",
         header(rt, &crate::util::chosen_because(rt), &config, &path, a)
     );
-    println!("{}", hip.gdsio_line());
-    println!("HIPFILE served by: {}", backends_text(served));
+    outln!("{}", hip.gdsio_line());
+    outln!("HIPFILE served by: {}", backends_text(served));
     if a.api == Api::Async {
         let (us, n) = submit_micros();
-        println!(
+        outln!(
             "submission: {us:.1} us per hipFile{}Async call (mean of {n} calls)",
             if read { "Read" } else { "Write" }
         );
     }
     if let Some(n) = verified {
-        println!(
+        outln!(
             "verify: {} read again through hipfile, identical to the file",
             fmt_bytes(n)
         );
     }
     if let Some((one, nt)) = &baselines {
-        println!("{}", one.gdsio_line());
-        println!("{}", nt.gdsio_line());
-        println!(
+        outln!("{}", one.gdsio_line());
+        outln!("{}", nt.gdsio_line());
+        outln!(
             "hipfile/{} = {:.2}x, hipfile/{} = {:.2}x",
             nt.xfer_type.to_ascii_lowercase(),
             ratio(nt),

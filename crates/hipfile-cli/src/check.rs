@@ -15,28 +15,31 @@
 //!   directory, the `O_DIRECT` probe file created in it);
 //! - the configuration: every `HIPFILE_*` variable set (and `HIPSIM_*` on the simulator), and
 //!   the configuration the driver resolves from them;
-//! - a self-test: a temporary file in `$TMPDIR` (or `/tmp`) is registered, and 4 KiB are
-//!   written and read back through the library from host memory and, when a GPU runtime is in
-//!   use, from device memory, and compared.
+//! - a self-test: a temporary file of its own in `$TMPDIR` (or `/tmp`; owner-only, unlinked
+//!   as soon as it is open: [`crate::temp`]) is registered, and 4 KiB are written and read
+//!   back through the library from host memory and, when a GPU runtime is in use, from device
+//!   memory, and compared.
 //!
 //! The library examined is the copy built into this executable (it says so, with the
 //! executable's path); `--lib[=PATH]` examines an installed `libhipfile.so.0` instead (see
 //! [`crate::libprobe`]).
 //!
-//! Exit code: 0 when the library can do GPU I/O on this machine (a GPU runtime is usable and
-//! the self-test passes), 1 with a one-line reason on standard error otherwise: no GPU
-//! runtime (host-only; `--allow-host-only` accepts it), a failed self-test, or a PATH that
-//! cannot be examined (missing, unreadable; reported in the listing too).
-//! `fastpath_capable` in the listing says whether each PATH could take the GPU-direct path;
-//! that does not change the exit code.
+//! Exit status: 0 when the library can do GPU I/O on this machine (a GPU runtime is usable and
+//! the self-test passes); 1 with a one-line reason on standard error when it cannot: no GPU
+//! runtime (host-only; `--allow-host-only` accepts it), a failed self-test, an installed
+//! library that cannot be loaded; 2 when something named could not be examined, which is no
+//! verdict about the machine: a PATH (missing, unreadable; one line each on standard error,
+//! and the report's result names it) or the library `--lib` names (not found: said once, with
+//! what to do). `fastpath_capable` in the listing says whether each PATH could take the
+//! GPU-direct path; that does not change the exit status. A mount of the automatic listing
+//! that cannot be examined is shown with its error and does not change it either.
 
-use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use hipfile::api::{
     self, ConfigSnapshot, DeviceMemory, DriverGuard, EnvVar, Mount, Platform, Refusal,
@@ -44,6 +47,7 @@ use hipfile::api::{
 };
 
 use crate::json::Value;
+use crate::output::{errln, outln};
 use crate::util::{errno_text, fmt_bytes, io_text, lib_text, AlignedBuf, CliError, CliResult, Rng};
 use crate::CheckArgs;
 
@@ -68,8 +72,13 @@ pub fn config_json(c: &ConfigSnapshot) -> Value {
         .with("stats_level", c.stats_level)
 }
 
+/// Exit status of `check` when something it was asked to examine could not be (a PATH, the
+/// library `--lib` names was not found), as for a command-line error; 1 is the verdict that
+/// the library cannot do I/O on this machine.
+pub const NOT_EXAMINED: u8 = 2;
+
 /// Run `hipfile check`: on `paths` when any are given, else on every block-backed mount.
-pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
+pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<ExitCode> {
     if let Some(lib) = &args.lib {
         return run_installed(args, &crate::libprobe::lib_path(lib));
     }
@@ -99,13 +108,15 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
     let env = api::environment(rt.simulated);
     let test = SelfTest::run(rt, &config);
     let reason = crate::util::chosen_because(rt);
-    let bad_path = volumes
-        .iter()
-        .find_map(|v| v.error.as_ref().map(|e| (v.path.clone(), e.clone())));
+    // A PATH that cannot be examined (missing, unreadable) is an error about that PATH, said
+    // once on standard error, never a verdict about the machine. (A mount of the automatic
+    // listing that cannot be examined is shown with its error in the listing.)
+    let unexamined: Vec<&Volume> = if paths.is_empty() {
+        Vec::new()
+    } else {
+        volumes.iter().filter(|v| v.error.is_some()).collect()
+    };
     let failure = test.failure().or_else(|| {
-        if let Some((p, e)) = &bad_path {
-            return Some(format!("cannot examine {}: {e}", quote(p)));
-        }
         (rt.platform == Platform::Host && !args.allow_host_only).then(|| {
             format!(
                 "no usable GPU runtime: the library would run host-only ({}); --allow-host-only accepts that",
@@ -118,12 +129,17 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
         .unwrap_or_else(|_| "this executable".to_string());
     let cufile = (rt.platform == Platform::Nvidia).then(crate::cufile_check::CufileReport::examine);
 
-    // Every bad PATH but the one the failure line names.
-    for v in volumes.iter().skip_while(|v| v.error.is_none()).skip(1) {
+    for v in &unexamined {
         if let Some(e) = &v.error {
-            eprintln!("hipfile: check: cannot examine {}: {e}", quote(&v.path));
+            errln!("hipfile: cannot examine {}: {e}", quote(&v.path));
         }
     }
+    let unexamined_names: Vec<String> = unexamined.iter().map(|v| v.path.clone()).collect();
+    let status = match (&failure, unexamined.is_empty()) {
+        (Some(_), _) => 1,
+        (None, false) => NOT_EXAMINED,
+        (None, true) => 0,
+    };
     if args.json {
         let v = Value::obj()
             .with(
@@ -154,15 +170,17 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
             .with("config", config_json(&config))
             .with("self_test", test.json())
             .with("ok", failure.is_none())
-            .with("failure", failure.clone());
-        println!("{}", v.to_json());
+            .with("failure", failure.clone())
+            .with("unexamined_paths", unexamined_names.clone())
+            .with("exit_status", u32::from(status));
+        outln!("{}", v.to_json());
     } else {
-        println!(
+        outln!(
             "Library examined: the copy built into this executable ({exe}, hipfile {}); \
              applications load libhipfile.so.0 instead: `hipfile check --lib` examines that one",
             env!("CARGO_PKG_VERSION")
         );
-        println!();
+        outln!();
         print_runtime(rt, &reason);
         if let Some(c) = &cufile {
             c.print();
@@ -170,30 +188,76 @@ pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<()> {
         kernel.print();
         print_volumes(&volumes, !paths.is_empty());
         print_config(&env, &config);
-        test.print(
-            failure.as_deref(),
-            rt.simulated,
-            rt.platform == Platform::Host,
+        test.print();
+        outln!(
+            "{}",
+            result_line(&test, failure.as_deref(), rt, &unexamined_names)
         );
     }
     match failure {
-        None => Ok(()),
         Some(f) => Err(CliError(f)),
+        None => Ok(ExitCode::from(status)),
     }
 }
 
-/// `check --lib[=PATH]`: the installed library, examined in a child process.
-fn run_installed(args: &CheckArgs, lib: &Path) -> CliResult<()> {
+/// `Result: ...`, the verdict at the end of the text report: whether the library can do I/O
+/// on this machine, then the PATHs that could not be examined, by name (standard error said
+/// why).
+fn result_line(
+    test: &SelfTest,
+    failure: Option<&str>,
+    rt: &RuntimeReport,
+    unexamined: &[String],
+) -> String {
+    let host_only = rt.platform == Platform::Host;
+    let verdict = match failure {
+        None if rt.simulated => {
+            "the library can do I/O on this machine (device memory: the SIMULATED GPU runtime)"
+        }
+        None if host_only => {
+            "the library can do I/O on this machine, host memory only (host-only accepted)"
+        }
+        None => "the library can do I/O on this machine",
+        Some(_)
+            if host_only && test.setup.is_none() && !matches!(test.host, Outcome::Failed(_)) =>
+        {
+            "the library CANNOT do GPU I/O on this machine (host-only)"
+        }
+        Some(_) => "the library CANNOT do I/O on this machine",
+    };
+    let paths = match unexamined {
+        [] => String::new(),
+        [one] => format!("; 1 PATH could not be examined: {}", quote(one)),
+        many => format!(
+            "; {} PATHs could not be examined: {}",
+            many.len(),
+            many.iter().map(|p| quote(p)).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    format!("Result: {verdict}{paths}")
+}
+
+/// `check --lib[=PATH]`: the installed library, examined in a child process. A library that
+/// is not there is not a verdict about the machine: it is said once, with what to do, and the
+/// status is [`NOT_EXAMINED`].
+fn run_installed(args: &CheckArgs, lib: &Path) -> CliResult<ExitCode> {
     crate::libprobe::validate(lib)?;
     let report = crate::libprobe::probe(lib)?;
+    if let Some(why) = &report.not_found {
+        if args.json {
+            outln!("{}", report.json(Some(why)).to_json());
+        }
+        errln!("hipfile: {why}");
+        return Ok(ExitCode::from(NOT_EXAMINED));
+    }
     let failure = report.failure(args.allow_host_only);
     if args.json {
-        println!("{}", report.json(failure.as_deref()).to_json());
+        outln!("{}", report.json(failure.as_deref()).to_json());
     } else {
         report.print(failure.as_deref());
     }
     match failure {
-        None => Ok(()),
+        None => Ok(ExitCode::SUCCESS),
         Some(f) => Err(CliError(f)),
     }
 }
@@ -214,25 +278,25 @@ const SIM_BANNER: &str =
     "*** SIMULATED GPU runtime (hipsim): test and demo use only, no real GPU is involved ***";
 
 fn print_runtime(rt: &RuntimeReport, reason: &str) {
-    println!("GPU runtime");
+    outln!("GPU runtime");
     if rt.simulated {
-        println!("  {SIM_BANNER}");
+        outln!("  {SIM_BANNER}");
     }
-    println!("  platform:          {}", rt.platform.name());
-    println!("  runtime:           {}", rt.description);
-    println!("  simulated:         {}", yes_no(rt.simulated));
-    println!("  chosen because:    {reason}");
+    outln!("  platform:          {}", rt.platform.name());
+    outln!("  runtime:           {}", rt.description);
+    outln!("  simulated:         {}", yes_no(rt.simulated));
+    outln!("  chosen because:    {reason}");
     if rt.attempts.is_empty() {
-        println!("  loader attempts:   none needed");
+        outln!("  loader attempts:   none needed");
     } else {
-        println!("  loader attempts:");
+        outln!("  loader attempts:");
         for a in &rt.attempts {
-            println!("    - {a}");
+            outln!("    - {a}");
         }
     }
-    println!("  devices:           {}", rt.device_count);
-    println!("  runtime version:   {}", rt.version);
-    println!(
+    outln!("  devices:           {}", rt.device_count);
+    outln!("  runtime version:   {}", rt.version);
+    outln!(
         "  GPU-direct I/O entry points: {}",
         if rt.gpu_direct { "present" } else { "absent" }
     );
@@ -369,23 +433,23 @@ impl Kernel {
 
     fn print(&self) {
         let lim = |l: Option<u64>| l.map_or("unlimited".to_string(), fmt_bytes);
-        println!();
-        println!("Kernel");
-        println!(
+        outln!();
+        outln!("Kernel");
+        outln!(
             "  release:           {}",
             self.release.as_deref().unwrap_or("unknown")
         );
         match &self.p2pdma_source {
-            Some(src) => println!(
+            Some(src) => outln!(
                 "  CONFIG_PCI_P2PDMA: {} (from {src})",
                 self.p2pdma.name()
             ),
-            None => println!(
+            None => outln!(
                 "  CONFIG_PCI_P2PDMA: unknown (no kernel configuration found in /boot, /lib/modules or /proc/config.gz)"
             ),
         }
         if let Some(ais) = self.amdgpu_ais {
-            println!(
+            outln!(
                 "  amdgpu AIS entry point (kfd_ais_rw_file): {}",
                 match ais {
                     Some(b) => yes_no(b),
@@ -393,12 +457,12 @@ impl Kernel {
                 }
             );
         }
-        println!(
+        outln!(
             "  RLIMIT_MEMLOCK:    soft {}, hard {}",
             lim(self.memlock.0),
             lim(self.memlock.1)
         );
-        println!("  io_uring:          {}", self.io_uring.text());
+        outln!("  io_uring:          {}", self.io_uring.text());
     }
 }
 
@@ -544,20 +608,14 @@ fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-fn cstring(p: &Path) -> Option<CString> {
-    CString::new(p.as_os_str().as_bytes()).ok()
-}
-
-/// `open(2)`; the descriptor is owned by the returned `File`.
-fn open_raw(p: &Path, flags: i32, mode: libc::mode_t) -> Result<File, i32> {
-    let c = cstring(p).ok_or(libc::EINVAL)?;
-    // SAFETY: valid NUL-terminated path; `mode` is used only with O_CREAT.
-    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode) };
-    if fd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: a fresh descriptor that nothing else owns.
-    Ok(unsafe { File::from_raw_fd(fd) })
+/// Open `p` with `flags` (read-only unless they say otherwise), close-on-exec; the errno on
+/// failure.
+fn open_flags(p: &Path, flags: i32) -> Result<File, i32> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(p)
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
 }
 
 /// `statx(fd, STATX_DIOALIGN)`: `None` when the kernel does not report it for this file.
@@ -585,31 +643,16 @@ fn not_writable(e: i32) -> bool {
 /// What an `O_DIRECT` probe found, and the file it opened (for the library to inspect), if any.
 type Probe = (ODirect, Option<(u32, u32)>, Option<File>);
 
-/// Try `O_DIRECT` in a directory: create (and at once delete) a temporary file, kept open.
+/// Try `O_DIRECT` in a directory: a file of the tool's own there, without a name (see
+/// [`crate::temp::anonymous`]), kept open for the library to inspect.
 fn odirect_in_dir(dir: &Path) -> Probe {
-    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
-    // A name of our own: a file left by an earlier run with the same pid is skipped.
-    let mut name = PathBuf::new();
-    let mut first = Err(libc::EEXIST);
-    for n in 0..100 {
-        name = dir.join(format!(".hipfile-check-{}-{n}", std::process::id()));
-        first = open_raw(&name, flags | libc::O_DIRECT, 0o600);
-        if first.as_ref().err() != Some(&libc::EEXIST) {
-            break;
-        }
-    }
-    match first {
-        Ok(f) => {
-            let _ = std::fs::remove_file(&name);
-            (ODirect::Works, dio_align(f.as_raw_fd()), Some(f))
-        }
+    let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
+    match crate::temp::anonymous(dir, libc::O_DIRECT).map_err(errno) {
+        Ok(f) => (ODirect::Works, dio_align(f.as_raw_fd()), Some(f)),
         Err(e) if not_writable(e) => (ODirect::NotWritable, None, None),
         // Tell "no O_DIRECT here" from "cannot create files here".
-        Err(e) => match open_raw(&name, flags, 0o600) {
-            Ok(f) => {
-                let _ = std::fs::remove_file(&name);
-                (ODirect::Fails(e), dio_align(f.as_raw_fd()), Some(f))
-            }
+        Err(e) => match crate::temp::anonymous(dir, 0).map_err(errno) {
+            Ok(f) => (ODirect::Fails(e), dio_align(f.as_raw_fd()), Some(f)),
             Err(e2) if not_writable(e2) => (ODirect::NotWritable, None, None),
             Err(_) => (ODirect::Fails(e), None, None),
         },
@@ -618,10 +661,10 @@ fn odirect_in_dir(dir: &Path) -> Probe {
 
 /// Try `O_DIRECT` on a regular file or block device (read-only).
 fn odirect_on_file(p: &Path) -> Probe {
-    match open_raw(p, libc::O_RDONLY | libc::O_DIRECT, 0) {
+    match open_flags(p, libc::O_DIRECT) {
         Ok(f) => (ODirect::Works, dio_align(f.as_raw_fd()), Some(f)),
         Err(e) => {
-            let f = open_raw(p, libc::O_RDONLY, 0).ok();
+            let f = open_flags(p, 0).ok();
             let dio = f.as_ref().and_then(|f| dio_align(f.as_raw_fd()));
             (ODirect::Fails(e), dio, f)
         }
@@ -792,43 +835,43 @@ impl Volume {
     }
 
     fn print(&self) {
-        println!("  {}", self.path);
+        outln!("  {}", self.path);
         if let Some(e) = &self.error {
-            println!("      error:            {e}");
+            outln!("      error:            {e}");
             return;
         }
         if let Some(k) = self
             .kind
             .filter(|&k| k != Kind::Directory || self.mount.is_none())
         {
-            println!("      type:             {}", k.name());
+            outln!("      type:             {}", k.name());
         }
         if let Some(m) = &self.mount {
             if m.mount_point() != self.path {
-                println!("      mount point:      {}", m.mount_point());
+                outln!("      mount point:      {}", m.mount_point());
             }
-            println!("      file system:      {} on {}", m.fstype(), m.source());
+            outln!("      file system:      {} on {}", m.fstype(), m.source());
         } else if self.kind != Some(Kind::BlockDevice) {
-            println!("      file system:      unknown (not in the mount table)");
+            outln!("      file system:      unknown (not in the mount table)");
         }
         if let Some(d) = self.ext4_data_mode() {
             let default = self.mount.as_ref().and_then(|m| m.option("data")).is_none();
-            println!(
+            outln!(
                 "      ext4 data mode:   {d}{}",
                 if default { " (default)" } else { "" }
             );
         }
-        println!("      O_DIRECT:         {}", self.o_direct.text());
+        outln!("      O_DIRECT:         {}", self.o_direct.text());
         match self.dio {
             Some((mem, off)) => {
-                println!("      DIO alignment:    memory {mem} B, offset {off} B (statx)")
+                outln!("      DIO alignment:    memory {mem} B, offset {off} B (statx)")
             }
-            None => println!("      DIO alignment:    not reported (the library assumes 4096 B)"),
+            None => outln!("      DIO alignment:    not reported (the library assumes 4096 B)"),
         }
         if self.not_fastpath.is_empty() {
-            println!("      fastpath capable: yes");
+            outln!("      fastpath capable: yes");
         } else {
-            println!(
+            outln!(
                 "      fastpath capable: no: {}",
                 self.not_fastpath.join("; ")
             );
@@ -837,16 +880,25 @@ impl Volume {
 }
 
 fn print_volumes(volumes: &[Volume], given: bool) {
-    println!();
+    outln!();
     if given {
-        println!("Paths");
+        outln!("Paths");
     } else {
-        println!("Block-backed mounts");
+        outln!("Block-backed mounts");
     }
     if volumes.is_empty() {
-        println!("  none (no mount in /proc/self/mountinfo has a /dev/ source)");
+        outln!("  none (no mount in /proc/self/mountinfo has a /dev/ source)");
     }
-    for v in volumes {
+    // A PATH that could not be examined was said on standard error (and is named in the
+    // result); a mount of the automatic listing is shown with its error.
+    let shown: Vec<&Volume> = volumes
+        .iter()
+        .filter(|v| !given || v.error.is_none())
+        .collect();
+    if given && shown.is_empty() {
+        outln!("  none could be examined");
+    }
+    for v in shown {
         v.print();
     }
 }
@@ -862,47 +914,47 @@ fn env_json(v: &EnvVar) -> Value {
 }
 
 fn print_config(env: &[EnvVar], config: &ConfigSnapshot) {
-    println!();
-    println!("Configuration");
+    outln!();
+    outln!("Configuration");
     if env.is_empty() {
-        println!("  environment:        no HIPFILE_* variable set (defaults apply)");
+        outln!("  environment:        no HIPFILE_* variable set (defaults apply)");
     } else {
-        println!("  environment:");
+        outln!("  environment:");
         for v in env {
             match v.note {
-                Some(n) => println!("    {}={}   ({n})", v.name, v.value),
-                None => println!("    {}={}", v.name, v.value),
+                Some(n) => outln!("    {}={}   ({n})", v.name, v.value),
+                None => outln!("    {}={}", v.name, v.value),
             }
         }
     }
-    println!("  engine threads:     {}", config.io_threads);
-    println!("  threads per request: {}", config.request_parallelism);
-    println!(
+    outln!("  engine threads:     {}", config.io_threads);
+    outln!("  threads per request: {}", config.request_parallelism);
+    outln!(
         "  chunk size:         {}",
         fmt_bytes(config.chunk_size as u64)
     );
-    println!(
+    outln!(
         "  bounce budget:      {}",
         fmt_bytes(config.bounce_budget as u64)
     );
-    println!(
+    outln!(
         "  inline threshold:   {}",
         fmt_bytes(config.inline_threshold as u64)
     );
-    println!(
+    outln!(
         "  async buffer size:  {}",
         fmt_bytes(config.async_buffer_size as u64)
     );
-    println!(
+    outln!(
         "  compat mode:        allowed {}, forced {}",
         yes_no(config.allow_compat),
         yes_no(config.force_compat)
     );
-    println!("  unsupported fs:     {}", yes_no(config.unsupported_fs));
-    println!("  host memory I/O:    {}", yes_no(config.host_io));
-    println!("  durable writes:     {}", yes_no(config.sync_writes));
-    println!("  O_DIRECT reads/writes: {}", yes_no(config.direct_io));
-    println!("  stats level:        {}", config.stats_level);
+    outln!("  unsupported fs:     {}", yes_no(config.unsupported_fs));
+    outln!("  host memory I/O:    {}", yes_no(config.host_io));
+    outln!("  durable writes:     {}", yes_no(config.sync_writes));
+    outln!("  O_DIRECT reads/writes: {}", yes_no(config.direct_io));
+    outln!("  stats level:        {}", config.stats_level);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -945,42 +997,16 @@ struct SelfTest {
     device: Outcome,
 }
 
-/// Deletes the temporary file.
-struct Remove(PathBuf);
-
-impl Drop for Remove {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn temp_file(dir: &Path) -> Result<(File, Remove), String> {
-    let mut last = None;
-    for n in 0..100 {
-        let p = dir.join(format!("hipfile-check-{}-{n}.tmp", std::process::id()));
-        match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&p)
-        {
-            Ok(f) => return Ok((f, Remove(p))),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => {
-                return Err(format!(
-                    "cannot create a temporary file in {}: {}",
-                    quote(&dir.display().to_string()),
-                    io_text(&e)
-                ))
-            }
-        }
-    }
-    Err(format!(
-        "cannot create a temporary file in {}: {}",
-        quote(&dir.display().to_string()),
-        last.map_or_else(|| "name collision".to_string(), |e| io_text(&e))
-    ))
+/// The self-test's file: in `dir`, owner-only, without a name (nothing to remove, even after
+/// a crash; see [`crate::temp::anonymous`]).
+fn temp_file(dir: &Path) -> Result<File, String> {
+    crate::temp::anonymous(dir, 0).map_err(|e| {
+        format!(
+            "cannot create a temporary file in {}: {}",
+            quote(&dir.display().to_string()),
+            io_text(&e)
+        )
+    })
 }
 
 fn compare(what: &str, wrote: &[u8], read: &[u8]) -> Outcome {
@@ -1062,7 +1088,7 @@ impl SelfTest {
     fn run(rt: &RuntimeReport, config: &ConfigSnapshot) -> SelfTest {
         let dir = std::env::temp_dir();
         let skipped = |s: &str| Outcome::Skipped(s.to_string());
-        let (file, _remove) = match temp_file(&dir) {
+        let file = match temp_file(&dir) {
             Ok(f) => f,
             Err(e) => {
                 return SelfTest {
@@ -1139,31 +1165,18 @@ impl SelfTest {
             .with("device_memory", self.device.json())
     }
 
-    fn print(&self, failure: Option<&str>, simulated: bool, host_only: bool) {
-        println!();
-        println!(
+    fn print(&self) {
+        outln!();
+        outln!(
             "Self-test ({} through the library, temporary file in {})",
             fmt_bytes(SELF_TEST_BYTES as u64),
             self.dir.display()
         );
         if let Some(s) = &self.setup {
-            println!("  FAILED: {s}");
+            outln!("  FAILED: {s}");
         } else {
-            println!("  host memory:       {}", self.host.text());
-            println!("  device memory:     {}", self.device.text());
-        }
-        match failure {
-            None if simulated => println!(
-                "Result: the library can do I/O on this machine (device memory: the SIMULATED GPU runtime)"
-            ),
-            None if host_only => println!(
-                "Result: the library can do I/O on this machine, host memory only (host-only accepted)"
-            ),
-            None => println!("Result: the library can do I/O on this machine"),
-            Some(_) if host_only && self.setup.is_none() && !matches!(self.host, Outcome::Failed(_)) => {
-                println!("Result: the library CANNOT do GPU I/O on this machine (host-only)")
-            }
-            Some(_) => println!("Result: the library CANNOT do I/O on this machine"),
+            outln!("  host memory:       {}", self.host.text());
+            outln!("  device memory:     {}", self.device.text());
         }
     }
 }

@@ -9,16 +9,16 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hipfile::api::{DeviceMemory, DriverGuard, Platform, RegisteredFile};
 
+use crate::output::{errln, outln};
 use crate::util::{
-    fail, fdatasync, fmt_bytes, io_text, lib_text, slow_request_warning, stderr_is_terminal,
-    AlignedBuf, CliError, CliResult, DelayedBar, PAGE,
+    fail, fmt_bytes, io_text, lib_text, slow_request_warning, stderr_is_terminal, AlignedBuf,
+    CliError, CliResult, DelayedBar, PAGE,
 };
 use crate::{signals, CpArgs};
 
@@ -104,7 +104,7 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
                 choice.reason
             ));
         }
-        eprintln!(
+        errln!(
             "hipfile: warning: no GPU runtime is usable ({}): copying through host memory, not GPU memory",
             choice.reason
         );
@@ -119,7 +119,7 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
         }
     }
     if let Some(w) = slow_request_warning(meta.len(), a.io_size, true, "--io-size") {
-        eprintln!("hipfile: warning: {w}");
+        errln!("hipfile: warning: {w}");
     }
     let sf = File::open(src).map_err(|e| {
         CliError(format!(
@@ -169,7 +169,7 @@ pub fn run(a: &CpArgs) -> CliResult<()> {
         } else {
             format!("GPU device memory ({})", choice.description)
         };
-        println!(
+        outln!(
             "{} -> {}: {} in {:.4} s, {:.3} GiB/s, through {}{}",
             quote(src),
             quote(&dst),
@@ -268,9 +268,11 @@ fn copy(
         off += n as u64;
         bar.set_position(off);
     }
-    // Writes are durable at return unless HIPFILE_FALLBACK_SYNC_WRITES=false; make sure anyway.
-    fdatasync(df.as_raw_fd())
-        .map_err(|e| CliError(format!("error writing {}: {}", quote(dst), io_text(&e))))?;
+    // Writes are durable at return unless HIPFILE_FALLBACK_SYNC_WRITES=false; make sure
+    // anyway, by the library's own rule (a character device such as /dev/null has nothing to
+    // synchronise).
+    hipfile::api::sync_data(df)
+        .map_err(|e| CliError(format!("error writing {}: {}", quote(dst), lib_text(&e))))?;
     Ok((off, start.elapsed().as_secs_f64()))
 }
 

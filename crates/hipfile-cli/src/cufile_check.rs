@@ -13,6 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::json::Value;
+use crate::output::outln;
 
 /// What the bytes of hipfile's own `libcufile.so.0` say about it (see crates/cufile).
 const HIPFILE_CUFILE_MARKER: &[u8] = b"hipfile-cufile: libcufile.so.0 served by the hipfile engine";
@@ -84,9 +85,9 @@ impl CufileReport {
     }
 
     pub fn print(&self) {
-        println!("cuFile (libcufile.so.0)");
-        println!("  NVIDIA's cuFile:   {}", self.nvidia_verdict());
-        println!("  loaded:            {}", self.loaded_line());
+        outln!("cuFile (libcufile.so.0)");
+        outln!("  NVIDIA's cuFile:   {}", self.nvidia_verdict());
+        outln!("  loaded:            {}", self.loaded_line());
     }
 
     pub fn json(&self) -> Value {

@@ -13,13 +13,13 @@
 //! Device memory is not tested this way (the child holds no GPU runtime of its own).
 
 use std::ffi::{c_int, c_uint, c_void, CStr, CString};
-use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use crate::json::Value;
+use crate::output::outln;
 use crate::util::{fail, io_text, AlignedBuf, CliError, CliResult, Rng};
 
 /// The name applications are linked against.
@@ -76,31 +76,68 @@ pub fn child(path: &Path) -> ExitCode {
     match examine(path) {
         Ok(lines) => {
             for (k, v) in lines {
-                println!("{k}\t{v}");
+                outln!("{k}\t{v}");
             }
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            println!("error\t{e}");
+        Err((key, e)) => {
+            outln!("{key}\t{e}");
             ExitCode::FAILURE
         }
     }
 }
 
-fn examine(path: &Path) -> CliResult<Vec<(&'static str, String)>> {
+/// Why `dlopen(path)` failed, from the loader's message `dlerror`, as a line of the probe:
+/// `not_found` when the loader found no such library (glibc says "PATH: cannot open shared
+/// object file: No such file or directory", naming the library itself and not one of its
+/// dependencies), else `error` with the message, whose leading "PATH: " is not repeated.
+pub fn load_failure(path: &Path, dlerror: &str) -> (&'static str, String) {
+    let name = path.display().to_string();
+    let rest = dlerror
+        .strip_prefix(name.as_str())
+        .and_then(|r| r.strip_prefix(": "));
+    match rest {
+        Some("cannot open shared object file: No such file or directory") => {
+            ("not_found", not_found_text(path))
+        }
+        Some(r) => ("error", format!("cannot load {name}: {r}")),
+        None => ("error", format!("cannot load {name}: {dlerror}")),
+    }
+}
+
+/// The message for a library that is not there, and what to do.
+pub fn not_found_text(path: &Path) -> String {
+    if path.as_os_str().as_encoded_bytes().contains(&b'/') {
+        format!(
+            "'{}' not found: no such file; give the path of an installed libhipfile.so.0 \
+             (PREFIX/LIBDIR/libhipfile.so.0), or --lib alone for the one the dynamic loader finds",
+            path.display()
+        )
+    } else {
+        format!(
+            "{} not found: the dynamic loader has none in LD_LIBRARY_PATH, the ldconfig cache \
+             or the system's library folders. Install it (scripts/install.sh PREFIX) and let the \
+             loader find it (LD_LIBRARY_PATH=PREFIX/LIBDIR, or PREFIX/LIBDIR in \
+             /etc/ld.so.conf.d/ then ldconfig), or name the file: --lib=PATH",
+            path.display()
+        )
+    }
+}
+
+fn examine(path: &Path) -> Result<Vec<(&'static str, String)>, (&'static str, String)> {
     let mut out = Vec::new();
     // SAFETY: loading a library runs its initialisers; this is the library the user asked us
     // to examine, as every application that links it would load it.
     let lib = unsafe {
         libloading::os::unix::Library::open(Some(path), libc::RTLD_NOW | libc::RTLD_LOCAL)
     }
-    .map_err(|e| CliError(format!("cannot load {}: {e}", path.display())))?;
+    .map_err(|e| load_failure(path, &e.to_string()))?;
     macro_rules! sym {
         ($name:literal, $ty:ty) => {
             // SAFETY: the symbol is the hipFile C function of that name, whose prototype in
             // hipfile.h is the function type given here.
             *unsafe { lib.get::<$ty>(concat!($name, "\0").as_bytes()) }
-                .map_err(|e| CliError(format!("{} has no {}: {e}", path.display(), $name)))?
+                .map_err(|e| ("error", format!("{} has no {}: {e}", path.display(), $name)))?
         };
     }
     let open: DriverFn = sym!("hipFileDriverOpen", DriverFn);
@@ -169,20 +206,14 @@ fn self_test(
     errstr: ErrStrFn,
 ) -> Result<(), String> {
     let dir = std::env::temp_dir();
-    let path = dir.join(format!("hipfile-check-lib-{}.tmp", std::process::id()));
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(|e| {
-            format!(
-                "cannot create a temporary file in '{}': {}",
-                dir.display(),
-                io_text(&e)
-            )
-        })?;
-    let _ = std::fs::remove_file(&path);
+    // Owner-only and without a name: see crate::temp.
+    let file = crate::temp::anonymous(&dir, 0).map_err(|e| {
+        format!(
+            "cannot create a temporary file in '{}': {}",
+            dir.display(),
+            io_text(&e)
+        )
+    })?;
     let mut descr = Descr {
         type_: 1, // hipFileHandleTypeOpaqueFD
         handle: DescrHandle {
@@ -256,8 +287,10 @@ pub struct Report {
     pub self_test: Option<String>,
     /// Warnings the library logged.
     pub warnings: Vec<String>,
-    /// Why it could not be examined at all.
+    /// Why it could not be loaded or used at all.
     pub error: Option<String>,
+    /// The library is not there: why, and what to do.
+    pub not_found: Option<String>,
 }
 
 /// Take the log line `... platform NAME: REST` apart.
@@ -272,10 +305,36 @@ pub fn platform_line(log: &str) -> Option<(String, String)> {
 
 /// Examine `lib` in a child process.
 pub fn probe(lib: &Path) -> CliResult<Report> {
+    let mut r = Report {
+        asked: lib.display().to_string(),
+        file: None,
+        version: None,
+        platform: None,
+        self_test: None,
+        warnings: Vec::new(),
+        error: None,
+        not_found: None,
+    };
+    // A path (not a name for the loader to search) that leads nowhere.
+    if lib.as_os_str().as_encoded_bytes().contains(&b'/')
+        && std::fs::metadata(lib).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        r.not_found = Some(not_found_text(lib));
+        return Ok(r);
+    }
     let exe = std::env::current_exe()
         .map_err(|e| CliError(format!("--lib: cannot locate this executable: {e}")))?;
-    let log = std::env::temp_dir().join(format!("hipfile-check-lib-{}.log", std::process::id()));
-    let _ = std::fs::remove_file(&log);
+    // The library appends its log to HIPFILE_LOG_FILE: a file in a folder of our own (0700),
+    // where nobody else can put a link or a file first.
+    let dir = std::env::temp_dir();
+    let private = crate::temp::PrivateDir::new(&dir, "hipfile-check-lib-").map_err(|e| {
+        CliError(format!(
+            "--lib: cannot create a temporary folder in '{}': {}",
+            dir.display(),
+            io_text(&e)
+        ))
+    })?;
+    let log = private.path().join("library.log");
     let out = Command::new(exe)
         .arg("probe-lib")
         .arg(lib)
@@ -285,29 +344,23 @@ pub fn probe(lib: &Path) -> CliResult<Report> {
         .output()
         .map_err(|e| CliError(format!("--lib: cannot start the probe: {}", io_text(&e))))?;
     let log_text = std::fs::read_to_string(&log).unwrap_or_default();
-    let _ = std::fs::remove_file(&log);
-    let mut r = Report {
-        asked: lib.display().to_string(),
-        file: None,
-        version: None,
-        platform: platform_line(&log_text),
-        self_test: None,
-        warnings: log_text
-            .lines()
-            .filter_map(|l| l.split_once(" WARN ").map(|(_, w)| w.trim().to_string()))
-            .collect(),
-        error: None,
-    };
+    drop(private);
+    r.platform = platform_line(&log_text);
+    r.warnings = log_text
+        .lines()
+        .filter_map(|l| l.split_once(" WARN ").map(|(_, w)| w.trim().to_string()))
+        .collect();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         match line.split_once('\t') {
             Some(("file", v)) => r.file = Some(v.to_string()),
             Some(("version", v)) => r.version = Some(v.to_string()),
             Some(("self_test", v)) => r.self_test = Some(v.to_string()),
             Some(("error", v)) => r.error = Some(v.to_string()),
+            Some(("not_found", v)) => r.not_found = Some(v.to_string()),
             _ => {}
         }
     }
-    if r.error.is_none() && !out.status.success() {
+    if r.error.is_none() && r.not_found.is_none() && !out.status.success() {
         r.error = Some(format!(
             "the probe of {} ended with {}",
             lib.display(),
@@ -344,38 +397,47 @@ impl Report {
 
     /// The text report.
     pub fn print(&self, failure: Option<&str>) {
-        println!(
+        // Standard error says why (once).
+        if self.error.is_some() {
+            outln!(
+                "Library examined: none (--lib={} could not be loaded)",
+                self.asked
+            );
+            outln!("Result: this library cannot be used on this machine");
+            return;
+        }
+        outln!(
             "Library examined: {} (--lib={})",
             self.file.as_deref().unwrap_or("unknown"),
             self.asked
         );
-        println!(
+        outln!(
             "  API version:       {}",
             self.version.as_deref().unwrap_or("unknown")
         );
         match &self.platform {
             Some((p, desc)) => {
-                println!("  platform:          {p}");
-                println!("  runtime (reason):  {desc}");
+                outln!("  platform:          {p}");
+                outln!("  runtime (reason):  {desc}");
                 if let Some(sim) = crate::util::sim_lib() {
-                    println!(
+                    outln!(
                         "  chosen because:    --sim chose the simulated GPU runtime {} (the tool set HIPFILE_PLATFORM=amd and HIPFILE_HIP_LIBRARY for the library)",
                         sim.display()
                     );
                 }
             }
-            None => println!("  platform:          unknown"),
+            None => outln!("  platform:          unknown"),
         }
-        println!(
+        outln!(
             "  self-test:         {} ({TEST_BYTES} bytes of host memory through hipFileWrite/hipFileRead)",
             self.self_test.as_deref().unwrap_or("not run")
         );
         for w in &self.warnings {
-            println!("  library warning:   {w}");
+            outln!("  library warning:   {w}");
         }
         match failure {
-            None => println!("Result: this library can do I/O on this machine"),
-            Some(_) => println!("Result: this library CANNOT do GPU I/O on this machine"),
+            None => outln!("Result: this library can do I/O on this machine"),
+            Some(_) => outln!("Result: this library CANNOT do GPU I/O on this machine"),
         }
     }
 
@@ -387,6 +449,7 @@ impl Report {
                 Value::obj()
                     .with("examined", "installed")
                     .with("asked", self.asked.clone())
+                    .with("found", self.not_found.is_none())
                     .with("file", self.file.clone())
                     .with("version", self.version.clone()),
             )
@@ -396,6 +459,14 @@ impl Report {
             .with("warnings", self.warnings.clone())
             .with("ok", failure.is_none())
             .with("failure", failure.map(str::to_string))
+            .with(
+                "exit_status",
+                match (&self.not_found, failure) {
+                    (Some(_), _) => u32::from(crate::check::NOT_EXAMINED),
+                    (None, Some(_)) => 1,
+                    (None, None) => 0,
+                },
+            )
     }
 }
 

@@ -13,9 +13,12 @@ mod cp;
 mod cufile_check;
 mod json;
 mod libprobe;
+mod manpages;
 mod measure;
+mod output;
 mod signals;
 mod stats;
+mod temp;
 mod util;
 
 use std::path::{Path, PathBuf};
@@ -23,6 +26,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use output::errln;
 use util::{fail, CliResult};
 
 /// Move file data between storage and GPU memory with hipfile.
@@ -30,7 +34,9 @@ use util::{fail, CliResult};
 #[command(name = "hipfile", version, propagate_version = true)]
 struct Cli {
     /// Use the simulated GPU runtime (test and demo only): libhipsim.so next to this
-    /// executable (or in its deps/ folder), or the library at PATH (note the `=`: --sim=PATH).
+    /// executable or in its deps/ folder (a build tree), or in ../libexec/hipfile/ (where
+    /// scripts/install.sh --tool installs it), or the library at PATH (note the `=`:
+    /// --sim=PATH).
     #[arg(
         long,
         global = true,
@@ -203,8 +209,9 @@ impl Api {
 /// Arguments of `hipfile bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// File to use (created if missing, and then kept). Default: hipfile-bench.dat in $TMPDIR
-    /// or /tmp, deleted at the end unless --keep.
+    /// File to use (created if missing, and then kept). Default: a new scratch file of its
+    /// own in $TMPDIR or /tmp (hipfile-bench-<random>.dat, owner-only; the report names it),
+    /// removed at the end unless --keep.
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
     /// Bytes moved in total per run (K, M, G suffixes).
@@ -257,7 +264,7 @@ pub struct BenchArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Keep the default benchmark file at the end.
+    /// Keep the default scratch file at the end (the report names it).
     #[arg(long)]
     pub keep: bool,
     /// Do not register the device buffers (hipFileBufRegister) before the runs.
@@ -339,15 +346,22 @@ pub fn api_arg(s: &str) -> Result<Api, String> {
     }
 }
 
-/// The simulated runtime next to the executable: `DIR/libhipsim.so` or `DIR/deps/libhipsim.so`.
+/// Where `--sim` looks for the simulated runtime, relative to the executable's folder: beside
+/// it and in `deps/` (cargo's target/PROFILE), then `../libexec/hipfile/` (an installed tree:
+/// PREFIX/bin/hipfile and PREFIX/libexec/hipfile/libhipsim.so).
+const HIPSIM_PLACES: [&str; 3] = [
+    "libhipsim.so",
+    "deps/libhipsim.so",
+    "../libexec/hipfile/libhipsim.so",
+];
+
+/// The simulated runtime of the executable `exe`: the first of [`HIPSIM_PLACES`] that exists.
 fn find_hipsim(exe: &Path) -> Option<PathBuf> {
     let dir = exe.parent()?;
-    [
-        dir.join("libhipsim.so"),
-        dir.join("deps").join("libhipsim.so"),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
+    HIPSIM_PLACES
+        .iter()
+        .map(|p| dir.join(p))
+        .find(|p| p.is_file())
 }
 
 /// `--sim[=PATH]`: point the library at the simulated runtime. Must run before the first
@@ -362,10 +376,12 @@ fn setup_sim(path: Option<&Path>) -> CliResult<PathBuf> {
             Some(p) => p,
             None => {
                 return fail(format!(
-                "--sim: libhipsim.so is not next to {} (nor in its deps/ folder); build it with \
-                     `cargo build --release --workspace` or give --sim=PATH",
-                exe.display()
-            ))
+                    "--sim: no libhipsim.so beside {} (looked for {}); build it with `cargo \
+                     build --release --workspace`, install it with `scripts/install.sh --tool`, \
+                     or give --sim=PATH",
+                    exe.display(),
+                    HIPSIM_PLACES.join(", ")
+                ))
             }
         }
     };
@@ -404,7 +420,7 @@ fn confirm_sim(lib: &Path) -> CliResult<()> {
     Ok(())
 }
 
-/// `hipfile manpages DIR`: the pages clap_mangen renders from this command line.
+/// `hipfile manpages DIR`: the manual pages (see [`manpages`]).
 fn manpages(dir: &Path) -> CliResult<()> {
     use clap::CommandFactory;
     std::fs::create_dir_all(dir).map_err(|e| {
@@ -414,7 +430,7 @@ fn manpages(dir: &Path) -> CliResult<()> {
             util::io_text(&e)
         ))
     })?;
-    clap_mangen::generate_to(Cli::command(), dir).map_err(|e| {
+    manpages::generate(Cli::command(), dir).map_err(|e| {
         util::CliError(format!(
             "cannot write the manual pages into '{}': {}",
             dir.display(),
@@ -435,7 +451,8 @@ fn run(cli: Cli, sim: Option<PathBuf>) -> CliResult<ExitCode> {
     }
     let done = match cli.cmd {
         Cmd::ProbeLib { .. } | Cmd::Manpages { .. } => unreachable!("handled above"),
-        Cmd::Check(a) => check::run_paths(&a, &a.paths),
+        // 0, or 2 when a PATH could not be examined; a verdict against the machine is an error.
+        Cmd::Check(a) => return check::run_paths(&a, &a.paths),
         Cmd::Cp(a) => cp::run(&a),
         Cmd::Bench(a) => bench::run(&a),
         // The exit code of the command it ran.
@@ -455,20 +472,36 @@ fn main() -> ExitCode {
     {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("hipfile: {e}");
+            errln!("hipfile: {e}");
             return ExitCode::FAILURE;
         }
     };
-    match run(cli, sim) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("hipfile: {e}");
-            // Interrupted: the cleanup is done; end by the signal, as the shell expects.
-            if let Some(sig) = signals::pending() {
-                signals::reraise(sig);
+    let done = run(cli, sim);
+    // The cleanup is done (the subcommand's guards have run). Interrupted: end by the signal,
+    // as the shell expects; a reader of standard output that has gone: end by SIGPIPE,
+    // quietly, as any program in a pipeline does.
+    if let Some(sig) = signals::pending() {
+        if let Err(e) = &done {
+            errln!("hipfile: {e}");
+        }
+        signals::reraise(sig);
+    }
+    match output::stdout_error() {
+        Some(libc::EPIPE) => signals::reraise(libc::SIGPIPE),
+        Some(errno) => {
+            if let Err(e) = &done {
+                errln!("hipfile: {e}");
             }
+            errln!(
+                "hipfile: cannot write to standard output: {}",
+                util::errno_text(errno)
+            );
             ExitCode::FAILURE
         }
+        None => done.unwrap_or_else(|e| {
+            errln!("hipfile: {e}");
+            ExitCode::FAILURE
+        }),
     }
 }
 
@@ -652,5 +685,20 @@ mod tests {
         std::fs::write(d.join("libhipsim.so"), b"").unwrap();
         assert_eq!(find_hipsim(&exe), Some(d.join("libhipsim.so")));
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn hipsim_is_found_in_an_installed_tree() {
+        let p = std::env::temp_dir().join(format!("hipfile-cli-prefix-{}", std::process::id()));
+        std::fs::create_dir_all(p.join("bin")).unwrap();
+        std::fs::create_dir_all(p.join("libexec/hipfile")).unwrap();
+        let exe = p.join("bin/hipfile");
+        assert_eq!(find_hipsim(&exe), None);
+        std::fs::write(p.join("libexec/hipfile/libhipsim.so"), b"").unwrap();
+        assert_eq!(
+            find_hipsim(&exe),
+            Some(p.join("bin/../libexec/hipfile/libhipsim.so"))
+        );
+        std::fs::remove_dir_all(&p).unwrap();
     }
 }

@@ -13,7 +13,7 @@
 //! `--json` prints the same snapshot as one JSON object per report ([`snapshot_json`]).
 
 use std::ffi::{c_int, OsString};
-use std::io::{self, Write as _};
+use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitCode, ExitStatus};
@@ -27,6 +27,7 @@ use hipfile::api::stats::{
 use hipfile::api::{BackendKind, Direction};
 
 use crate::json::Value;
+use crate::output::{self, errln};
 
 use crate::util::{self, fail, CliError, CliResult};
 
@@ -137,7 +138,7 @@ fn run_command(program: &OsString, rest: &[OsString], args: &StatsArgs) -> CliRe
         Ok(c) => c,
         Err(e) => {
             // As a shell answers: 127 when the command is not found, 126 when it cannot run.
-            eprintln!(
+            errln!(
                 "hipfile: Failed to start '{}': {}",
                 program.to_string_lossy(),
                 util::io_text(&e)
@@ -164,7 +165,7 @@ fn run_command(program: &OsString, rest: &[OsString], args: &StatsArgs) -> CliRe
     let code = exit_code(status);
     match attached? {
         None => {
-            eprintln!("hipfile: {NO_STATS}");
+            errln!("hipfile: {NO_STATS}");
             Ok(code)
         }
         Some((conn, _)) => {
@@ -439,18 +440,16 @@ impl Output {
         self.write(body)
     }
 
+    /// Write one report; an error once standard output has failed (`main` then says why, or
+    /// ends by `SIGPIPE` when the reader has gone), so that `--watch` stops.
     fn write(&mut self, body: &str) -> CliResult<()> {
         let text = frame_text(self.style, self.first, body);
         self.first = false;
-        let mut out = io::stdout().lock();
-        out.write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|e| {
-                CliError(format!(
-                    "cannot write the report to standard output: {}",
-                    util::io_text(&e)
-                ))
-            })
+        if output::out_str(&text) {
+            Ok(())
+        } else {
+            fail("standard output failed: no more reports")
+        }
     }
 }
 

@@ -237,20 +237,6 @@ fn offset_at(offset: u64, done: usize) -> io::Result<libc::off_t> {
         .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
 }
 
-/// `fdatasync` (`EINTR` retried).
-pub fn fdatasync(fd: RawFd) -> io::Result<()> {
-    loop {
-        // SAFETY: a plain system call on a descriptor number.
-        if unsafe { libc::fdatasync(fd) } == 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
 /// Bytes in a human unit ("64 MiB", "1.5 GiB", "4096 B").
 pub fn fmt_bytes(n: u64) -> String {
     const UNITS: [(&str, u64); 4] = [

@@ -3,7 +3,9 @@
 //!
 //! Exit-code rule under test: 0 when the library can do GPU I/O on this machine (a GPU runtime
 //! is usable and its self-test passes), 1 with a one-line reason otherwise: no GPU runtime
-//! (unless --allow-host-only), a failed self-test, a PATH that cannot be examined.
+//! (unless --allow-host-only), a failed self-test, a library that cannot be loaded; 2 when
+//! something named could not be examined (a PATH, the library --lib names is not found),
+//! which is no verdict about the machine; each reason said once.
 
 mod common;
 use common::{hipsim, run_hipfile, scratch, text};
@@ -285,14 +287,14 @@ fn check_paths_examines_each_and_fails_for_a_bad_one() {
     ];
     let out = hipfile(&tmp, true, &[], &args);
     let stderr = text(&out.stderr);
-    assert_ne!(
-        out.status.code(),
-        Some(2),
+    assert!(
+        !stderr.contains("unexpected argument"),
         "hipfile check does not take PATH arguments: CheckArgs (main.rs) needs \
          `paths: Vec<PathBuf>` passed to check::run_paths: {stderr}"
     );
-    // The bad PATH fails the check with one line; the listing still has every PATH.
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // The bad PATH is a PATH error (one line, status 2), not a verdict about the machine;
+    // the JSON listing still has every PATH.
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(
         stderr,
         format!(
@@ -320,6 +322,195 @@ fn check_paths_examines_each_and_fails_for_a_bad_one() {
     );
     assert_eq!(s(&vols[2], "error"), Some("No such file or directory"));
     assert_eq!(vols[2].get("fastpath_capable"), Some(&Value::Bool(false)));
+    assert_eq!(v.get("ok"), Some(&Value::Bool(true)), "the machine can");
+    assert_eq!(v.get("failure"), Some(&Value::Null));
+    assert_eq!(
+        v.get("unexamined_paths"),
+        Some(&Value::Arr(vec![Value::Str(missing.display().to_string())]))
+    );
+    assert_eq!(v.get("exit_status").and_then(Value::as_f64), Some(2.0));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// `check /typo` on a machine that can do I/O: the PATH's error on standard error, once; the
+/// report's verdict is about the machine and names the PATH; status 2.
+#[test]
+fn check_a_missing_path_is_a_path_error_not_a_verdict() {
+    let tmp = scratch("typo");
+    let missing = tmp.join("typo");
+    let out = hipfile(&tmp, true, &[], &["check", missing.to_str().unwrap()]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "hipfile: cannot examine '{}': No such file or directory\n",
+            missing.display()
+        )
+    );
+    assert!(
+        stdout.ends_with(&format!(
+            "\nResult: the library can do I/O on this machine (device memory: the SIMULATED GPU \
+             runtime); 1 PATH could not be examined: '{}'\n",
+            missing.display()
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("CANNOT"), "{stdout}");
+    assert!(
+        !stdout.contains("No such file"),
+        "the reason is said once, on standard error: {stdout}"
+    );
+    assert!(
+        stdout.contains("\nPaths\n  none could be examined\n"),
+        "{stdout}"
+    );
+
+    // Two bad PATHs: one line each, the same form; the machine still can.
+    let other = tmp.join("typo2");
+    let out = hipfile(
+        &tmp,
+        true,
+        &[],
+        &[
+            "check",
+            missing.to_str().unwrap(),
+            tmp.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "hipfile: cannot examine '{0}': No such file or directory\n\
+             hipfile: cannot examine '{1}': No such file or directory\n",
+            missing.display(),
+            other.display()
+        )
+    );
+    assert!(text(&out.stdout).ends_with(&format!(
+        "; 2 PATHs could not be examined: '{}', '{}'\n",
+        missing.display(),
+        other.display()
+    )));
+
+    // A verdict against the machine (host-only not accepted) comes first: status 1, and the
+    // PATH's line is still there, once.
+    let out = hipfile(
+        &tmp,
+        false,
+        &[("HIPFILE_PLATFORM", "host")],
+        &["check", missing.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "hipfile: cannot examine '{}': No such file or directory\n\
+             hipfile: no usable GPU runtime: the library would run host-only \
+             (HIPFILE_PLATFORM=host); --allow-host-only accepts that\n",
+            missing.display()
+        )
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// `check --lib` when the library is not installed: "not found" and what to do, once, on
+/// standard error; nothing else; status 2.
+#[test]
+fn check_lib_says_not_found_and_what_to_do() {
+    let tmp = scratch("notfound");
+    // A name the dynamic loader cannot find here, and the default name where it cannot either.
+    let mut names = vec!["libhipfile-not-installed.so.0"];
+    let default = hipfile(&tmp, false, &[], &["check", "--lib"]);
+    if text(&default.stdout).starts_with("Library examined: /") {
+        println!("libhipfile.so.0 is installed on this machine: only the other name is tried");
+    } else {
+        names.push("libhipfile.so.0");
+    }
+    for name in names {
+        let out = hipfile(&tmp, false, &[], &["check", &format!("--lib={name}")]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert_eq!(text(&out.stdout), "", "{name}");
+        assert_eq!(
+            stderr,
+            format!(
+                "hipfile: {name} not found: the dynamic loader has none in LD_LIBRARY_PATH, the \
+                 ldconfig cache or the system's library folders. Install it (scripts/install.sh \
+                 PREFIX) and let the loader find it (LD_LIBRARY_PATH=PREFIX/LIBDIR, or \
+                 PREFIX/LIBDIR in /etc/ld.so.conf.d/ then ldconfig), or name the file: \
+                 --lib=PATH\n"
+            )
+        );
+        let v = parse(
+            text(
+                &hipfile(
+                    &tmp,
+                    false,
+                    &[],
+                    &["check", "--json", &format!("--lib={name}")],
+                )
+                .stdout,
+            )
+            .trim(),
+        )
+        .unwrap();
+        assert_eq!(
+            v.get("library").unwrap().get("found"),
+            Some(&Value::Bool(false))
+        );
+        assert_eq!(v.get("exit_status").and_then(Value::as_f64), Some(2.0));
+    }
+    // A path that leads nowhere.
+    let missing = tmp.join("libhipfile.so.0");
+    let out = hipfile(
+        &tmp,
+        false,
+        &[],
+        &["check", &format!("--lib={}", missing.display())],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stdout), "");
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "hipfile: '{}' not found: no such file; give the path of an installed \
+             libhipfile.so.0 (PREFIX/LIBDIR/libhipfile.so.0), or --lib alone for the one the \
+             dynamic loader finds\n",
+            missing.display()
+        )
+    );
+    // A file that is not a library: it cannot be used (status 1), said once, the name once.
+    let junk = tmp.join("junk.so");
+    std::fs::write(&junk, b"not an ELF file").unwrap();
+    let out = hipfile(
+        &tmp,
+        false,
+        &[],
+        &["check", &format!("--lib={}", junk.display())],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("hipfile: cannot load {}: ", junk.display())),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches(&*junk.display().to_string()).count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "Library examined: none (--lib={} could not be loaded)\n\
+             Result: this library cannot be used on this machine\n",
+            junk.display()
+        )
+    );
     std::fs::remove_dir_all(&tmp).unwrap();
 }
 
@@ -439,7 +630,7 @@ fn check_lib_examines_an_installed_library() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("  self-test:         passed"));
 
-    // A library that does not exist.
+    // A library that does not exist: not found (status 2).
     let missing = tmp.join("libnothing.so");
     let out = hipfile(
         &tmp,
@@ -447,11 +638,11 @@ fn check_lib_examines_an_installed_library() {
         &[],
         &["check", &format!("--lib={}", missing.display())],
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.starts_with(&format!("hipfile: cannot load {}: ", missing.display())),
+        stderr.starts_with(&format!("hipfile: '{}' not found: ", missing.display())),
         "{stderr}"
     );
     std::fs::remove_dir_all(&tmp).unwrap();

@@ -1013,3 +1013,275 @@ pub unsafe extern "C" fn cuGetErrorName(error: CuResult, p_str: *mut *const c_ch
         name.map(|_| ()).ok_or(SimError::INVALID_VALUE)
     })
 }
+
+// ---- further entry points (stream and event queries, memory operations, kernel metadata) ----
+
+/// `CUresult cuEventQuery(CUevent hEvent)`: `CUDA_SUCCESS` once the latest record's marker has
+/// run (or the event was never recorded), `CUDA_ERROR_NOT_READY` before.
+#[no_mangle]
+pub unsafe extern "C" fn cuEventQuery(event: CuEvent) -> CuResult {
+    cu_call("cuEventQuery", || {
+        device::cuda_require_init()?;
+        if stream::event_resolve(event as usize)?.is_complete() {
+            Ok(())
+        } else {
+            Err(SimError::NOT_READY)
+        }
+    })
+}
+
+/// `CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)`: the flags given when the pinned
+/// allocation containing `p` was made; any other memory is `CUDA_ERROR_INVALID_VALUE`.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -> CuResult {
+    cu_call("cuMemHostGetFlags", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(flags) }?;
+        ctx_device()?;
+        match memory::lookup(p as usize) {
+            Some(r) if r.kind == Kind::PinnedHost => {
+                out.set(r.flags);
+                Ok(())
+            }
+            _ => Err(SimError::INVALID_VALUE),
+        }
+    })
+}
+
+/// A stream `cuStreamGetId` has answered for and its id, by stream object address.
+type StreamIds = std::collections::HashMap<usize, (std::sync::Weak<Stream>, u64)>;
+
+/// Ids of the streams `cuStreamGetId` was asked about, by stream object (a weak reference, so
+/// that a new stream at a reused address gets a new id).
+static STREAM_IDS: std::sync::LazyLock<parking_lot::Mutex<StreamIds>> =
+    std::sync::LazyLock::new(Default::default);
+static NEXT_STREAM_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// `CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId)`: a number unique
+/// to the stream for the life of the process; the default-stream handles name the current
+/// context's default stream.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetId(s: CuStream, id: *mut u64) -> CuResult {
+    cu_call("cuStreamGetId", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(id) }?;
+        let st = cu_stream(s)?;
+        let key = Arc::as_ptr(&st) as usize;
+        let mut ids = STREAM_IDS.lock();
+        let same = ids
+            .get(&key)
+            .is_some_and(|(w, _)| w.upgrade().is_some_and(|a| Arc::ptr_eq(&a, &st)));
+        if !same {
+            let fresh = NEXT_STREAM_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            ids.insert(key, (Arc::downgrade(&st), fresh));
+        }
+        out.set(ids[&key].1);
+        Ok(())
+    })
+}
+
+/// `CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream
+/// hStream)`: unified addressing, the direction is inferred from the addresses.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyAsync(
+    dst: CuDevicePtr,
+    src: CuDevicePtr,
+    size: usize,
+    s: CuStream,
+) -> CuResult {
+    cu_call("cuMemcpyAsync", || {
+        async_copy(dst as usize, src as usize, size, kind::DEFAULT, s)
+    })
+}
+
+/// `CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream
+/// hStream)`: the fill is queued on the stream.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemsetD8Async(
+    dst: CuDevicePtr,
+    value: u8,
+    n: usize,
+    s: CuStream,
+) -> CuResult {
+    cu_call("cuMemsetD8Async", || {
+        ctx_device()?;
+        let st = cu_stream(s)?;
+        let op = copy::plan_memset(dst as usize, value, n)?;
+        st.enqueue(Box::new(move || {
+            copy::execute_memset(&op);
+            Ok(())
+        }));
+        Ok(())
+    })
+}
+
+/// The CPU address of a 4- or 8-byte word a stream memory operation may use: naturally
+/// aligned, in pinned or registered host memory (as for `cuStreamWaitValue32`).
+fn mem_op_word(addr: CuDevicePtr, len: usize) -> SimResult<usize> {
+    let addr = usize::try_from(addr).map_err(|_| SimError::INVALID_VALUE)?;
+    if addr % len != 0 {
+        return Err(SimError::INVALID_VALUE);
+    }
+    match memory::lookup(addr) {
+        Some(r)
+            if matches!(r.kind, Kind::PinnedHost | Kind::Registered) && r.contains(addr, len) =>
+        {
+            Ok(addr)
+        }
+        _ => Err(SimError::INVALID_VALUE),
+    }
+}
+
+/// `CU_STREAM_WRITE_VALUE_DEFAULT` (0) or `CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER` (1).
+fn write_value_flags(flags: c_uint) -> SimResult<()> {
+    if flags > 1 {
+        Err(SimError::INVALID_VALUE)
+    } else {
+        Ok(())
+    }
+}
+
+/// `CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+/// unsigned int flags)`: when the stream reaches it, the word at `addr` (pinned or registered
+/// host memory, 4-byte aligned) becomes `value` (a release store).
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamWriteValue32_v2(
+    s: CuStream,
+    addr: CuDevicePtr,
+    value: u32,
+    flags: c_uint,
+) -> CuResult {
+    cu_call("cuStreamWriteValue32_v2", || {
+        write_value_flags(flags)?;
+        let st = cu_stream(s)?;
+        let word = mem_op_word(addr, 4)?;
+        st.enqueue(Box::new(move || {
+            // SAFETY: a live, aligned word of pinned or registered memory (checked when
+            // queued; freeing pinned memory waits for the device's streams); other threads
+            // read it, hence the atomic view.
+            unsafe { std::sync::atomic::AtomicU32::from_ptr(word as *mut u32) }
+                .store(value, std::sync::atomic::Ordering::Release);
+            Ok(())
+        }));
+        Ok(())
+    })
+}
+
+/// `CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+/// unsigned int flags)`: as the 32-bit write, for an 8-byte aligned word.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamWriteValue64_v2(
+    s: CuStream,
+    addr: CuDevicePtr,
+    value: u64,
+    flags: c_uint,
+) -> CuResult {
+    cu_call("cuStreamWriteValue64_v2", || {
+        write_value_flags(flags)?;
+        let st = cu_stream(s)?;
+        let word = mem_op_word(addr, 8)?;
+        st.enqueue(Box::new(move || {
+            // SAFETY: as in cuStreamWriteValue32_v2, for an 8-byte word.
+            unsafe { std::sync::atomic::AtomicU64::from_ptr(word as *mut u64) }
+                .store(value, std::sync::atomic::Ordering::Release);
+            Ok(())
+        }));
+        Ok(())
+    })
+}
+
+/// `CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+/// unsigned int flags)`: as `cuStreamWaitValue32_v2` for an 8-byte aligned word (GEQ compares
+/// cyclically, `(int64_t)(*addr - value) >= 0`); the `no_wait_value` fault refuses it too.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamWaitValue64_v2(
+    s: CuStream,
+    addr: CuDevicePtr,
+    value: u64,
+    flags: c_uint,
+) -> CuResult {
+    cu_call("cuStreamWaitValue64_v2", || {
+        let cond = flags & !(1 << 30);
+        if cond > 3 {
+            return Err(SimError::INVALID_VALUE);
+        }
+        let st = cu_stream(s)?;
+        if faults::get(Fault::NoWaitValue) != 0 {
+            return Err(SimError::NOT_SUPPORTED);
+        }
+        let word = mem_op_word(addr, 8)?;
+        st.enqueue(Box::new(move || {
+            // SAFETY: as in cuStreamWriteValue64_v2.
+            let w = unsafe { std::sync::atomic::AtomicU64::from_ptr(word as *mut u64) };
+            let holds = |x: u64| match cond {
+                0 => (x.wrapping_sub(value) as i64) >= 0,
+                1 => x == value,
+                2 => x & value != 0,
+                _ => !(x | value) != 0,
+            };
+            let mut pause = std::time::Duration::from_micros(1);
+            while !holds(w.load(std::sync::atomic::Ordering::Acquire)) {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_micros(100));
+            }
+            Ok(())
+        }));
+        Ok(())
+    })
+}
+
+/// `CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset,
+/// size_t *paramSize)`: the layout of `hipfile_stage(StageCtl *ctl, unsigned ring_len)`:
+/// parameter 0 at offset 0 (8 bytes), parameter 1 at offset 8 (4 bytes); a larger index is
+/// `CUDA_ERROR_INVALID_VALUE`.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncGetParamInfo(
+    f: CuFunction,
+    index: usize,
+    offset: *mut usize,
+    size: *mut usize,
+) -> CuResult {
+    cu_call("cuFuncGetParamInfo", || {
+        // SAFETY: module contract.
+        let (off, len) = unsafe { (Out::new(offset)?, Out::new(size)?) };
+        kernels::check_function(f as usize, ctx_device()?)?;
+        let (o, n) = match index {
+            0 => (0, 8),
+            1 => (8, 4),
+            _ => return Err(SimError::INVALID_VALUE),
+        };
+        off.set(o);
+        len.set(n);
+        Ok(())
+    })
+}
+
+/// `CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int
+/// blockSize, size_t dynamicSMemSize)`: for the staging kernel on the H200-like device, 2048
+/// threads and at most 32 blocks per multiprocessor: `min(32, 2048 / blockSize)`; 0 when the
+/// dynamic shared memory exceeds a block's limit. A block size outside 1..=1024 is
+/// `CUDA_ERROR_INVALID_VALUE`.
+#[no_mangle]
+pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+    blocks: *mut c_int,
+    f: CuFunction,
+    block_size: c_int,
+    dynamic_shared: usize,
+) -> CuResult {
+    cu_call("cuOccupancyMaxActiveBlocksPerMultiprocessor", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(blocks) }?;
+        kernels::check_function(f as usize, ctx_device()?)?;
+        let threads = u32::try_from(block_size)
+            .ok()
+            .filter(|t| (1..=kernels::MAX_THREADS_PER_BLOCK).contains(t))
+            .ok_or(SimError::INVALID_VALUE)?;
+        let n = if dynamic_shared > kernels::MAX_SHARED_MEMORY_PER_BLOCK as usize {
+            0
+        } else {
+            (2048 / threads).min(kernels::STAGE_MAX_BLOCKS)
+        };
+        out.set(n as c_int);
+        Ok(())
+    })
+}
