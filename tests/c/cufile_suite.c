@@ -499,6 +499,56 @@ static void sync_io(void)
         CHECK(pread(fd, check, 8000, 1 << 20) == 8000 && memcmp(check, src, 8000) == 0, "writev bytes");
         FAILS_WITH(cuFileReadv(NULL, iov, 2, 0, 0), EINVAL);
     }
+    /* Every entry is checked before any I/O (as pwritev does): a NULL base in a later entry
+     * refuses the call, and neither the file nor the earlier buffers were touched. */
+    {
+        static unsigned char before[8192], after[8192];
+        const off_t at = 3 << 20;
+        CUfileIOVec_t bad[3] = {{dev, 4096}, {pageable, 100}, {NULL, 100}};
+        CUfileIOVec_t huge[2] = {{pageable, (size_t)1 << 62}, {pageable, (size_t)1 << 62}};
+        CUfileIOVec_t empty[2] = {{NULL, 0}, {pageable, 10}};
+        CHECK(pread(fd, before, sizeof before, at) == (ssize_t)sizeof before, "pread");
+        fill_pattern(src, 4096, 4242);
+        upload(dev, src, 4096);
+        memset(pageable, 0x5A, 100);
+        FAILS_WITH(cuFileWritev(fh, bad, 3, at, 0), EINVAL);
+        CHECK(pread(fd, after, sizeof after, at) == (ssize_t)sizeof after &&
+                  memcmp(before, after, sizeof before) == 0,
+              "a refused writev changed the file");
+        FAILS_WITH(cuFileReadv(fh, bad, 3, at, 0), EINVAL);
+        download(check, dev, 4096);
+        CHECK(memcmp(check, src, 4096) == 0 && pageable[0] == 0x5A && pageable[99] == 0x5A,
+              "a refused readv filled the earlier buffers");
+        /* Lengths whose sum is beyond ssize_t: refused before anything moves. */
+        FAILS_WITH(cuFileWritev(fh, huge, 2, at, 0), EINVAL);
+        /* A zero-length entry may have any base. */
+        CHECK(cuFileReadv(fh, empty, 2, at, 0) == 10 && is_pattern(pageable, 10, (size_t)at),
+              "readv with an empty NULL entry");
+    }
+    /* Once I/O has started, what was moved is reported: a base the engine cannot use (past its
+     * device allocation) after a good entry gives the first entry's count. */
+    {
+        static unsigned char before[4096];
+        const off_t at = (3 << 20) - 8192;
+        CUfileIOVec_t part[2] = {{dev, 4096}, {dev + dlen - 100, 4096}};
+        ssize_t r;
+        CHECK(pread(fd, before, sizeof before, at + 4096) == (ssize_t)sizeof before, "pread");
+        fill_pattern(src, 4096, 777);
+        upload(dev, src, 4096);
+        r = cuFileWritev(fh, part, 2, at, 0);
+        CHECK(r == 4096, "writev that fails at its second entry -> %zd, expected 4096", r);
+        CHECK(pread(fd, check, 8192, at) == 8192 && memcmp(check, src, 4096) == 0 &&
+                  memcmp(check + 4096, before, 4096) == 0,
+              "writev prefix bytes");
+        r = cuFileReadv(fh, part, 2, (2 << 20) + 65536, 0); /* a range no write touched */
+        CHECK(r == 4096, "readv that fails at its second entry -> %zd, expected 4096", r);
+        download(check, dev, 4096);
+        CHECK(is_pattern(check, 4096, (2 << 20) + 65536), "readv prefix bytes");
+        /* Failing at the first entry: nothing moved, -1 and the error. */
+        errno = 0;
+        r = cuFileReadv(fh, part + 1, 1, 0, 0);
+        CHECK(r == -1 && errno != 0, "readv of an unusable base alone -> %zd errno %d", r, errno);
+    }
 
     ST(cuFileBufDeregister(dev), CU_FILE_SUCCESS);
     cuFileHandleDeregister(fh);

@@ -205,8 +205,38 @@ pub unsafe extern "C" fn cuFileWrite(
     })
 }
 
-/// The vectored calls: one contiguous file range, the buffers in turn; a read stops at EOF
-/// (a short count only there).
+/// The entries of a vectored call, checked before anything moves (as `preadv`/`pwritev`
+/// check theirs): every entry with bytes needs a base, and the lengths must add up to a count
+/// the return value can hold. `None` refuses the call (`EINVAL`).
+///
+/// # Safety
+/// `iov` is valid for `iovcnt` entries (or NULL with `iovcnt` 0).
+unsafe fn entries(iov: *const CUfileIOVec_t, iovcnt: usize) -> Option<Vec<CUfileIOVec_t>> {
+    if iovcnt == 0 {
+        return Some(Vec::new());
+    }
+    if iov.is_null() {
+        return None;
+    }
+    // SAFETY: `iovcnt` readable entries per the contract.
+    let all = unsafe { std::slice::from_raw_parts(iov, iovcnt) };
+    let mut total: usize = 0;
+    for v in all {
+        if v.len > 0 && v.base.is_null() {
+            return None;
+        }
+        total = total
+            .checked_add(v.len)
+            .filter(|&t| t <= isize::MAX as usize)?;
+    }
+    Some(all.iter().copied().filter(|v| v.len > 0).collect())
+}
+
+/// The vectored calls: one contiguous file range, the buffers in turn. Every entry is checked
+/// first, so a refused call moves nothing; once bytes have moved, a failing entry ends the call
+/// with the count moved so far (a write's prefix reached the file, a read's the buffers), as
+/// `pwritev`/`preadv` report; -1 only when nothing moved. A read stops at EOF, a write at a
+/// short entry.
 ///
 /// # Safety
 /// `iov` is valid for `iovcnt` entries, each naming memory valid for its direction.
@@ -217,9 +247,13 @@ unsafe fn vectored(
     iovcnt: usize,
     file_offset: i64,
 ) -> isize {
-    if fh.is_null() || (iov.is_null() && iovcnt > 0) {
+    if fh.is_null() {
         return fail(libc::EINVAL);
     }
+    // SAFETY: the caller's contract.
+    let Some(list) = (unsafe { entries(iov, iovcnt) }) else {
+        return fail(libc::EINVAL);
+    };
     if file_offset < 0 {
         return fail(code::INVALID_VALUE);
     }
@@ -228,15 +262,7 @@ unsafe fn vectored(
         Err(r) => return r,
     };
     let mut done: usize = 0;
-    for i in 0..iovcnt {
-        // SAFETY: i < iovcnt, readable per the contract.
-        let v = unsafe { iov.add(i).read() };
-        if v.len == 0 {
-            continue;
-        }
-        if v.base.is_null() {
-            return fail(libc::EINVAL);
-        }
+    for v in list {
         let off = file_offset.saturating_add(done as i64);
         // SAFETY: the entry names `len` bytes valid for this direction.
         let r = unsafe {
@@ -247,11 +273,15 @@ unsafe fn vectored(
             }
         };
         if r < 0 {
-            return data_result(r);
+            return if done > 0 {
+                done as isize
+            } else {
+                data_result(r)
+            };
         }
         done += r as usize;
         if (r as usize) < v.len {
-            break; // end of file
+            break; // end of file, or a write that stopped part-way
         }
     }
     done as isize
