@@ -207,13 +207,21 @@ static int is_pattern(const unsigned char *got, size_t n, size_t from)
 
 /* ---- sections ----------------------------------------------------------------------- */
 
+/* The version the library must report: 1190 where the environment declares 1.19 consumers
+ * (HIPFILE_CUFILE_API_LEVEL=1.19), else 1180 (the 1.15..1.18 layouts). */
+static int expected_version(void)
+{
+    const char *l = getenv("HIPFILE_CUFILE_API_LEVEL");
+    return l && (strcmp(l, "1.19") == 0 || strcmp(l, "1190") == 0) ? 1190 : 1180;
+}
+
 static void version_and_lifecycle(void)
 {
     int v = 0;
     CUfileError_t (*legacy_close)(void) = NULL;
     *(void **)&legacy_close = dlsym(RTLD_DEFAULT, "cuFileDriverClose");
     ST(cuFileGetVersion(&v), CU_FILE_SUCCESS);
-    CHECK(v == 1190, "version %d", v);
+    CHECK(v == expected_version(), "version %d, expected %d", v, expected_version());
     ST(cuFileGetVersion(NULL), CU_FILE_INVALID_VALUE);
     CHECK(cuFileUseCount() == 0, "use count %ld before any open", cuFileUseCount());
     ST(cuFileDriverClose(), CU_FILE_DRIVER_NOT_INITIALIZED);
@@ -774,20 +782,46 @@ static void streams(void)
     dev_free(dev);
 }
 
+/* The statistics structures in the layout of the version the library reports: 1.15..1.18
+ * (512 / 1024 / 5000 bytes) below 1190, 1.19 (624 / 1136 / 5112) from it. The suite's header
+ * declares the 1.19 ones, so it reads through offsets, as a consumer that checks the version
+ * must; each structure is filled with 0xAB first, to see what the library wrote. */
+static int stats_version;
+static size_t l1_size(void) { return stats_version >= 1190 ? 624 : 512; }
+static size_t hist_at(void) { return l1_size(); }
+static size_t gpus_at(void) { return l1_size() + 512; }
+
+static uint64_t u64_at(const unsigned char *p, size_t off)
+{
+    uint64_t v;
+    memcpy(&v, p + off, sizeof(v));
+    return v;
+}
+
+static int untouched(const unsigned char *p, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (p[i] != 0xAB)
+            return 0;
+    return 1;
+}
+
 static void statistics(void)
 {
     char path[512];
     const size_t len = 1 << 20;
     int fd = pattern_file("stats", len, O_RDWR, path, sizeof(path));
     CUfileHandle_t fh;
-    CUfileStatsLevel1_t l1;
-    CUfileStatsLevel2_t l2;
-    CUfileStatsLevel3_t *l3 = malloc(sizeof(*l3));
+    /* Room for the largest layout, 8-byte aligned. */
+    unsigned char *l1 = malloc(sizeof(CUfileStatsLevel1_t)), *l2 = malloc(sizeof(CUfileStatsLevel2_t));
+    unsigned char *l3 = malloc(sizeof(CUfileStatsLevel3_t));
     unsigned char *dev = dev_alloc(len);
     int level = -1;
     CUfileIOVec_t iov[1] = {{dev, 1000}};
+    const size_t per_gpu_read_bytes = 16; /* CUfilePerGpuStats_t.read_bytes */
 
-    ST(cuFileGetStatsL1(&l1), CU_FILE_DRIVER_NOT_INITIALIZED);
+    ST(cuFileGetVersion(&stats_version), CU_FILE_SUCCESS);
+    ST(cuFileGetStatsL1((CUfileStatsLevel1_t *)l1), CU_FILE_DRIVER_NOT_INITIALIZED);
     ST(cuFileStatsStart(), CU_FILE_DRIVER_NOT_INITIALIZED);
     ST(cuFileSetStatsLevel(4), CU_FILE_INVALID_VALUE);
     ST(cuFileSetStatsLevel(-1), CU_FILE_INVALID_VALUE);
@@ -798,44 +832,72 @@ static void statistics(void)
     ST(cuFileDriverOpen(), CU_FILE_SUCCESS);
     fh = reg(fd);
     ST(cuFileStatsReset(), CU_FILE_SUCCESS);
-    ST(cuFileGetStatsL1(&l1), CU_FILE_SUCCESS);
-    CHECK(l1.read_ops.ok == 0 && l1.read_bytes == 0, "after reset: %llu ops %llu bytes",
-          (unsigned long long)l1.read_ops.ok, (unsigned long long)l1.read_bytes);
+    ST(cuFileGetStatsL1((CUfileStatsLevel1_t *)l1), CU_FILE_SUCCESS);
+    CHECK(((CUfileStatsLevel1_t *)l1)->read_ops.ok == 0 && ((CUfileStatsLevel1_t *)l1)->read_bytes == 0,
+          "after reset: %llu ops %llu bytes", (unsigned long long)((CUfileStatsLevel1_t *)l1)->read_ops.ok,
+          (unsigned long long)((CUfileStatsLevel1_t *)l1)->read_bytes);
     CHECK(cuFileRead(fh, dev, 4096, 0, 0) == 4096, "read 1");
     CHECK(cuFileRead(fh, dev, 10000, 5, 0) == 10000, "read 2");
     CHECK(cuFileWrite(fh, dev, 3000, 0, 0) == 3000, "write");
     CHECK(cuFileReadv(fh, iov, 1, 0, 0) == 1000, "readv");
-    ST(cuFileGetStatsL1(&l1), CU_FILE_SUCCESS);
-    /* The vectored read is one engine read too. */
-    CHECK(l1.read_ops.ok == 3 && l1.read_bytes == 15096, "reads: %llu ops %llu bytes",
-          (unsigned long long)l1.read_ops.ok, (unsigned long long)l1.read_bytes);
-    CHECK(l1.write_ops.ok == 1 && l1.write_bytes == 3000, "writes: %llu ops %llu bytes",
-          (unsigned long long)l1.write_ops.ok, (unsigned long long)l1.write_bytes);
-    CHECK(l1.readv_ops.ok == 1 && l1.readv_bytes == 1000, "readv: %llu ops %llu bytes",
-          (unsigned long long)l1.readv_ops.ok, (unsigned long long)l1.readv_bytes);
-    ST(cuFileGetStatsL2(&l2), CU_FILE_SUCCESS);
-    CHECK(l2.basic.read_ops.ok == 3, "L2 basic");
-    ST(cuFileGetStatsL3(l3), CU_FILE_SUCCESS);
-    CHECK(l3->detailed.basic.write_bytes == 3000 && l3->num_gpus >= 1 &&
-              l3->per_gpu_stats[0].read_bytes == 15096,
-          "L3: %u GPUs, GPU 0 read %llu bytes", l3->num_gpus,
-          (unsigned long long)l3->per_gpu_stats[0].read_bytes);
+    memset(l1, 0xAB, sizeof(CUfileStatsLevel1_t));
+    ST(cuFileGetStatsL1((CUfileStatsLevel1_t *)l1), CU_FILE_SUCCESS);
+    {
+        const CUfileStatsLevel1_t *s = (const CUfileStatsLevel1_t *)l1;
+        /* The vectored read is one engine read too. */
+        CHECK(s->read_ops.ok == 3 && s->read_bytes == 15096, "reads: %llu ops %llu bytes",
+              (unsigned long long)s->read_ops.ok, (unsigned long long)s->read_bytes);
+        CHECK(s->write_ops.ok == 1 && s->write_bytes == 3000, "writes: %llu ops %llu bytes",
+              (unsigned long long)s->write_ops.ok, (unsigned long long)s->write_bytes);
+        if (stats_version >= 1190)
+            CHECK(s->readv_ops.ok == 1 && s->readv_bytes == 1000, "readv: %llu ops %llu bytes",
+                  (unsigned long long)s->readv_ops.ok, (unsigned long long)s->readv_bytes);
+        CHECK(untouched(l1, l1_size(), sizeof(CUfileStatsLevel1_t)),
+              "level 1 of cuFile %d wrote past its %zu bytes", stats_version, l1_size());
+    }
+    memset(l2, 0xAB, sizeof(CUfileStatsLevel2_t));
+    ST(cuFileGetStatsL2((CUfileStatsLevel2_t *)l2), CU_FILE_SUCCESS);
+    CHECK(((CUfileStatsLevel2_t *)l2)->basic.read_ops.ok == 3, "L2 basic");
+    /* Reads of 4096, 10000 and 1000 bytes: the 4 KiB, 8 KiB and 0 KiB histogram buckets were
+     * reached; every bucket is a count, so the read column sums to the 3 reads. */
+    {
+        uint64_t sum = 0;
+        for (int i = 0; i < 32; i++)
+            sum += u64_at(l2, hist_at() + 8 * (size_t)i);
+        CHECK(sum == 3, "read histogram at %zu sums to %llu", hist_at(), (unsigned long long)sum);
+        CHECK(untouched(l2, gpus_at(), sizeof(CUfileStatsLevel2_t)), "level 2 wrote past %zu bytes",
+              gpus_at());
+    }
+    memset(l3, 0xAB, sizeof(CUfileStatsLevel3_t));
+    ST(cuFileGetStatsL3((CUfileStatsLevel3_t *)l3), CU_FILE_SUCCESS);
+    {
+        uint32_t gpus;
+        memcpy(&gpus, l3 + gpus_at(), sizeof(gpus));
+        CHECK(((CUfileStatsLevel3_t *)l3)->detailed.basic.write_bytes == 3000 && gpus >= 1 &&
+                  u64_at(l3, gpus_at() + 8 + per_gpu_read_bytes) == 15096,
+              "L3: %u GPUs, GPU 0 read %llu bytes", gpus,
+              (unsigned long long)u64_at(l3, gpus_at() + 8 + per_gpu_read_bytes));
+        CHECK(untouched(l3, gpus_at() + 8 + 16 * 248, sizeof(CUfileStatsLevel3_t)),
+              "level 3 wrote past its %zu bytes", gpus_at() + 8 + 16 * 248);
+    }
     ST(cuFileStatsStop(), CU_FILE_SUCCESS);
     CHECK(cuFileRead(fh, dev, 4096, 0, 0) == 4096, "read while stopped");
-    ST(cuFileGetStatsL1(&l1), CU_FILE_SUCCESS);
-    CHECK(l1.read_ops.ok == 3, "frozen at the stop: %llu", (unsigned long long)l1.read_ops.ok);
+    ST(cuFileGetStatsL1((CUfileStatsLevel1_t *)l1), CU_FILE_SUCCESS);
+    CHECK(((CUfileStatsLevel1_t *)l1)->read_ops.ok == 3, "frozen at the stop: %llu",
+          (unsigned long long)((CUfileStatsLevel1_t *)l1)->read_ops.ok);
     ST(cuFileStatsStart(), CU_FILE_SUCCESS);
     CHECK(cuFileRead(fh, dev, 100, 0, 0) == 100, "read after start");
-    ST(cuFileGetStatsL1(&l1), CU_FILE_SUCCESS);
-    CHECK(l1.read_ops.ok == 4 && l1.read_bytes == 15196, "resumed without the stopped read: %llu ops",
-          (unsigned long long)l1.read_ops.ok);
+    ST(cuFileGetStatsL1((CUfileStatsLevel1_t *)l1), CU_FILE_SUCCESS);
+    CHECK(((CUfileStatsLevel1_t *)l1)->read_ops.ok == 4 && ((CUfileStatsLevel1_t *)l1)->read_bytes == 15196,
+          "resumed without the stopped read: %llu ops",
+          (unsigned long long)((CUfileStatsLevel1_t *)l1)->read_ops.ok);
     ST(cuFileSetStatsLevel(1), CU_FILE_SUCCESS);
     {
         size_t v = 9;
         ST(cuFileGetParameterSizeT(CUFILE_PARAM_PROFILE_STATS, &v), CU_FILE_SUCCESS);
         CHECK(v == 1, "profile stats parameter follows the level: %zu", v);
     }
-    ST(cuFileGetStatsL2(&l2), CU_FILE_INVALID_VALUE);
+    ST(cuFileGetStatsL2((CUfileStatsLevel2_t *)l2), CU_FILE_INVALID_VALUE);
     ST(cuFileGetStatsL1(NULL), CU_FILE_INVALID_VALUE);
     cuFileHandleDeregister(fh);
     ST(cuFileDriverClose(), CU_FILE_SUCCESS);
@@ -843,6 +905,8 @@ static void statistics(void)
     close(fd);
     unlink(path);
     dev_free(dev);
+    free(l1);
+    free(l2);
     free(l3);
 }
 
@@ -914,7 +978,7 @@ static void no_engine(void)
     int v = 0;
     char buf[16];
     ST(cuFileGetVersion(&v), CU_FILE_SUCCESS);
-    CHECK(v == 1190, "version %d", v);
+    CHECK(v == expected_version(), "version %d", v);
     CHECK(cuFileUseCount() == 0, "use count %ld", cuFileUseCount());
     ST(cuFileDriverOpen(), CU_FILE_PLATFORM_NOT_SUPPORTED);
     ST(reg_status(open("/proc/self/exe", O_RDONLY), CU_FILE_HANDLE_TYPE_OPAQUE_FD), CU_FILE_PLATFORM_NOT_SUPPORTED);

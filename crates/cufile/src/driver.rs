@@ -247,9 +247,6 @@ pub extern "C" fn cuFileUseCount() -> std::ffi::c_long {
     crate::boundary(0, || engine().map_or(0, |e| e.use_count().max(0)))
 }
 
-/// The version this library implements: 1.19 (`1000 * major + 10 * minor`).
-pub const VERSION: c_int = 1190;
-
 /// # Safety
 /// `version` is NULL or valid for a write.
 #[no_mangle]
@@ -260,7 +257,7 @@ pub unsafe extern "C" fn cuFileGetVersion(version: *mut c_int) -> CUfileError_t 
         }
         std::hint::black_box(crate::MARKER);
         // SAFETY: non-NULL, writable per the C contract.
-        unsafe { version.write(VERSION) };
+        unsafe { version.write(crate::version::level().version()) };
         Ok(())
     })
 }
