@@ -15,6 +15,7 @@ mod abi;
 mod config;
 mod driver;
 mod engine;
+mod gpu;
 mod hip_abi;
 mod io;
 mod log;

@@ -10,8 +10,6 @@
 //! `per_buffer_cache_size_kb` (cuFile's GPU bounce buffer; the engine's pipeline chunk is
 //! another thing, and NVIDIA's stock 1 MiB would cut its throughput).
 
-use std::ffi::c_int;
-
 use crate::config::{env_bool, env_u64, Flat};
 
 /// Where a parameter's value is kept.
@@ -145,9 +143,6 @@ pub struct BoolRow {
     pub default: bool,
 }
 
-/// `CUFILE_PARAM_PROFILE_NVTX` (deprecated): getting it fails, setting it is accepted and ignored.
-pub const BOOL_NVTX: c_int = 5;
-
 pub const BOOL: [BoolRow; 14] = [
     BoolRow {
         json: "properties.use_poll_mode",
@@ -184,9 +179,11 @@ pub const BOOL: [BoolRow; 14] = [
         home: Home::Engine,
         default: true,
     },
+    // Deprecated (NVTX ranges are not emitted): read and written like the others, as NVIDIA's
+    // 1.15 library does.
     BoolRow {
         json: "profile.nvtx",
-        env: &[],
+        env: &["CUFILE_NVTX"],
         engine_env: &[],
         home: Home::Own,
         default: false,
