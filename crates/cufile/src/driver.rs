@@ -138,21 +138,26 @@ fn first_open(e: &Engine, st: &mut State) -> Result<(), CUfileError_t> {
     for (i, row) in SIZE.iter().enumerate() {
         let v = st.staged_size[i].or_else(|| params::size_from_config(i, &json));
         let Some(v) = v else { continue };
-        match row.home {
-            Home::Own => st.own_size[i] = v,
-            Home::Engine => {
-                let ev = params::engine_size(i, v);
-                let in_range = row
-                    .range
-                    .is_none_or(|(lo, hi)| ev >= lo && (hi == 0 || ev <= hi));
-                let applied = in_range && e.set_size(i as c_int, ev as usize).is_ok();
-                if !applied {
-                    log::warn(&format!(
-                        "{} = {v} is out of range: the configuration's value is used",
-                        row.json
-                    ));
+        let v = match row.home {
+            Home::Own => v,
+            Home::Engine => params::engine_size(i, v),
+        };
+        let in_range = row
+            .range
+            .is_none_or(|(lo, hi)| v >= lo && (hi == 0 || v <= hi));
+        let applied = in_range
+            && match row.home {
+                Home::Own => {
+                    st.own_size[i] = v;
+                    true
                 }
-            }
+                Home::Engine => e.set_size(i as c_int, v as usize).is_ok(),
+            };
+        if !applied {
+            log::warn(&format!(
+                "{} = {v} is out of range: the configuration's value is used",
+                row.json
+            ));
         }
     }
     for (i, row) in BOOL.iter().enumerate() {
@@ -300,7 +305,7 @@ pub unsafe extern "C" fn cuFileDriverGetProperties(props: *mut CUfileDrvProps_t)
             per_buffer_cache_size: kib32(st.staged_size[7].unwrap_or(st.own_size[7])),
             max_device_pinned_mem_size: kib32(p.max_device_pinned_mem_size),
             max_batch_io_size: p.max_batch_io_count,
-            max_batch_io_timeout_msecs: p.max_batch_io_timeout_msecs,
+            max_batch_io_timeout_msecs: kib32(st.staged_size[11].unwrap_or(st.own_size[11])),
         };
         // SAFETY: non-NULL, writable per the C contract.
         unsafe { props.write(out) };
