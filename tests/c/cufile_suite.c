@@ -348,6 +348,11 @@ static void sync_io(void)
     FAILS_WITH(cuFileRead(NULL, dev, 4096, 0, 0), EINVAL);
     FAILS_WITH(cuFileRead(fh, NULL, 4096, 0, 0), EINVAL);
     CHECK(cuFileRead(fh, dev, 0, 0, 0) == 0, "size 0");
+    /* An empty request is 0 whatever its offsets, as NVIDIA's library answers it... */
+    CHECK(cuFileRead(fh, dev, 0, -1, -1) == 0 && cuFileWrite(fh, dev, 0, -1, 0) == 0, "size 0, bad offsets");
+    /* ...but only on a registered handle: the handle is checked first. */
+    FAILS_WITH(cuFileRead((CUfileHandle_t)(uintptr_t)0x1234, dev, 0, 0, 0), CU_FILE_HANDLE_NOT_REGISTERED);
+    FAILS_WITH(cuFileWrite((CUfileHandle_t)(uintptr_t)0x1234, dev, 0, 0, 0), CU_FILE_HANDLE_NOT_REGISTERED);
     FAILS_WITH(cuFileRead(fh, dev, 4096, -1, 0), CU_FILE_INVALID_VALUE);
     FAILS_WITH(cuFileRead(fh, dev, 4096, 0, -1), CU_FILE_INTERNAL_ERROR);
     FAILS_WITH(cuFileRead(fh, dev, 8192, 0, (off_t)dlen - 4096), CU_FILE_INVALID_MAPPING_RANGE);
@@ -355,6 +360,7 @@ static void sync_io(void)
     FAILS_WITH(cuFileWrite(stale, dev, 4096, 0, 0), CU_FILE_INVALID_FILE_OPEN_FLAG);
     cuFileHandleDeregister(stale);
     FAILS_WITH(cuFileRead(stale, dev, 4096, 0, 0), CU_FILE_HANDLE_NOT_REGISTERED);
+    FAILS_WITH(cuFileRead(stale, dev, 0, 0, 0), CU_FILE_HANDLE_NOT_REGISTERED);
     {
         int wfd = open(path, O_WRONLY);
         CUfileHandle_t wfh = reg(wfd);

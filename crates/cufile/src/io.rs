@@ -132,31 +132,53 @@ fn data_result(r: isize) -> isize {
     }
 }
 
-/// The checks cuFile makes before any transfer, in its order; `Some(result)` ends the call.
-fn precheck(
+fn engine_or_fail() -> Result<&'static Engine, isize> {
+    crate::engine::engine().ok_or_else(|| fail(code::PLATFORM_NOT_SUPPORTED))
+}
+
+/// `cuFileRead` / `cuFileWrite`, with cuFile's checks in its order: a NULL handle or buffer
+/// (`EINVAL`); the handle itself, for an empty request too (NVIDIA's refuses 0 bytes on a
+/// handle that is not registered: the engine is asked for 0 bytes at offset 0, which it
+/// answers from the handle alone); then an empty request (0, whatever the offsets), a
+/// negative file offset (5022) and a negative buffer offset (5030).
+///
+/// # Safety
+/// `base + buf_offset` names `size` bytes valid for the direction (device or host memory).
+unsafe fn transfer(
+    write: bool,
     fh: *mut c_void,
-    base: *const c_void,
+    base: *mut c_void,
     size: usize,
     off: i64,
     boff: i64,
-) -> Option<isize> {
+) -> isize {
     if fh.is_null() || base.is_null() {
-        return Some(fail(libc::EINVAL));
+        return fail(libc::EINVAL);
     }
+    let e = match engine_or_fail() {
+        Ok(e) => e,
+        Err(r) => return r,
+    };
+    let call = |size: usize, off: i64, boff: i64| {
+        // SAFETY: the caller's contract (0 bytes touch no memory).
+        unsafe {
+            if write {
+                e.write(fh, base, size, off, boff)
+            } else {
+                e.read(fh, base, size, off, boff)
+            }
+        }
+    };
     if size == 0 {
-        return Some(0);
+        return data_result(call(0, 0, 0));
     }
     if off < 0 {
-        return Some(fail(code::INVALID_VALUE));
+        return fail(code::INVALID_VALUE);
     }
     if boff < 0 {
-        return Some(fail(code::INTERNAL_ERROR));
+        return fail(code::INTERNAL_ERROR);
     }
-    None
-}
-
-fn engine_or_fail() -> Result<&'static Engine, isize> {
-    crate::engine::engine().ok_or_else(|| fail(code::PLATFORM_NOT_SUPPORTED))
+    data_result(call(size, off, boff))
 }
 
 /// # Safety
@@ -170,15 +192,8 @@ pub unsafe extern "C" fn cuFileRead(
     buf_offset: i64,
 ) -> isize {
     boundary(fail(code::INTERNAL_ERROR), || {
-        if let Some(r) = precheck(fh, base, size, file_offset, buf_offset) {
-            return r;
-        }
-        let e = match engine_or_fail() {
-            Ok(e) => e,
-            Err(r) => return r,
-        };
         // SAFETY: the caller's contract.
-        data_result(unsafe { e.read(fh, base, size, file_offset, buf_offset) })
+        unsafe { transfer(false, fh, base, size, file_offset, buf_offset) }
     })
 }
 
@@ -193,15 +208,8 @@ pub unsafe extern "C" fn cuFileWrite(
     buf_offset: i64,
 ) -> isize {
     boundary(fail(code::INTERNAL_ERROR), || {
-        if let Some(r) = precheck(fh, base, size, file_offset, buf_offset) {
-            return r;
-        }
-        let e = match engine_or_fail() {
-            Ok(e) => e,
-            Err(r) => return r,
-        };
-        // SAFETY: the caller's contract.
-        data_result(unsafe { e.write(fh, base, size, file_offset, buf_offset) })
+        // SAFETY: the caller's contract (a write only reads the buffer).
+        unsafe { transfer(true, fh, base.cast_mut(), size, file_offset, buf_offset) }
     })
 }
 
