@@ -50,6 +50,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from cufile_probe import CUFILE_ERRORS, find_libcufile  # noqa: E402
 
+FORGED = ("a value that was never a handle: -1 with 5027, as cuFile 1.17+ answers (ours reports 1180); "
+          "1.15 answered EINVAL")
+
 # Differences predicted from the cuFile specification, with the reason documented for them.
 # Keys are step names (a trailing '*' matches a prefix).
 KNOWN = {
@@ -73,10 +76,24 @@ KNOWN = {
     "buf_register[managed]": "the engine serves device, pinned and pageable memory; managed memory is "
                              "refused (CU_FILE_CUDA_MEMORY_TYPE_INVALID) as hipFile refuses it",
     "buf_deregister[managed]": "not registered (see buf_register[managed])",
-    "cufileread[forged handle]": "a value that was never a handle: 5027 as cuFile 1.17+ answers (the "
-                                 "version ours reports); 1.15 answered EINVAL",
-    "cufilewrite[forged handle]": "a value that was never a handle: 5027 as cuFile 1.17+ answers (the "
-                                  "version ours reports); 1.15 answered EINVAL",
+    "cufileread[forged handle]": FORGED,
+    "cufilewrite[forged handle]": FORGED,
+    "cufileread[size 0]": FORGED,
+    "cufilewrite[size 0]": FORGED,
+    "cufileread[NULL buffer]": FORGED,
+    "cufilewrite[NULL buffer]": FORGED,
+    "string_get[0]*": "closed, ours answers the level the next open uses (ERROR, cuFile's running default); "
+                      "1.15 answers WARN before an open",
+    "bool_get[4]*": "execution.parallel_io: ours answers the engine's (true, cuFile's documented default); "
+                    "1.15 answers false before an open",
+    "minmax[2]*": "ours reports cuFile 1.19's ranges (max_io_threads 0..128; 1.15: 0..32)",
+    "size_get[5]*": "ours answers the value the next open uses (cuFile's default 16384 KiB); 1.15 answers 1024 "
+                    "before an open",
+    "size_get[6]*": "the engine's bounce budget (HIPFILE_BOUNCE_BUDGET, 256 MiB) is ours; cuFile's 131072 KiB",
+    "size_get[8]*": "ours answers the value the next open uses (33554432 KiB); 1.15 answers SIZE_MAX/1024 "
+                    "before an open",
+    "properties open*": "ours reports the running configuration (staged values applied, poll mode bit, "
+                        "per_buffer_cache_size 1024); NVIDIA's 1.15 describes its nvidia-fs side in compat mode",
 }
 
 # ---- the child: one library, the whole sequence ---------------------------------------------------
@@ -269,12 +286,6 @@ class Child:
         managed = self.managed_alloc(1 << 20)
         reg("managed", managed, 1 << 20)
         dereg("managed", managed)
-        reg("unmapped", 0xDEAD0000, 4096)
-        dereg("unmapped", 0xDEAD0000)
-        freed = self.dev_alloc(1 << 20)
-        self.cu.cuMemFree_v2(ctypes.c_ulonglong(freed))
-        reg("freed device", freed, 1 << 20)
-        dereg("freed device", freed)
         # One registration left for the final close to drop.
         reg("device kept", d, 1 << 20)
         self.kept = d
@@ -337,19 +348,10 @@ class Child:
                 self.lib.cuFileBatchIODestroy.argtypes = [ctypes.c_void_p]
                 self.lib.cuFileBatchIODestroy.restype = None
                 self.lib.cuFileBatchIODestroy(bh)
-        self.rec("batch_setup(NULL)", "cuFileBatchIOSetUp", None, 4)
         self.rec("batch_cancel(NULL)", "cuFileBatchIOCancel", None)
-        self.rec("batch_submit(NULL)", "cuFileBatchIOSubmit", None, 1, None, 0)
-        n = ctypes.c_uint(1)
-        self.rec("batch_status(NULL)", "cuFileBatchIOGetStatus", None, 0, ctypes.byref(n), None, None)
         self.rec("stream_register(NULL,0)", "cuFileStreamRegister", None, 0)
         self.rec("stream_register(NULL,16)", "cuFileStreamRegister", None, 16)
         self.rec("stream_deregister(NULL)", "cuFileStreamDeregister", None)
-        size, off, boff, nb = ctypes.c_size_t(4096), ctypes.c_longlong(0), ctypes.c_longlong(0), ctypes.c_ssize_t(0)
-        self.rec("read_async[NULL size]", "cuFileReadAsync", None, buf, None, ctypes.byref(off), ctypes.byref(boff),
-                 ctypes.byref(nb), None)
-        self.rec("read_async[NULL bytes]", "cuFileReadAsync", None, buf, ctypes.byref(size), ctypes.byref(off),
-                 ctypes.byref(boff), None, None)
         topo = os.path.join(self.work, "topology.json")
         for step, p in (("NULL", None), ("empty", b""), ("/", b"/"), ("missing dir", b"/nonexistent-dir/t.json"),
                         ("file", topo.encode())):
@@ -387,7 +389,30 @@ class Child:
         self.records.append({"step": "use_count after close", "ret": self.fn("cuFileUseCount", ctypes.c_long)()})
         self.rec("buf_deregister[after the final close]", "cuFileBufDeregister", ctypes.c_void_p(self.kept))
         self.params("closed again")
+        self.risky()
         return self.records
+
+    def risky(self):
+        """Last, as they may end a process (NVIDIA's library is reported to crash on a NULL batch
+        handle pointer): what ran before is kept either way."""
+        self.rec("open (last steps)", "cuFileDriverOpen")
+        buf = ctypes.create_string_buffer(4096)
+        size, off, boff, nb = ctypes.c_size_t(4096), ctypes.c_longlong(0), ctypes.c_longlong(0), ctypes.c_ssize_t(0)
+        self.rec("read_async[NULL size]", "cuFileReadAsync", None, buf, None, ctypes.byref(off), ctypes.byref(boff),
+                 ctypes.byref(nb), None)
+        self.rec("read_async[NULL bytes]", "cuFileReadAsync", None, buf, ctypes.byref(size), ctypes.byref(off),
+                 ctypes.byref(boff), None, None)
+        n = ctypes.c_uint(1)
+        self.rec("batch_status(NULL)", "cuFileBatchIOGetStatus", None, 0, ctypes.byref(n), None, None)
+        self.rec("batch_submit(NULL)", "cuFileBatchIOSubmit", None, 1, None, 0)
+        self.rec("buf_register[unmapped]", "cuFileBufRegister", ctypes.c_void_p(0xDEAD0000), ctypes.c_size_t(4096), 0)
+        self.rec("buf_deregister[unmapped]", "cuFileBufDeregister", ctypes.c_void_p(0xDEAD0000))
+        freed = self.dev_alloc(1 << 20)
+        self.cu.cuMemFree_v2(ctypes.c_ulonglong(freed))
+        self.rec("buf_register[freed device]", "cuFileBufRegister", ctypes.c_void_p(freed), ctypes.c_size_t(1 << 20), 0)
+        self.rec("buf_deregister[freed device]", "cuFileBufDeregister", ctypes.c_void_p(freed))
+        self.rec("batch_setup(NULL)", "cuFileBatchIOSetUp", None, 4)
+        self.rec("close (last steps)", "cuFileDriverClose_v2")
 
 
 # ---- the parent -----------------------------------------------------------------------------------
