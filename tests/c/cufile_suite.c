@@ -651,6 +651,13 @@ static void streams(void)
               "stream-ordered write: the bytes in the file");
         printf("stream-ordered I/O: works\n");
     }
+    /* The NULL stream: synchronous, *bytes_p is there when the call returns. */
+    {
+        ssize_t now = 0;
+        off_t at = 100;
+        ST(cuFileReadAsync(fh, dev, &size, &at, &boff, &now, NULL), CU_FILE_SUCCESS);
+        CHECK(now == 4096, "stream-ordered read on the NULL stream: %zd bytes on return", now);
+    }
     ST(cuFileStreamDeregister((CUstream)stream), CU_FILE_SUCCESS);
     ST(cuFileStreamDeregister((CUstream)stream), CU_FILE_INVALID_VALUE);
     cu.stream_destroy(stream);

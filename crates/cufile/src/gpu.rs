@@ -1,5 +1,5 @@
-//! What this library asks about the GPUs themselves (not about memory or I/O, which are the
-//! engine's): how many there are and the size of each one's BAR1 aperture.
+//! What this library asks the CUDA driver itself (memory and I/O are the engine's): how many
+//! GPUs there are, the size of each one's BAR1 aperture, and the default stream's completion.
 //!
 //! Both come from the CUDA driver already in the process (the application's, or the one the
 //! engine loaded): its symbols are looked up in the global scope, else in an already loaded
@@ -36,6 +36,22 @@ fn no_cuda(cu_err: c_int) -> CUfileError_t {
     CUfileError_t {
         err: code::CUDA_DRIVER_ERROR,
         cu_err,
+    }
+}
+
+/// `cuStreamSynchronize(NULL)`: the default stream has run everything queued on it. `Ok` also
+/// when no CUDA driver can be found in the global scope (then nothing could have been queued
+/// by this process's application on a driver we know of).
+pub fn synchronize_default_stream() -> Result<(), CUfileError_t> {
+    let Some(sync) = cuda_symbol(c"cuStreamSynchronize") else {
+        return Ok(());
+    };
+    // SAFETY: cuStreamSynchronize(CUstream) -> CUresult.
+    let sync: unsafe extern "C" fn(*mut c_void) -> c_int = unsafe { std::mem::transmute(sync) };
+    // SAFETY: the NULL stream is always valid.
+    match unsafe { sync(std::ptr::null_mut()) } {
+        0 => Ok(()),
+        r => Err(no_cuda(r)),
     }
 }
 

@@ -442,7 +442,8 @@ pub extern "C" fn cuFileStreamDeregister(stream: *mut c_void) -> CUfileError_t {
 }
 
 /// Both directions go to the engine's stream-ordered I/O (`hipFileReadAsync` /
-/// `hipFileWriteAsync`): enqueued on `stream`, run in stream order, the result in `*bytes_p`.
+/// `hipFileWriteAsync`): enqueued on `stream`, run in stream order, the result in `*bytes_p`;
+/// on the NULL stream the call waits for it.
 ///
 /// # Safety
 /// As `cuFileReadAsync`: the pointers stay valid until the operation has run on `stream`.
@@ -474,10 +475,15 @@ unsafe fn async_io(
             stream,
         )
     };
-    match r.err {
-        0 => Ok(()),
-        _ => Err(cu(r)),
+    if r.err != 0 {
+        return Err(cu(r));
     }
+    // With a NULL stream the call is synchronous (cuFile's documentation): the operation has
+    // run, and `*bytes_p` holds its result, when the call returns.
+    if stream.is_null() {
+        crate::gpu::synchronize_default_stream()?;
+    }
+    Ok(())
 }
 
 /// # Safety
