@@ -14,7 +14,7 @@
 //! | `CUfileStatsLevel1_t` | `cuFileGetStatsL1` | 512 in 1.15..1.18, 624 from 1.19 (readv/writev counters appended); absent before 1.15 |
 //! | `CUfileStatsLevel2_t` | `cuFileGetStatsL2` | 1024 / 1136: level 1 first, so the histograms move by 112 bytes |
 //! | `CUfileStatsLevel3_t` | `cuFileGetStatsL3` | 5000 / 5112: likewise `num_gpus` and the per-GPU records |
-//! | `CUfileDrvProps_t` | `cuFileDriverGetProperties` | 56 in every version (written whole) |
+//! | `CUfileDrvProps_t` | `cuFileDriverGetProperties` | 56 (written whole): one layout in every header from 1.11 on, and a declaration without the last member still pads to 56 |
 //! | `CUfileIOEvents_t[*nr]` | `cuFileBatchIOGetStatus` | 24 each in every version; at most `*nr` written |
 //! | `unsigned`, `int`, `CUfileP2PFlags_t`, `long` | batch status count, `cuFileGetVersion`, `cuFileGetStatsLevel`, `cuFileDriverGetP2PFlags` | 4 bytes (`long`: returned) |
 //! | `size_t` | `cuFileGetParameterSizeT`, `…MinMaxValue` (both), `cuFileGetBARSizeInKB` | 8 |
