@@ -48,6 +48,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 from cufile_probe import CUFILE_ERRORS, find_libcufile  # noqa: E402
 
 FORGED = ("a value that was never a handle: -1 with 5027, as cuFile 1.17+ answers (ours reports 1180); "

@@ -303,6 +303,8 @@ class Steps:
         return self.add(step, v, expect is None and (check is None or bool(check(v)))), v
 
     def table(self):
+        if not self.rows:
+            return []
         w = max(len(r[0]) for r in self.rows)
         say("")
         say("| %-*s | %-4s | %s |" % (w, "cuda.bindings.cufile step", "ok", "result"))
