@@ -3,7 +3,7 @@
 # each part checks). CI runs the bounded slice of the same parts from .ci/run.
 #
 #   scripts/reliability.sh [--fuzz-minutes N] [--stress-minutes M] [--threads T]
-#                          [--targets "api_sequence batch_sequence"] [--out DIR]
+#                          [--targets "api_sequence batch_sequence cufile_sequence"] [--out DIR]
 #   scripts/reliability.sh --ci
 #
 # Defaults: 30 minutes per fuzz target, 10 minutes of stress at 64 threads. The fuzz targets and
@@ -19,6 +19,8 @@
 main() {
     set -uo pipefail
     cd "$(dirname "$0")/.."
+    # Every fuzz target (fuzz/Cargo.toml): the hipFile C ABI's two and libcufile.so.0's.
+    FUZZ_TARGETS="api_sequence batch_sequence cufile_sequence"
 
     if [ "${1:-}" = --ci ]; then
         set -e
@@ -27,13 +29,13 @@ main() {
         t1=$(date +%s)
         echo "reliability --ci: fuzz build $((t1 - t0)) s"
         pids=()
-        for t in api_sequence batch_sequence; do
+        for t in $FUZZ_TARGETS; do
             scripts/fuzz.sh run "$t" "${FUZZ_CI_SECONDS:-60}" >"target/fuzz-ci-$t.log" 2>&1 &
             pids+=($!)
         done
         fail=0
         for p in "${pids[@]}"; do wait "$p" || fail=1; done
-        for t in api_sequence batch_sequence; do
+        for t in $FUZZ_TARGETS; do
             if [ "$fail" = 1 ]; then tail -80 "target/fuzz-ci-$t.log"; else tail -1 "target/fuzz-ci-$t.log"; fi
         done
         [ "$fail" = 0 ] || { echo "reliability --ci: a fuzz target found something (fuzz/artifacts/)"; exit 1; }
@@ -48,7 +50,7 @@ main() {
     fuzz_min=30
     stress_min=10
     threads=64
-    targets="api_sequence batch_sequence"
+    targets=$FUZZ_TARGETS
     out=target/reliability
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -72,10 +74,10 @@ main() {
     [ -n "$stress_exe" ] || { echo "stress build failed" | tee -a "$summary"; exit 1; }
     mkdir -p "$out/bin" "$out/stress"
     for t in $targets; do cp "fuzz/target/x86_64-unknown-linux-gnu/release/$t" "$out/bin/"; done
-    cp target/release/libhipsim.so "$out/bin/"
+    cp target/release/libhipsim.so target/release/libhipfile.so "$out/bin/"
     cp "$stress_exe" "$out/stress/stress"
     cp "$(dirname "$stress_exe")/libhipsim.so" "$out/stress/"
-    export FUZZ_BIN_DIR="$out/bin" HIPSIM_LIBRARY="$out/bin/libhipsim.so"
+    export FUZZ_BIN_DIR="$out/bin" HIPSIM_LIBRARY="$out/bin/libhipsim.so" HIPFILE_ENGINE_LIBRARY="$out/bin/libhipfile.so"
 
     pids=()
     for t in $targets; do

@@ -247,6 +247,53 @@ pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: c_i
     })
 }
 
+/// The PCI bus id of simulated device `dev`: that of a real PCI device of this machine (the
+/// `dev`-th entry of `/sys/bus/pci/devices` in name order, counted modulo their number), so
+/// that a program reading the device's sysfs files reads real ones; `0000:00:<dev>.0` where
+/// the machine shows no PCI device.
+fn pci_bus_id(dev: c_int) -> String {
+    let mut ids: Vec<String> = std::fs::read_dir("/sys/bus/pci/devices")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    match ids.len() {
+        0 => format!("0000:00:{dev:02x}.0"),
+        n => ids[dev as usize % n].clone(),
+    }
+}
+
+/// `CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)`: see [`pci_bus_id`];
+/// truncated to `len - 1` bytes and NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetPCIBusId(
+    bus_id: *mut c_char,
+    len: c_int,
+    dev: c_int,
+) -> CuResult {
+    cu_call("cuDeviceGetPCIBusId", || {
+        let cap = usize::try_from(len)
+            .ok()
+            .filter(|&l| l > 0)
+            .ok_or(SimError::INVALID_VALUE)?;
+        if bus_id.is_null() {
+            return Err(SimError::INVALID_VALUE);
+        }
+        device_ordinal(dev)?;
+        let text = pci_bus_id(dev);
+        let n = text.len().min(cap - 1);
+        // SAFETY: module contract: `bus_id` is writable for `len` bytes; n + 1 <= len.
+        unsafe {
+            ptr::copy_nonoverlapping(text.as_ptr(), bus_id.cast::<u8>(), n);
+            bus_id.add(n).write(0);
+        }
+        Ok(())
+    })
+}
+
 /// `CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)`: the
 /// attributes of [`device_attr`]; any other is `CUDA_ERROR_INVALID_VALUE`.
 #[no_mangle]
