@@ -670,9 +670,10 @@ HIPFILE_API void hipFileBatchIODestroy(hipFileBatchHandle_t batch_idp);
  * The read starts when the work queued before it on `stream` is done.  It reads
  * *size_p, *file_offset_p and *buffer_offset_p then (unless the stream was registered
  * with the matching HIPFILE_STREAM_FIXED_* flag: then their values at this call), and
- * stores the byte count (short at end of file), -1 for an operating-system error, or
- * -hipFileOpError (-hipFileInvalidValue when the values no longer fit the buffer or the
- * size grew) in *bytes_read_p before later work on `stream` runs.  Every backend serves
+ * stores the byte count (short at end of file) or -hipFileOpError (-hipFileInvalidValue
+ * when the values no longer fit the buffer or the size grew, -hipFileInternalError for an
+ * operating-system error: never -1, whose errno would not be the caller's) in
+ * *bytes_read_p before later work on `stream` runs.  Every backend serves
  * it: GPU-direct I/O (falling back to the POSIX path on ENODEV/EREMOTEIO), the POSIX
  * path through the stream's own pinned buffers, and host memory.  Operations on one
  * stream run in the order they were queued.  A NULL stream is the default stream.
