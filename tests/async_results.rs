@@ -140,3 +140,45 @@ child_test!(
         assert_eq!(s.download(dev.ptr, N), data);
     }
 );
+
+// A stream-ordered write that runs into the file size limit after part of it reached the file
+// reports the failure (upstream's rule for results that consumers check as a status), not the
+// short count a synchronous hipFileWrite returns for the same write.
+child_test!(
+    a_stream_ordered_write_that_fails_part_way_reports_the_failure,
+    [("HIPFILE_FORCE_COMPAT_MODE", "true")],
+    {
+        open_driver();
+        const LIMIT: usize = 1 << 20;
+        let s = sim();
+        let old = pattern(LIMIT - 1, 4);
+        let f = TestFile::rw("async-efbig", &old);
+        let dev = s.device_alloc(N);
+        let data = pattern(N, 5);
+        s.upload(dev.ptr, &data);
+        // SAFETY: plain calls; the test child owns its process. Writes past LIMIT fail with
+        // EFBIG instead of raising SIGXFSZ.
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit {
+                rlim_cur: LIMIT as u64,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
+        }
+        let stream = Stream::new();
+        let mut w = Params::new(N, (LIMIT - 1) as i64, 0);
+        assert_eq!(write_async(f.fh, dev.ptr, &mut w, &stream), OK);
+        stream.sync();
+        assert_eq!(w.result(), -INTERNAL_ERROR);
+        let on_disk = f.contents();
+        assert_eq!(on_disk.len(), LIMIT, "the byte that reached the file stays");
+        assert_eq!(
+            (&on_disk[..LIMIT - 1], on_disk[LIMIT - 1]),
+            (&old[..], data[0])
+        );
+        // SAFETY: a registered handle and device memory of N bytes.
+        let n = unsafe { hipFileWrite(f.fh, dev.ptr, N, (LIMIT - 1) as i64, 0) };
+        assert_eq!(n, 1, "hipFileWrite reports the prefix");
+    }
+);

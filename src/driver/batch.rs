@@ -536,6 +536,7 @@ impl Job {
                 Take::Retired => return Turn::Retired,
             };
             taken += 1;
+            // An event reports a status: a write that fails part-way is Failed with its error.
             let req = Request::new(
                 res.dir,
                 &res.file,
@@ -543,7 +544,8 @@ impl Job {
                 res.size,
                 res.file_offset,
                 res.buffer_offset,
-            );
+            )
+            .reporting_errors();
             let failed = || Begun::Done(Err(PANIC));
             let mut begun = guarded(|| session.backends.begin(&req, &mut overlap), failed);
             // Every buffer lent to a copy: the oldest read makes room.
