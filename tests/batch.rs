@@ -835,6 +835,66 @@ child_test!(
     }
 );
 
+// A close to 0 from another thread while an operation runs: the handle keeps answering until
+// the close has cancelled what had not started and the running operation is over, so the
+// application reaps both outcomes. Before, the close made the handle stale first and drained
+// afterwards: GetStatus answered hipFileInvalidValue while the write was still running, and an
+// application that then reused its buffer or read the file raced with it.
+child_test!(
+    a_close_keeps_the_handle_until_its_running_operations_are_over,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "1"),
+        ("HIPSIM_COPY_DELAY_US", "1000000")
+    ],
+    {
+        let (f, dev) = file_and_buffer("batch-close-race", libc::O_RDWR);
+        let data = pattern(4096, 7);
+        sim().upload(dev.ptr, &data);
+        let h = setup(4);
+        let mut ops: Vec<_> = (0..2usize)
+            .map(|i| {
+                params(
+                    f.fh,
+                    hipFileBatchWrite,
+                    dev.ptr,
+                    (i * 4096) as i64,
+                    0,
+                    4096,
+                    1 + i,
+                )
+            })
+            .collect();
+        let before = sim().counter("hipMemcpy");
+        assert_eq!(submit(h, &mut ops), OK);
+        // The first write is running (its copy takes 1 s): another thread closes to 0.
+        wait_for_a_copy(before);
+        assert_eq!(count(), 1);
+        let closer = std::thread::spawn(|| hipFileDriverClose());
+        std::thread::sleep(Duration::from_millis(50));
+        let ev = status(h, 2, 4, None).expect("the handle answers while its write runs");
+        let mut got: Vec<_> = ev
+            .iter()
+            .map(|e| (e.cookie as usize, e.status, e.ret))
+            .collect();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            [(1, hipFileComplete, 4096), (2, hipFileCanceled, 0)],
+            "the running write completed, the pending one was cancelled"
+        );
+        assert_eq!(closer.join().unwrap(), OK);
+        assert_eq!(count(), 0);
+        let on_disk = std::fs::read(&f.path).unwrap();
+        assert_eq!(&on_disk[..4096], &data[..]);
+        assert_eq!(&on_disk[4096..8192], &f.contents[4096..8192]);
+        // Once the close returned, the handle is stale.
+        assert_eq!(status(h, 0, 4, None).err(), Some(code(hipFileInvalidValue)));
+        assert_eq!(submit(h, &mut ops), code(hipFileInvalidValue));
+        hipFileBatchIODestroy(h);
+    }
+);
+
 child_test!(
     concurrent_submitters_and_reapers_see_each_completion_once,
     {

@@ -146,13 +146,22 @@ impl Driver {
             *self.staged.lock() = Staged::default();
             st.session.take()
         };
-        // At count 0 every batch context is removed (its handle goes stale: later use gets
-        // hipFileInvalidValue, as upstream's newest code), cancelled and drained (running
-        // operations finish; they hold what they use). Then the engine (threads, pinned
-        // memory) goes away, outside the state lock.
-        let contexts = self.batches.lock().clear();
-        for ctx in contexts {
-            ctx.cancel_and_drain();
+        // At count 0 every batch context is retired (nothing more is queued, pending
+        // operations are cancelled), drained (running operations finish; they hold what they
+        // use), and only then removed: its handle goes stale (later use gets
+        // hipFileInvalidValue, as upstream's newest code) once nothing of it runs any more.
+        // Until then GetStatus reaps what the close cancelled and what completed, so a
+        // handle never answers "unknown" while an operation of it still moves bytes. Then
+        // the engine (threads, pinned memory) goes away, outside the state lock.
+        let contexts = self.batches.lock().live();
+        for (_, ctx) in &contexts {
+            ctx.retire_and_drain();
+        }
+        {
+            let mut batches = self.batches.lock();
+            for (token, _) in &contexts {
+                batches.remove(*token);
+            }
         }
         // Batch jobs, of these contexts and of destroyed ones, hold the session until they end
         // (a queued one with nothing left to take ends at once): waited for, so the engine goes
@@ -450,7 +459,7 @@ impl Driver {
     pub fn batch_destroy(&self, token: batch::BatchToken) {
         let ctx = self.batches.lock().remove(token);
         if let Some(ctx) = ctx {
-            ctx.cancel_and_drain();
+            ctx.retire_and_drain();
         }
     }
 }
