@@ -21,7 +21,8 @@
 //!
 //! Lock order: the driver's state lock, then a context's lock (submission holds the state read
 //! lock while it queues, so a concurrent close either sees the operations or refuses them);
-//! the registry's mutex is never held with another lock.
+//! the registry's mutex is taken alone, or inside the state lock by the close that lists the
+//! contexts it ends, never with a context's lock.
 #![deny(unsafe_code)]
 
 use std::collections::VecDeque;

@@ -384,10 +384,10 @@ impl Racer {
         if e.err != 0 {
             // A close between set-up and submission: the handle (or the file handle) is stale
             // or the driver closed; nothing was queued.
+            // (A stale file handle is found out by the next synchronous call.)
             if !matches!(e.err, x if x == hipFileInvalidValue || x == hipFileInternalError) {
                 sh.unexpected(format!("thread {}: hipFileBatchIOSubmit: {e:?}", self.t));
             }
-            self.handles[f] = None;
             ends.fill(Some(End::NotRun));
         } else {
             sh.figures
