@@ -203,6 +203,7 @@ impl Posix {
             size: req.size,
             offset: req.file_offset,
             sync: self.sync_writes,
+            part_way: req.part_way,
         }
     }
 
