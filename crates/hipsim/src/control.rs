@@ -1,5 +1,5 @@
 //! The `hipsim*` control functions that tests (and `hipfile`'s simulator detection) call:
-//! counters, fault injection, and the simulator marker.
+//! counters, fault injection, a stream's hardware queue, and the simulator marker.
 //!
 //! These are not counted as calls.
 
@@ -8,7 +8,7 @@
 use std::ffi::{c_char, c_int};
 
 use crate::ffi::{c_str, guarded};
-use crate::{counters, faults};
+use crate::{counters, device, faults, stream};
 
 /// `uint64_t hipsimCounter(const char *name)`: the current value of a counter or gauge
 /// (unknown or NULL name: 0). See [`crate::counters`] for the names.
@@ -53,6 +53,22 @@ pub unsafe extern "C" fn hipsimGetFault(name: *const c_char) -> i64 {
         unsafe { c_str(name) }
             .and_then(faults::get_by_name)
             .unwrap_or(0)
+    })
+}
+
+/// `int64_t hipsimStreamHwQueue(void *stream)`: the index of the hardware queue of its device that
+/// a stream runs on (see [`crate::stream`]; the NULL, legacy and per-thread handles name the
+/// default stream of HIP's current device, on queue 0); -2 for a stream with a queue of its
+/// own, -1 for an unknown handle or a current device that does not exist.
+#[no_mangle]
+pub unsafe extern "C" fn hipsimStreamHwQueue(handle: *mut std::ffi::c_void) -> i64 {
+    guarded("", -1, || {
+        match stream::resolve(handle as usize, device::hip_current) {
+            Ok(s) => s
+                .hw_queue()
+                .map_or(-2, |q| i64::try_from(q).unwrap_or(i64::MAX)),
+            Err(_) => -1,
+        }
     })
 }
 

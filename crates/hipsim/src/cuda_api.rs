@@ -693,7 +693,7 @@ pub unsafe extern "C" fn cuStreamCreate(ph_stream: *mut CuStream, flags: c_uint)
         if flags > 1 {
             return Err(SimError::INVALID_VALUE);
         }
-        out.set(stream::create(ctx_device()?, flags == 0)? as CuStream);
+        out.set(stream::create(ctx_device()?, flags == 0, stream::Api::Cuda)? as CuStream);
         Ok(())
     })
 }

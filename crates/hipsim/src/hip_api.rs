@@ -521,7 +521,7 @@ pub unsafe extern "C" fn hipStreamCreate(s: *mut HipStream) -> HipError {
     hip_call("hipStreamCreate", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(s) }?;
-        out.set(stream::create(device::hip_current()?, true)? as HipStream);
+        out.set(stream::create(device::hip_current()?, true, stream::Api::Hip)? as HipStream);
         Ok(())
     })
 }
@@ -536,7 +536,7 @@ pub unsafe extern "C" fn hipStreamCreateWithFlags(s: *mut HipStream, flags: c_ui
         if flags > 1 {
             return Err(SimError::INVALID_VALUE);
         }
-        out.set(stream::create(device::hip_current()?, flags == 0)? as HipStream);
+        out.set(stream::create(device::hip_current()?, flags == 0, stream::Api::Hip)? as HipStream);
         Ok(())
     })
 }

@@ -153,6 +153,7 @@ api! {
     hipsimSetFault: fn(*const c_char, i64) -> c_int;
     hipsimGetFault: fn(*const c_char) -> i64;
     hipsimIsSimulator: fn() -> c_int;
+    hipsimStreamHwQueue: fn(Stream) -> i64;
 
     hipInit: fn(c_uint) -> c_int;
     hipRuntimeGetVersion: fn(*mut c_int) -> c_int;
