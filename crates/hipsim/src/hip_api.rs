@@ -14,7 +14,7 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::ptr;
 
 use crate::control::{
@@ -582,6 +582,23 @@ pub unsafe extern "C" fn hipStreamGetDevice(s: HipStream, device_out: *mut c_int
     })
 }
 
+/// `hipError_t hipStreamGetId(hipStream_t stream, unsigned long long *streamId)`:
+/// the stream's id, unique for the life of the process and never given to another stream,
+/// also when a new stream gets a destroyed one's handle (see [`crate::stream`]). NULL,
+/// `hipStreamLegacy` and `hipStreamPerThread` name the current device's default stream. An
+/// unknown or destroyed handle is `hipErrorInvalidHandle` (ROCm answers
+/// `hipErrorInvalidResourceHandle`, the same code 400); a NULL `streamId` is
+/// `hipErrorInvalidValue`, checked first as ROCm does.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamGetId(s: HipStream, stream_id: *mut c_ulonglong) -> HipError {
+    hip_call("hipStreamGetId", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(stream_id) }?;
+        out.set(current_stream(s)?.id());
+        Ok(())
+    })
+}
+
 /// Queues a C host function on a stream (shared with the CUDA face): it runs on the
 /// simulator's one callback thread, as a real runtime's host functions do.
 pub(crate) fn enqueue_host_fn(
@@ -794,7 +811,7 @@ pub fn proc_address(name: &str) -> Option<*mut c_void> {
         hipPointerGetAttributes, hipMemGetAddressRange, hipMemcpy, hipMemcpyAsync, hipMemcpyHtoD,
         hipMemcpyDtoH, hipMemcpyHtoDAsync, hipMemcpyDtoHAsync, hipMemset, hipStreamCreate,
         hipStreamCreateWithFlags, hipStreamDestroy, hipStreamSynchronize, hipStreamQuery,
-        hipStreamGetDevice, hipLaunchHostFunc, hipEventCreate, hipEventCreateWithFlags,
+        hipStreamGetDevice, hipStreamGetId, hipLaunchHostFunc, hipEventCreate, hipEventCreateWithFlags,
         hipEventRecord, hipEventSynchronize, hipEventQuery, hipEventDestroy, hipGetErrorString,
         hipGetErrorName, hipGetLastError, hipPeekAtLastError, hipGetProcAddress, hipAmdFileRead,
         hipAmdFileWrite, hipsimCounter, hipsimResetCounters, hipsimSetFault, hipsimGetFault,

@@ -42,6 +42,14 @@
 //!
 //! An event records a marker into a stream; synchronising the event waits until the marker of
 //! its latest record has run (an event that was never recorded is complete).
+//!
+//! **Identity.** A stream's handle looks like an address, and a stream created after one was
+//! destroyed gets that stream's handle (the one destroyed last first), as real runtimes' heaps
+//! give a freed stream object's address to the next one: a handle value alone does not tell a
+//! new stream from an old one. Its id (`hipStreamGetId`,
+//! `cuStreamGetId`) is never reused: the default stream of device d has id d + 1 (the NULL,
+//! legacy and per-thread handles all name that one stream here), and created streams are
+//! numbered from 17 up in creation order, across devices.
 
 use std::collections::{HashMap, VecDeque};
 use std::panic::{self, AssertUnwindSafe};
@@ -140,6 +148,38 @@ fn place_created(device: i32, api: Api) -> Option<Placement> {
     Some(hw_queue(device, ordinal % n))
 }
 
+// ---- identity --------------------------------------------------------------------------------
+
+/// Handles of created streams: destroyed ones, to be given out again, and the next new one.
+struct Handles {
+    free: Vec<usize>,
+    next: usize,
+}
+
+/// The first handle of a created stream: pointer-like, apart from the other handles the
+/// simulator makes up (kernels' are 0x5157_xxxx_xxxx).
+const FIRST_HANDLE: usize = 0x5354_0000_0000;
+/// The distance between two new handles (the size a runtime's stream object might have).
+const HANDLE_STRIDE: usize = 0x100;
+
+static HANDLES: Mutex<Handles> = Mutex::new(Handles {
+    free: Vec::new(),
+    next: FIRST_HANDLE,
+});
+
+/// A handle for a new stream: the one destroyed last, or a new one.
+fn take_handle() -> usize {
+    let mut h = HANDLES.lock();
+    h.free.pop().unwrap_or_else(|| {
+        h.next += HANDLE_STRIDE;
+        h.next - HANDLE_STRIDE
+    })
+}
+
+/// The id of the first created stream; the ids below belong to the default streams.
+pub const FIRST_CREATED_ID: u64 = MAX_DEVICES as u64 + 1;
+static NEXT_ID: AtomicU64 = AtomicU64::new(FIRST_CREATED_ID);
+
 // ---- streams ---------------------------------------------------------------------------------
 
 /// An item and its ticket on the stream's hardware queue.
@@ -168,6 +208,8 @@ pub struct Stream {
     device: i32,
     /// Synchronises with the legacy default stream (false: created non-blocking).
     blocking: bool,
+    /// Never reused (see the module's documentation).
+    id: u64,
     placement: Option<Placement>,
     shared: Arc<Shared>,
     worker: Mutex<Option<JoinHandle<()>>>,
@@ -209,7 +251,12 @@ fn worker_loop(shared: &Shared, hw: Option<&HwQueue>) {
 }
 
 impl Stream {
-    fn spawn(device: i32, blocking: bool, placement: Option<Placement>) -> SimResult<Arc<Stream>> {
+    fn spawn(
+        device: i32,
+        blocking: bool,
+        id: u64,
+        placement: Option<Placement>,
+    ) -> SimResult<Arc<Stream>> {
         let shared = Arc::new(Shared::default());
         let for_worker = Arc::clone(&shared);
         let hw = placement.as_ref().map(|p| Arc::clone(&p.queue));
@@ -222,6 +269,7 @@ impl Stream {
         Ok(Arc::new(Stream {
             device,
             blocking,
+            id,
             placement,
             shared,
             worker: Mutex::new(Some(handle)),
@@ -232,6 +280,11 @@ impl Stream {
     /// The device current when the stream was created.
     pub fn device(&self) -> i32 {
         self.device
+    }
+
+    /// The stream's id, unique for the life of the process.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The index of the device's hardware queue the stream runs on; `None` when it has a queue
@@ -367,8 +420,9 @@ static DEFAULT_STREAMS: Mutex<[Option<Arc<Stream>>; MAX_DEVICES]> =
 /// stream); returns its handle.
 pub fn create(device: i32, blocking: bool, api: Api) -> SimResult<usize> {
     let placement = place_created(device, api);
-    let s = Stream::spawn(device, blocking, placement)?;
-    let handle = Arc::as_ptr(&s) as usize;
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let s = Stream::spawn(device, blocking, id, placement)?;
+    let handle = take_handle();
     STREAMS.lock().insert(handle, s);
     counters::gauge_add(Gauge::Streams, 1);
     Ok(handle)
@@ -390,7 +444,7 @@ pub fn default_stream(device: i32) -> SimResult<Arc<Stream>> {
         return Ok(Arc::clone(s));
     }
     // Stream 0 of the device: hardware queue 0, whatever the number of queues.
-    let s = Stream::spawn(device, true, Some(hw_queue(device, 0)))?;
+    let s = Stream::spawn(device, true, idx as u64 + 1, Some(hw_queue(device, 0)))?;
     defaults[idx] = Some(Arc::clone(&s));
     Ok(s)
 }
@@ -424,6 +478,8 @@ pub fn destroy(handle: usize) -> SimResult<()> {
         .remove(&handle)
         .ok_or(SimError::INVALID_HANDLE)?;
     s.shutdown();
+    // Only now, once its work drained, as a runtime frees the stream object.
+    HANDLES.lock().free.push(handle);
     counters::gauge_sub(Gauge::Streams, 1);
     Ok(())
 }

@@ -185,6 +185,7 @@ api! {
     hipStreamSynchronize: fn(Stream) -> c_int;
     hipStreamQuery: fn(Stream) -> c_int;
     hipStreamGetDevice: fn(Stream, *mut c_int) -> c_int;
+    hipStreamGetId: fn(Stream, *mut u64) -> c_int;
     hipLaunchHostFunc: fn(Stream, HostFn, *mut c_void) -> c_int;
     hipStreamWaitValue32: fn(Stream, *mut c_void, u32, c_uint, u32) -> c_int;
     hipEventCreate: fn(*mut *mut c_void) -> c_int;
@@ -237,6 +238,7 @@ api! {
     cuStreamSynchronize: fn(Stream) -> c_int;
     cuStreamQuery: fn(Stream) -> c_int;
     cuStreamGetCtx: fn(Stream, *mut *mut c_void) -> c_int;
+    cuStreamGetId: fn(Stream, *mut u64) -> c_int;
     cuLaunchHostFunc: fn(Stream, HostFn, *mut c_void) -> c_int;
     cuStreamWaitValue32_v2: fn(Stream, u64, u32, c_uint) -> c_int;
     cuEventCreate: fn(*mut *mut c_void, c_uint) -> c_int;
