@@ -1,5 +1,6 @@
 //! The `hipsim*` control functions that tests (and `hipfile`'s simulator detection) call:
-//! counters, fault injection, a stream's hardware queue, and the simulator marker.
+//! counters, fault injection, a stream's hardware queue, a device's architecture, and the
+//! simulator marker.
 //!
 //! These are not counted as calls.
 
@@ -68,6 +69,33 @@ pub unsafe extern "C" fn hipsimStreamHwQueue(handle: *mut std::ffi::c_void) -> i
                 .hw_queue()
                 .map_or(-2, |q| i64::try_from(q).unwrap_or(i64::MAX)),
             Err(_) => -1,
+        }
+    })
+}
+
+/// `int hipsimSetGcnArch(int device, const char *arch)`: sets the architecture name a device
+/// reports (`gcnArchName`, e.g. `"gfx90a:sramecc-:xnack+"`), for `device` 0..16 or every
+/// device for -1; NULL gives back the default (`HIPSIM_GCN_ARCH`, else
+/// `"gfx942:sramecc+:xnack-"`). 0 on success, -1 for another ordinal or a name that is not
+/// `gfx<processor>[:sramecc±][:xnack±]` (see [`crate::device::parse_target`]).
+///
+/// `arch` must be NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hipsimSetGcnArch(device: c_int, arch: *const c_char) -> c_int {
+    guarded("", -1, || {
+        let name = if arch.is_null() {
+            None
+        } else {
+            // SAFETY: caller contract.
+            match unsafe { c_str(arch) } {
+                Some(n) => Some(n),
+                None => return -1,
+            }
+        };
+        if device::set_gcn_arch(device, name) {
+            0
+        } else {
+            -1
         }
     })
 }

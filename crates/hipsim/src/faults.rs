@@ -34,6 +34,9 @@
 //! as absolute values (`-5027` means 5027). `device_count` is a setting, not a fault: 0 really
 //! means zero devices.
 //!
+//! A device's architecture name is a string, outside this table: `HIPSIM_GCN_ARCH` and
+//! `hipsimSetGcnArch` (see [`crate::device::gcn_arch`]).
+//!
 //! The two hardware-queue settings read the real runtimes' variables (not `HIPSIM_*` ones), so
 //! that a program run with `GPU_MAX_HW_QUEUES=1` sees on the simulator what it would see on a
 //! ROCm machine. A stream takes the value current when it is created.

@@ -194,6 +194,27 @@ pub unsafe extern "C" fn hipDeviceSynchronize() -> HipError {
     })
 }
 
+/// `hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600 *prop, int deviceId)` (what
+/// `hipGetDeviceProperties` compiles to with ROCm 6 and later): the properties of an
+/// MI300X-like device, with the device's architecture name in `gcnArchName` and the
+/// compute capability that follows from it (see [`device::hip_properties`]). A NULL `prop` is
+/// `hipErrorInvalidValue`, a device that does not exist `hipErrorInvalidDevice`. The legacy
+/// `hipGetDeviceProperties` symbol (ROCm 5's smaller layout) is not exported: a program that
+/// looks it up learns that, instead of reading fields at the wrong offsets.
+#[no_mangle]
+pub unsafe extern "C" fn hipGetDevicePropertiesR0600(
+    prop: *mut device::HipDevicePropR0600,
+    device_id: c_int,
+) -> HipError {
+    hip_call("hipGetDevicePropertiesR0600", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(prop) }?;
+        device::check_ordinal(device_id)?;
+        out.set(device::hip_properties(device_id));
+        Ok(())
+    })
+}
+
 // ---- memory ----------------------------------------------------------------------------------
 
 /// `hipError_t hipMalloc(void **ptr, size_t size)`: size 0 gives NULL.
@@ -806,6 +827,7 @@ pub fn proc_address(name: &str) -> Option<*mut c_void> {
     }
     symbol_table!(name;
         hipInit, hipRuntimeGetVersion, hipDriverGetVersion, hipGetDeviceCount, hipGetDevice,
+        hipGetDevicePropertiesR0600,
         hipSetDevice, hipDeviceSynchronize, hipMalloc, hipFree, hipMallocManaged, hipHostMalloc,
         hipHostFree, hipHostRegister, hipHostUnregister, hipHostGetDevicePointer,
         hipPointerGetAttributes, hipMemGetAddressRange, hipMemcpy, hipMemcpyAsync, hipMemcpyHtoD,

@@ -154,12 +154,14 @@ api! {
     hipsimGetFault: fn(*const c_char) -> i64;
     hipsimIsSimulator: fn() -> c_int;
     hipsimStreamHwQueue: fn(Stream) -> i64;
+    hipsimSetGcnArch: fn(c_int, *const c_char) -> c_int;
 
     hipInit: fn(c_uint) -> c_int;
     hipRuntimeGetVersion: fn(*mut c_int) -> c_int;
     hipDriverGetVersion: fn(*mut c_int) -> c_int;
     hipGetDeviceCount: fn(*mut c_int) -> c_int;
     hipGetDevice: fn(*mut c_int) -> c_int;
+    hipGetDevicePropertiesR0600: fn(*mut c_void, c_int) -> c_int;
     hipSetDevice: fn(c_int) -> c_int;
     hipDeviceSynchronize: fn() -> c_int;
     hipMalloc: fn(*mut *mut c_void, usize) -> c_int;
