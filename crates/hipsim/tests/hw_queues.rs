@@ -213,8 +213,10 @@ fn an_item_waits_for_earlier_items_of_its_hardware_queue_only() {
     w.hold(s, held, 1);
     copy(same_queue);
     copy(other_queue);
-    settle();
-    assert!(idle(s, other_queue), "another queue's stream runs on");
+    assert!(
+        within(BOUND, || idle(s, other_queue)),
+        "another queue's stream runs on"
+    );
     assert!(
         !idle(s, same_queue),
         "an item submitted after the hold to the same queue waits for it"
@@ -234,8 +236,7 @@ fn an_item_waits_for_earlier_items_of_its_hardware_queue_only() {
     w.post(0);
     w.hold(s, free_held, 1);
     copy(free_other);
-    settle();
-    assert!(idle(s, free_other));
+    assert!(within(BOUND, || idle(s, free_other)));
     assert!(!idle(s, free_held));
     w.post(1);
     // SAFETY: a live stream.
