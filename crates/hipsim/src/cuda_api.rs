@@ -22,7 +22,7 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr};
 use std::ptr;
 use std::sync::Arc;
 
@@ -740,7 +740,7 @@ pub unsafe extern "C" fn cuStreamCreate(ph_stream: *mut CuStream, flags: c_uint)
         if flags > 1 {
             return Err(SimError::INVALID_VALUE);
         }
-        out.set(stream::create(ctx_device()?, flags == 0)? as CuStream);
+        out.set(stream::create(ctx_device()?, flags == 0, stream::Api::Cuda)? as CuStream);
         Ok(())
     })
 }
@@ -786,6 +786,23 @@ pub unsafe extern "C" fn cuStreamGetCtx(s: CuStream, pctx: *mut CuContext) -> Cu
         // SAFETY: module contract.
         let out = unsafe { Out::new(pctx) }?;
         out.set(device::primary_handle(cu_stream(s)?.device()));
+        Ok(())
+    })
+}
+
+/// `CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId)` (CUDA 12.0): the
+/// stream's id, unique for the life of the process and never given to another stream, also
+/// when a new stream gets a destroyed one's handle (see [`crate::stream`]). NULL,
+/// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` name the default stream of the current
+/// context's device (`CUDA_ERROR_INVALID_CONTEXT` without one). CUDA calls an invalid handle
+/// undefined behaviour; here an unknown or destroyed handle is `CUDA_ERROR_INVALID_HANDLE`, as
+/// for every other stream call. A NULL `streamId` is `CUDA_ERROR_INVALID_VALUE`.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetId(s: CuStream, stream_id: *mut c_ulonglong) -> CuResult {
+    cu_call("cuStreamGetId", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(stream_id) }?;
+        out.set(cu_stream(s)?.id());
         Ok(())
     })
 }
