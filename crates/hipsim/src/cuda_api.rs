@@ -1112,38 +1112,6 @@ pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -
     })
 }
 
-/// A stream `cuStreamGetId` has answered for and its id, by stream object address.
-type StreamIds = std::collections::HashMap<usize, (std::sync::Weak<Stream>, u64)>;
-
-/// Ids of the streams `cuStreamGetId` was asked about, by stream object (a weak reference, so
-/// that a new stream at a reused address gets a new id).
-static STREAM_IDS: std::sync::LazyLock<parking_lot::Mutex<StreamIds>> =
-    std::sync::LazyLock::new(Default::default);
-static NEXT_STREAM_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-/// `CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId)`: a number unique
-/// to the stream for the life of the process; the default-stream handles name the current
-/// context's default stream.
-#[no_mangle]
-pub unsafe extern "C" fn cuStreamGetId(s: CuStream, id: *mut u64) -> CuResult {
-    cu_call("cuStreamGetId", || {
-        // SAFETY: module contract.
-        let out = unsafe { Out::new(id) }?;
-        let st = cu_stream(s)?;
-        let key = Arc::as_ptr(&st) as usize;
-        let mut ids = STREAM_IDS.lock();
-        let same = ids
-            .get(&key)
-            .is_some_and(|(w, _)| w.upgrade().is_some_and(|a| Arc::ptr_eq(&a, &st)));
-        if !same {
-            let fresh = NEXT_STREAM_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            ids.insert(key, (Arc::downgrade(&st), fresh));
-        }
-        out.set(ids[&key].1);
-        Ok(())
-    })
-}
-
 /// `CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream
 /// hStream)`: unified addressing, the direction is inferred from the addresses.
 #[no_mangle]
