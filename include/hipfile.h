@@ -1079,9 +1079,10 @@ HIPFILE_API void hipFileBatchIODestroy(hipFileBatchHandle_t batch_idp);
  * later work on `stream` runs.  It reads `*size_p`, `*file_offset_p` and `*buffer_offset_p`
  * when it starts (their values at this call when the stream was registered with the
  * matching HIPFILE_STREAM_FIXED_* flag) and stores its result in `*bytes_read_p`: the byte
- * count (short at end of file), -1 for an operating-system error, or -hipFileOpError
- * (-hipFileInvalidValue when the size grew after submission or the values no longer fit the
- * buffer).  A successful call stores 0 there first.  Every backend serves it (the GPU-direct
+ * count (short at end of file), -1 for an operating-system error of the POSIX path,
+ * -hipFileInternalError when the GPU-direct path fails with an error the POSIX path does not
+ * take over (EIO, say), or -hipFileOpError otherwise (-hipFileInvalidValue when the size grew
+ * after submission or the values no longer fit the buffer), as AMD's hipFile reports them.  A successful call stores 0 there first.  Every backend serves it (the GPU-direct
  * fastpath, falling back on ENODEV/EREMOTEIO; the fallback through the stream's own pinned
  * buffers; host memory).  Operations on one stream run in submission order; a NULL stream is the
  * default stream.  A size of 0 completes here and queues nothing.  The pointed-to values

@@ -34,8 +34,9 @@ if [ "$ASAN" = 1 ]; then
 fi
 
 build() {
-    # The simulator is loaded at run time, uninstrumented, from the main workspace.
-    cargo build --release -p hipsim --quiet
+    # Loaded at run time, uninstrumented, from the main workspace: the simulator, and the
+    # engine behind libcufile.so.0's code in cufile_sequence (libhipfile.so).
+    cargo build --release -p hipsim -p hipfile --lib --quiet
     RUSTFLAGS="$flags" cargo $TOOLCHAIN build --release --quiet \
         --manifest-path fuzz/Cargo.toml --target $TRIPLE --bins \
         --target-dir fuzz/target
@@ -45,6 +46,7 @@ build() {
 bin() { echo "${FUZZ_BIN_DIR:-$ROOT/fuzz/target/$TRIPLE/release}/$1"; }
 
 export HIPSIM_LIBRARY=${HIPSIM_LIBRARY:-$ROOT/target/release/libhipsim.so}
+export HIPFILE_ENGINE_LIBRARY=${HIPFILE_ENGINE_LIBRARY:-$ROOT/target/release/libhipfile.so}
 # LeakSanitizer: the library's process-wide state (driver, statistics) lives until exit.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:symbolize=1}
 

@@ -52,6 +52,11 @@ pub enum Error {
     /// An operating-system call failed with this errno.
     #[error("OS error {0}")]
     Os(i32),
+    /// The GPU-direct path failed with this errno. Where the POSIX path may take over
+    /// (`ENODEV`, `EREMOTEIO`) it does; otherwise it is reported as [`Error::Os`] is, except
+    /// in a stream-ordered result (`-hipFileInternalError` there, as upstream).
+    #[error("GPU-direct I/O failed with OS error {0}")]
+    GpuDirect(i32),
     /// No backend accepts the request (compat mode off and the fastpath refuses, host I/O
     /// disabled, ...): every backend's refusal. 5030.
     #[error("no backend accepts the request ({0})")]

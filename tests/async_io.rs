@@ -470,13 +470,13 @@ child_test!(
             .ext
             .expect("our extension block");
         assert_eq!((ext.fallback_retries, ext.async_ops), (1, [2, 0]));
-        // EIO is not retried: -1 in *bytes_p.
+        // EIO is not retried: -hipFileInternalError in *bytes_p, as upstream.
         s.fault("fastpath_errno", i64::from(libc::EIO));
         let mut p = Params::new(n, 0, 0);
         assert_eq!(read_async(f.fh, dev.ptr, &mut p, &stream), OK);
         stream.sync();
         s.fault("fastpath_errno", 0);
-        assert_eq!(p.result(), -1);
+        assert_eq!(p.result(), -5030);
     }
 );
 

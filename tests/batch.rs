@@ -835,6 +835,66 @@ child_test!(
     }
 );
 
+// A close to 0 from another thread while an operation runs: the handle keeps answering until
+// the close has cancelled what had not started and the running operation is over, so the
+// application reaps both outcomes. Before, the close made the handle stale first and drained
+// afterwards: GetStatus answered hipFileInvalidValue while the write was still running, and an
+// application that then reused its buffer or read the file raced with it.
+child_test!(
+    a_close_keeps_the_handle_until_its_running_operations_are_over,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "1"),
+        ("HIPSIM_COPY_DELAY_US", "1000000")
+    ],
+    {
+        let (f, dev) = file_and_buffer("batch-close-race", libc::O_RDWR);
+        let data = pattern(4096, 7);
+        sim().upload(dev.ptr, &data);
+        let h = setup(4);
+        let mut ops: Vec<_> = (0..2usize)
+            .map(|i| {
+                params(
+                    f.fh,
+                    hipFileBatchWrite,
+                    dev.ptr,
+                    (i * 4096) as i64,
+                    0,
+                    4096,
+                    1 + i,
+                )
+            })
+            .collect();
+        let before = sim().counter("hipMemcpy");
+        assert_eq!(submit(h, &mut ops), OK);
+        // The first write is running (its copy takes 1 s): another thread closes to 0.
+        wait_for_a_copy(before);
+        assert_eq!(count(), 1);
+        let closer = std::thread::spawn(|| hipFileDriverClose());
+        std::thread::sleep(Duration::from_millis(50));
+        let ev = status(h, 2, 4, None).expect("the handle answers while its write runs");
+        let mut got: Vec<_> = ev
+            .iter()
+            .map(|e| (e.cookie as usize, e.status, e.ret))
+            .collect();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            [(1, hipFileComplete, 4096), (2, hipFileCanceled, 0)],
+            "the running write completed, the pending one was cancelled"
+        );
+        assert_eq!(closer.join().unwrap(), OK);
+        assert_eq!(count(), 0);
+        let on_disk = std::fs::read(&f.path).unwrap();
+        assert_eq!(&on_disk[..4096], &data[..]);
+        assert_eq!(&on_disk[4096..8192], &f.contents[4096..8192]);
+        // Once the close returned, the handle is stale.
+        assert_eq!(status(h, 0, 4, None).err(), Some(code(hipFileInvalidValue)));
+        assert_eq!(submit(h, &mut ops), code(hipFileInvalidValue));
+        hipFileBatchIODestroy(h);
+    }
+);
+
 child_test!(
     concurrent_submitters_and_reapers_see_each_completion_once,
     {
@@ -922,6 +982,87 @@ child_test!(
         hipFileHandleDeregister(f.fh);
         let fh2 = register_fd(f.fd);
         hipFileHandleDeregister(fh2);
+    }
+);
+
+// A batch write that runs into the file size limit after part of it reached the file ends
+// Failed with the error (ret = -EFBIG), as upstream's newer system test expects; a status of
+// Complete would tell an application that checks the status (not the count) that its write
+// reached the file. The same write through hipFileWrite still returns the prefix (the calls that
+// return a byte count report what they moved). Both the one-chunk path and the parallel chunk
+// path (8 chunks of 64 KiB with helpers), through the page cache.
+child_test!(
+    a_batch_write_that_fails_part_way_is_failed_with_the_error,
+    [
+        ("HIPFILE_FORCE_COMPAT_MODE", "true"),
+        ("HIPFILE_IO_THREADS", "4"),
+        ("HIPFILE_CHUNK_SIZE", "64K"),
+        ("HIPFILE_INLINE_THRESHOLD", "64K"),
+        ("HIPFILE_DIRECT_IO", "false")
+    ],
+    {
+        const LIMIT: usize = 1 << 20;
+        let f = file("batch-efbig", LIMIT - 1, libc::O_RDWR);
+        let dev = sim().device_alloc(1 << 20);
+        let data = pattern(1 << 19, 61);
+        sim().upload(dev.ptr, &data);
+        // SAFETY: plain calls; the test child owns its process. Writes past LIMIT fail with
+        // EFBIG instead of raising SIGXFSZ.
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit {
+                rlim_cur: LIMIT as u64,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
+        }
+        let efbig = (-(libc::EFBIG as isize)) as usize;
+        // One byte fits below the limit: one chunk (4 KiB), then eight (512 KiB).
+        for (round, size) in [(0usize, 4096usize), (1, 1 << 19)] {
+            let h = setup(1);
+            let mut op = [params(
+                f.fh,
+                hipFileBatchWrite,
+                dev.ptr,
+                (LIMIT - 1) as i64,
+                0,
+                size,
+                7,
+            )];
+            assert_eq!(submit(h, &mut op), OK);
+            let ev = reap_all(h, 1);
+            assert_eq!(
+                (ev[0].cookie as usize, ev[0].status, ev[0].ret),
+                (7, hipFileFailed, efbig),
+                "round {round}: {size} bytes"
+            );
+            hipFileBatchIODestroy(h);
+            // The byte that reached the file stays, as upstream's (the status says the range
+            // is not what the application asked for); nothing grew past it.
+            let on_disk = std::fs::read(&f.path).unwrap();
+            assert_eq!(on_disk.len(), LIMIT, "round {round}");
+            assert_eq!(on_disk[..LIMIT - 1], f.contents[..], "round {round}");
+            assert_eq!(on_disk[LIMIT - 1], data[0], "round {round}");
+            // The synchronous call reports the byte it moved.
+            // SAFETY: a registered handle and device memory of the size given.
+            let n = unsafe { hipFileWrite(f.fh, dev.ptr, size, (LIMIT - 1) as i64, 0) };
+            assert_eq!(n, 1, "round {round}: hipFileWrite reports the prefix");
+        }
+        // Nothing reached the file: Failed with the error too.
+        let h = setup(1);
+        let mut op = [params(
+            f.fh,
+            hipFileBatchWrite,
+            dev.ptr,
+            LIMIT as i64,
+            0,
+            4096,
+            8,
+        )];
+        assert_eq!(submit(h, &mut op), OK);
+        let ev = reap_all(h, 1);
+        assert_eq!((ev[0].status, ev[0].ret), (hipFileFailed, efbig));
+        hipFileBatchIODestroy(h);
     }
 );
 

@@ -1,8 +1,10 @@
 //! libcufile.so.0 (crates/cufile) through its exported cuFile ABI: `tests/c/cufile_suite.c`,
 //! compiled against `include/cufile.h` and linked with `-lcufile` only, run on the simulator's
-//! CUDA side (`HIPFILE_PLATFORM=nvidia`, the CUDA driver API of `libhipsim.so`); the library's
-//! ELF identity and exports; the hand-written mirror of hipFile's types it calls libhipfile
-//! with.
+//! CUDA side (`HIPFILE_PLATFORM=nvidia`, the CUDA driver API of `libhipsim.so`);
+//! `tests/c/cufile_layouts.c`, compiled for each distinct layout of the output structures
+//! (cuFile 1.7..1.14, 1.15..1.18, 1.19..1.20), every output at the end of a page followed by a
+//! `PROT_NONE` page; the library's ELF identity and exports; the hand-written mirror of
+//! hipFile's types it calls libhipfile with.
 
 mod common;
 
@@ -42,7 +44,13 @@ fn soname_dir(name: &str, lib: &Path) -> PathBuf {
 /// Compile the suite, linked with the cuFile library only; `rpath` names where
 /// `libcufile.so.0` is found at run time.
 fn compile(name: &str, rpath: &Path) -> PathBuf {
-    let exe = work_dir(&format!("{name}-build")).join("cufile_suite");
+    compile_c("cufile_suite", name, rpath, &[])
+}
+
+/// Compile `tests/c/<source>.c` with `defines` (`-D` flags), linked with the cuFile library
+/// only (and libdl for the CUDA driver it loads).
+fn compile_c(source: &str, name: &str, rpath: &Path, defines: &[&str]) -> PathBuf {
+    let exe = work_dir(&format!("{name}-build")).join(source);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let out = Command::new(&cc)
         .args([
@@ -53,9 +61,10 @@ fn compile(name: &str, rpath: &Path) -> PathBuf {
             "-Werror",
             "-O2",
         ])
+        .args(defines)
         .arg("-I")
         .arg(repo_root().join("include"))
-        .arg(repo_root().join("tests/c/cufile_suite.c"))
+        .arg(repo_root().join(format!("tests/c/{source}.c")))
         .arg("-o")
         .arg(&exe)
         .arg(format!("-L{}", deps_dir().display()))
@@ -65,7 +74,7 @@ fn compile(name: &str, rpath: &Path) -> PathBuf {
         .unwrap_or_else(|e| panic!("cannot run the C compiler {cc:?}: {e}"));
     assert!(
         out.status.success(),
-        "compiling tests/c/cufile_suite.c failed:\n{}",
+        "compiling tests/c/{source}.c failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     exe
@@ -146,6 +155,85 @@ fn suite_passes_on_the_simulated_cuda_side() {
     assert!(
         !cwd.join("cufile.log").exists(),
         "a cufile.log was written in the working directory"
+    );
+}
+
+#[test]
+fn suite_passes_with_the_1_19_layouts_declared() {
+    let exe = compile("v119", &soname_dir("v119", &libcufile_path()));
+    let cwd = work_dir("v119-run");
+    let out = run(
+        &exe,
+        &cwd,
+        &[cwd.to_str().unwrap()],
+        &[("HIPFILE_CUFILE_API_LEVEL", "1.19")],
+    );
+    assert!(passed(&out) >= 250, "{}", text(&out));
+}
+
+/// `tests/c/cufile_layouts.c` compiled for one layout (`1070`, `1150`, `1190`) and run with
+/// `env`; its output.
+fn layouts(layout: &str, env: &[(&str, &str)]) -> Output {
+    let tag = format!("layouts-{layout}-{}", env.len());
+    let exe = compile_c(
+        "cufile_layouts",
+        &tag,
+        &soname_dir(&tag, &libcufile_path()),
+        &[&format!("-DCUFILE_LAYOUT={layout}")],
+    );
+    let cwd = work_dir(&format!("{tag}-run"));
+    run(&exe, &cwd, &[cwd.to_str().unwrap()], env)
+}
+
+/// The checks of a layouts run that passed, for the layout it was built for.
+fn layouts_passed(out: &Output, layout: &str) -> usize {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let prefix = format!("cufile layouts {layout}: ");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no summary line:\n{}", text(out)));
+    let words: Vec<&str> = line[prefix.len()..].split_whitespace().collect();
+    assert!(
+        out.status.success() && words[2] == "0",
+        "the layouts check failed:\n{}",
+        text(out)
+    );
+    words[0].parse().unwrap()
+}
+
+#[test]
+fn every_output_of_a_1_7_to_1_14_consumer_ends_at_a_guard_page_unharmed() {
+    let out = layouts("1070", &[]);
+    assert!(layouts_passed(&out, "1070") >= 20, "{}", text(&out));
+}
+
+#[test]
+fn every_output_of_a_1_15_to_1_18_consumer_ends_at_a_guard_page_unharmed() {
+    // The statistics of 512 / 1024 / 5000 bytes: what CUDA 13.0's cuda.bindings allocates.
+    let out = layouts("1150", &[]);
+    assert!(layouts_passed(&out, "1150") >= 80, "{}", text(&out));
+}
+
+#[test]
+fn a_1_19_consumer_gets_1_18_layouts_and_is_told_so_unless_1_19_is_declared() {
+    let out = layouts("1190", &[]);
+    assert!(layouts_passed(&out, "1190") >= 80, "{}", text(&out));
+    let out = layouts("1190", &[("HIPFILE_CUFILE_API_LEVEL", "1.19")]);
+    assert!(layouts_passed(&out, "1190") >= 80, "{}", text(&out));
+}
+
+#[test]
+fn the_guard_pages_catch_a_structure_written_too_long() {
+    // A deployment that declares 1.19 consumers while one was built against 1.15..1.18 is the
+    // overrun the rule prevents: the first statistics call faults at the guard page.
+    use std::os::unix::process::ExitStatusExt;
+    let out = layouts("1150", &[("HIPFILE_CUFILE_API_LEVEL", "1.19")]);
+    assert_eq!(out.status.signal(), Some(libc::SIGSEGV), "{}", text(&out));
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("cufile layouts"),
+        "{}",
+        text(&out)
     );
 }
 

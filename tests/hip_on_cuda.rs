@@ -687,12 +687,18 @@ shim_test!(modules_and_both_launch_conventions, [], {
     let mut ptx = std::fs::read(repo().join("src/runtime/stage/stage.ptx")).unwrap();
     ptx.push(0);
     let (mut module, mut f) = (ptr::null_mut(), ptr::null_mut());
-    let (mut ctl, mut src, mut dst) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    let (mut ctl, mut mails, mut src, mut dst) = (
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+    );
     let ring_len: u32 = 4;
     let len = 1usize << 16;
     let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
-    // SAFETY: NUL-terminated PTX, valid out-pointers; the control block, the source and the
-    // destination are the shim's allocations, alive until the stream is synchronised.
+    // SAFETY: NUL-terminated PTX, valid out-pointers; the control block, the mailboxes, the
+    // source and the destination are the shim's allocations, alive until the stream is
+    // synchronised.
     unsafe {
         assert_eq!((h.hipModuleLoadData)(&mut module, ptx.as_ptr().cast()), 0);
         assert_eq!(
@@ -711,11 +717,28 @@ shim_test!(modules_and_both_launch_conventions, [], {
         assert_eq!(blocks, 2);
 
         assert_eq!((h.hipHostMalloc)(&mut ctl, 4096, 0x2), 0);
+        assert_eq!((h.hipHostMalloc)(&mut mails, 4096, 0x2), 0);
+        ptr::write_bytes(ctl.cast::<u8>(), 0, 4096);
+        ptr::write_bytes(mails.cast::<u8>(), 0, 4096);
         assert_eq!((h.hipHostMalloc)(&mut src, len, 0), 0);
         assert_eq!((h.hipMalloc)(&mut dst, 2 * len), 0);
         ptr::copy_nonoverlapping(data.as_ptr(), src.cast::<u8>(), len);
-        // Posts segment `serial`: `len` bytes from src to dst + at, last of its operation.
-        let post = |serial: u32, at: usize| {
+        // Mailbox `i` of one block (64 bytes each): `grid` 1 before the launch.
+        let mail = |i: usize| {
+            let m = mails.cast::<u8>().add(64 * i);
+            m.add(28).cast::<u32>().write(1);
+            m
+        };
+        // Hands the started launch of mailbox `m` the stage from `serial`, then posts that
+        // segment: `len` bytes from src to dst + at, last of its operation.
+        let serve = |m: *mut u8, serial: u32, at: usize| {
+            while AtomicU32::from_ptr(m.cast()).load(Ordering::Acquire) == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            m.add(12).cast::<u32>().write(serial);
+            m.add(24).cast::<u32>().write(ring_len);
+            std::sync::atomic::AtomicU64::from_ptr(m.add(16).cast())
+                .store(ctl as u64, Ordering::Release);
             let d = ctl
                 .cast::<u8>()
                 .add(256 + 32 * (serial % ring_len) as usize);
@@ -725,12 +748,11 @@ shim_test!(modules_and_both_launch_conventions, [], {
             d.add(28).cast::<u32>().write(1);
             AtomicU32::from_ptr(d.add(24).cast()).store(serial, Ordering::Release);
         };
-        let ctl_addr = ctl as u64;
 
         // `extra`: AMD's form, END = 3, the arguments packed as the kernel declares them.
-        let mut args = [0u8; 16];
-        args[..8].copy_from_slice(&ctl_addr.to_ne_bytes());
-        args[8..12].copy_from_slice(&ring_len.to_ne_bytes());
+        let m1 = mail(0);
+        let mut args = [0u8; 8];
+        args.copy_from_slice(&(m1 as u64).to_ne_bytes());
         let mut size = args.len();
         let size_ptr = &mut size as *mut usize;
         // HIP_LAUNCH_PARAM_BUFFER_POINTER, _BUFFER_SIZE and _END are the numbers 1, 2 and 3.
@@ -742,7 +764,6 @@ shim_test!(modules_and_both_launch_conventions, [], {
             size_ptr.cast(),
             marker(3),
         ];
-        post(1, 0);
         assert_eq!(
             (h.hipModuleLaunchKernel)(
                 f,
@@ -759,15 +780,13 @@ shim_test!(modules_and_both_launch_conventions, [], {
             ),
             0
         );
+        serve(m1, 1, 0);
         assert_eq!((h.hipStreamSynchronize)(ptr::null_mut()), 0);
 
         // kernelParams: a pointer to each argument.
-        let (mut p_ctl, mut p_len) = (ctl_addr, ring_len);
-        let mut params: [*mut c_void; 2] = [
-            (&mut p_ctl as *mut u64).cast(),
-            (&mut p_len as *mut u32).cast(),
-        ];
-        post(2, len);
+        let m2 = mail(1);
+        let mut p_mail = m2 as u64;
+        let mut params: [*mut c_void; 1] = [(&mut p_mail as *mut u64).cast()];
         assert_eq!(
             (h.hipModuleLaunchKernel)(
                 f,
@@ -784,6 +803,7 @@ shim_test!(modules_and_both_launch_conventions, [], {
             ),
             0
         );
+        serve(m2, 2, len);
         assert_eq!((h.hipStreamSynchronize)(ptr::null_mut()), 0);
         let mut back = vec![0u8; 2 * len];
         assert_eq!(
@@ -832,7 +852,7 @@ shim_test!(modules_and_both_launch_conventions, [], {
             INVALID_VALUE
         );
         extra[4] = marker(3);
-        size_ptr.write(8);
+        size_ptr.write(4);
         assert_eq!(
             (h.hipModuleLaunchKernel)(
                 f,
@@ -853,6 +873,7 @@ shim_test!(modules_and_both_launch_conventions, [], {
         assert_eq!((h.hipFree)(dst), 0);
         assert_eq!((h.hipHostFree)(src), 0);
         assert_eq!((h.hipHostFree)(ctl), 0);
+        assert_eq!((h.hipHostFree)(mails), 0);
     }
 });
 

@@ -438,21 +438,23 @@ child_test!(
                 (write_bytes, 2 * rounds, 0),
                 "GPU {g} writes"
             );
+            // GPU-direct requests count as nvfs ones (n_p2p_* stay 0), as upstream.
+            assert_eq!((s.n_p2p_reads, s.n_p2p_writes), (0, 0), "GPU {g} p2p");
             if fastpath {
                 // One aligned (fastpath) and one unaligned (fallback) request of each kind.
                 assert_eq!(
-                    (s.n_p2p_reads, s.n_posix_reads, s.n_unaligned_reads),
+                    (s.n_nvfs_reads, s.n_posix_reads, s.n_unaligned_reads),
                     (rounds, rounds, rounds),
                     "GPU {g} read backends"
                 );
                 assert_eq!(
-                    (s.n_p2p_writes, s.n_posix_writes, s.n_unaligned_writes),
+                    (s.n_nvfs_writes, s.n_posix_writes, s.n_unaligned_writes),
                     (rounds, rounds, rounds),
                     "GPU {g} write backends"
                 );
             } else {
-                assert_eq!((s.n_p2p_reads, s.n_posix_reads), (0, 2 * rounds));
-                assert_eq!((s.n_p2p_writes, s.n_posix_writes), (0, 2 * rounds));
+                assert_eq!((s.n_nvfs_reads, s.n_posix_reads), (0, 2 * rounds));
+                assert_eq!((s.n_nvfs_writes, s.n_posix_writes), (0, 2 * rounds));
             }
             total_reads += s.n_total_reads;
             total_read_bytes += s.read_bytes;

@@ -177,14 +177,17 @@ child_test!(levels_from_recorded_events, {
     assert_eq!(l3.detailed, l2);
     assert_eq!(l3.num_gpus, 3);
     let g0 = &l3.per_gpu_stats[0];
+    // GPU-direct operations are counted as nvfs ones and n_p2p_* stay 0, as upstream, so that
+    // n_total = n_nvfs + n_posix (what rocprofiler-systems' hipFile telemetry relies on).
     assert_eq!(
         (
             g0.read_bytes,
             g0.n_total_reads,
-            g0.n_p2p_reads,
-            g0.n_posix_reads
+            g0.n_nvfs_reads,
+            g0.n_posix_reads,
+            g0.n_p2p_reads
         ),
-        (8192, 2, 2, 0)
+        (8192, 2, 2, 0, 0)
     );
     assert_eq!(
         (g0.n_reads_err, g0.n_unaligned_reads, g0.read_duration_us),
@@ -195,10 +198,11 @@ child_test!(levels_from_recorded_events, {
         (
             g0.write_bytes,
             g0.n_total_writes,
-            g0.n_p2p_writes,
-            g0.n_posix_writes
+            g0.n_nvfs_writes,
+            g0.n_posix_writes,
+            g0.n_p2p_writes
         ),
-        (8192, 1, 0, 1)
+        (8192, 1, 0, 1, 0)
     );
     assert_eq!(
         (
@@ -228,9 +232,10 @@ child_test!(levels_from_recorded_events, {
             g2.write_bytes,
             g2.n_total_writes,
             g2.n_posix_writes,
+            g2.n_nvfs_writes,
             g2.n_p2p_writes
         ),
-        (64 << 20, 1, 1, 0)
+        (64 << 20, 1, 1, 0, 0)
     );
     assert_eq!(
         (g2.write_duration_us, g2.write_bw_bytes_per_sec),
@@ -598,13 +603,15 @@ fn fastpath_refusals_and_retries_are_counted() {
     assert_eq!(
         (
             g0.n_total_reads,
-            g0.n_p2p_reads,
+            g0.n_nvfs_reads,
             g0.n_posix_reads,
+            g0.n_p2p_reads,
             g0.n_unaligned_reads,
             g0.n_reads_err
         ),
-        (3, 1, 2, 1, 1)
+        (3, 1, 2, 0, 1, 1)
     );
+    assert_eq!(g0.n_total_reads, g0.n_nvfs_reads + g0.n_posix_reads);
 
     assert_eq!(hipFileBufDeregister(dev.ptr), OK);
     hipFileHandleDeregister(fh);

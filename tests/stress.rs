@@ -20,6 +20,8 @@
 //! `HIPFILE_STRESS_SECS` (default 30) and `HIPFILE_STRESS_THREADS` (default 8) size the run;
 //! `scripts/reliability.sh` runs the long version. The summary line goes to stdout.
 
+#[path = "stress/close_race.rs"]
+mod close_race;
 mod common;
 
 use std::ffi::c_int;
@@ -826,14 +828,30 @@ fn stress_against_the_model() {
         run_stress();
         return;
     }
-    let secs = env_usize("HIPFILE_STRESS_SECS", 30);
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([
+    run_child(
         "stress_against_the_model",
-        "--exact",
-        "--nocapture",
-        "--test-threads=1",
-    ]);
+        env_usize("HIPFILE_STRESS_SECS", 30),
+    );
+}
+
+/// The close race ([`close_race`]) in its own process.
+#[test]
+fn closes_racing_io_against_the_model() {
+    if in_child() {
+        close_race::run_close_race();
+        return;
+    }
+    run_child(
+        "closes_racing_io_against_the_model",
+        env_usize("HIPFILE_CLOSE_RACE_SECS", 10),
+    );
+}
+
+/// Re-runs test `name` in a child process on the simulator, killed when it overruns `secs` by
+/// 3 minutes; its summary lines (`stress: `, `close race: `) are printed here.
+fn run_child(name: &str, secs: usize) {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]);
     cmd.env("HIPFILE_TEST_CHILD", "1")
         .env("HIPFILE_HIP_LIBRARY", hipsim_path())
         .env("HIPFILE_CUDA_LIBRARY", hipsim_path())
@@ -843,6 +861,10 @@ fn stress_against_the_model() {
         );
     for v in ["HIPFILE_PLATFORM", "HIPFILE_FORCE_COMPAT_MODE"] {
         cmd.env_remove(v);
+    }
+    // `HIPFILE_STRESS_PLATFORM=nvidia` runs it on the simulator's CUDA driver API instead.
+    if let Ok(p) = std::env::var("HIPFILE_STRESS_PLATFORM") {
+        cmd.env("HIPFILE_PLATFORM", p);
     }
     let out = scratch_file("stress-out");
     let file = std::fs::File::create(&out).unwrap();
@@ -863,7 +885,10 @@ fn stress_against_the_model() {
     };
     let text = std::fs::read_to_string(&out).unwrap_or_default();
     let _ = std::fs::remove_file(&out);
-    for l in text.lines().filter(|l| l.starts_with("stress: ")) {
+    for l in text
+        .lines()
+        .filter(|l| l.starts_with("stress: ") || l.starts_with("close race: "))
+    {
         println!("{l}");
     }
     match status {

@@ -25,6 +25,9 @@ use std::sync::{Once, OnceLock};
 use hipfile::ffi::*;
 use libfuzzer_sys::arbitrary::{Result as AResult, Unstructured};
 
+/// The `cufile_sequence` target (libcufile.so.0's C ABI).
+pub mod cufile;
+
 const PAGE: usize = 4096;
 /// Largest scratch file.
 const FILE_MAX: usize = 256 << 10;
@@ -1440,7 +1443,10 @@ impl World {
                 check_err("hipFile{Read,Write}Async", e);
                 if e.err == 0 {
                     // SAFETY: the NULL stream.
-                    assert_eq!(unsafe { (sim().stream_synchronize)(std::ptr::null_mut()) }, 0);
+                    assert_eq!(
+                        unsafe { (sim().stream_synchronize)(std::ptr::null_mut()) },
+                        0
+                    );
                     // SAFETY: written by the stream's worker, which is done with it now.
                     let n = unsafe { std::ptr::read_volatile(&bytes) };
                     check_ssize("hipFile{Read,Write}Async result", n, size.min(0x7fff_f000));

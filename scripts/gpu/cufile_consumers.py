@@ -10,8 +10,11 @@
                                             byte-exact against a pattern made on the GPU; with
                                             --create it first writes FILE from that pattern, with
                                             --write it writes the pattern to W (timed, removed)
-  cufile_consumers.py bindings DIR          cuda.bindings.cufile: open, register, write, read,
-                                            batch and stream calls
+  cufile_consumers.py bindings DIR          cuda.bindings.cufile: version, parameters (closed
+                                            and open), open, register, write, read, statistics
+                                            levels 1-3 in the binding's own structures after
+                                            real I/O, BAR size against sysfs, batch and stream
+                                            calls; a table of every step
 
 Each prints RESULT lines (key=value) and a final "STATUS ok" or "STATUS FAIL reason"; the exit
 code is 0 only for ok. Every run also says which libcufile.so.0 the process mapped.
@@ -219,6 +222,12 @@ def kvikio_worker(argv):
 # ---- cuda.bindings.cufile ------------------------------------------------------------------------
 
 
+def expected_version():
+    """What our libcufile reports: 1190 where HIPFILE_CUFILE_API_LEVEL=1.19 declares 1.19
+    consumers only, else 1180 (and the 1.15..1.18 structure layouts)."""
+    return 1190 if os.environ.get("HIPFILE_CUFILE_API_LEVEL") in ("1.19", "1190") else 1180
+
+
 def use_count(cufile):
     """cuFileUseCount: through the binding, or (where this version of cuda.bindings returns
     None from use_count) straight from the global scope, which is the same function."""
@@ -251,7 +260,66 @@ class Timespec(ctypes.Structure):
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
 
+def sysfs_bar1_kib():
+    """BAR1 of GPU 0 in KiB from sysfs (its PCI resource 1), found through the CUDA driver's
+    PCI bus id: what cuFileGetBARSizeInKB(0) must answer."""
+    cu = ctypes.CDLL("libcuda.so.1")
+    bus = ctypes.create_string_buffer(64)
+    dev = ctypes.c_int()
+    if cu.cuInit(0) or cu.cuDeviceGet(ctypes.byref(dev), 0) or cu.cuDeviceGetPCIBusId(bus, 64, dev):
+        return None, "?"
+    d, b, rest = bus.value.decode().split(":")
+    dv, fn = rest.split(".")
+    bid = "%04x:%02x:%02x.%x" % (int(d, 16), int(b, 16), int(dv, 16), int(fn, 16))
+    try:
+        with open("/sys/bus/pci/devices/%s/resource" % bid) as f:
+            start, end = (int(x, 16) for x in f.read().splitlines()[1].split()[:2])
+    except OSError:
+        return 0, bid
+    return (0 if start == end == 0 else (end - start + 1) // 1024), bid
+
+
+class Steps:
+    """The table of the bindings run: one row per step, its result and whether it is right."""
+
+    def __init__(self):
+        self.rows = []
+
+    def add(self, step, result, ok=True):
+        self.rows.append((step, str(result), ok))
+        say("RESULT bindings step=%r ok=%s result=%r" % (step, ok, str(result)))
+        return ok
+
+    def call(self, step, fn, *args, expect=None, check=None):
+        """fn(*args): ok when it returns (and `check(value)` holds), or when it raises
+        cuFileError with the status `expect`."""
+        try:
+            v = fn(*args)
+        except Exception as e:  # noqa: BLE001
+            code = getattr(e, "status", None)
+            code = code if code is not None else (e.args[0] if e.args else None)
+            return self.add(step, "%s: %s" % (type(e).__name__, e),
+                            expect is not None and (code == expect or str(expect) in str(e))), None
+        return self.add(step, v, expect is None and (check is None or bool(check(v)))), v
+
+    def table(self):
+        if not self.rows:
+            return []
+        w = max(len(r[0]) for r in self.rows)
+        say("")
+        say("| %-*s | %-4s | %s |" % (w, "cuda.bindings.cufile step", "ok", "result"))
+        say("| %s | ---- | ------ |" % ("-" * w))
+        for step, res, ok in self.rows:
+            say("| %-*s | %-4s | %s |" % (w, step, "ok" if ok else "FAIL", res[:110]))
+        bad = [r[0] for r in self.rows if not r[2]]
+        return bad
+
+
 def bindings(d):
+    """cuda.bindings.cufile (as installed) drives our library: version, parameters closed and
+    open, driver open, registration, write/read (aligned and not), statistics levels 1-3 through
+    the binding's own StatsLevel1/2/3 structures after real I/O (the structures CUDA 13.0's
+    binding allocates with cuFile 1.15's sizes), BAR size, batch and stream I/O; a table."""
     import cupy
     from cuda.bindings import cufile
 
@@ -260,85 +328,141 @@ def bindings(d):
     assert ctypes.sizeof(IOEvents) == 24 and IOEvents.status.offset == 8 and IOEvents.ret.offset == 16
     n = 8 << 20
     path = os.path.join(d, "bindings-%d.bin" % os.getpid())
+    st = Steps()
     done = []
     # CUDA first, as a CUDA program has it before its first cuFile call.
     src = pattern(cupy, n)
     dst = cupy.zeros(n, dtype=cupy.uint8)
+    want = expected_version()
     try:
-        v = cufile.get_version()
-        if v != 1190:
-            return finish("get_version() = %r" % v)
-        done.append("version")
-        cufile.driver_open()
-        if use_count(cufile) != 1:
-            return finish("use_count() = %r after driver_open" % use_count(cufile))
+        # -- closed --
+        st.call("get_version", cufile.get_version, check=lambda v: v == want)
+        st.call("get_parameter_bool(PROFILE_NVTX) closed", cufile.get_parameter_bool, 5, check=lambda v: v in (0, 1))
+        st.call("set_parameter_bool(PROFILE_NVTX) closed", cufile.set_parameter_bool, 5, False)
+        st.call("set_parameter_size_t(IO_BATCHSIZE, 128) closed", cufile.set_parameter_size_t, 9, 128)
+        st.call("get_parameter_size_t(IO_BATCHSIZE) closed", cufile.get_parameter_size_t, 9, check=lambda v: v == 128)
+        st.call("set_stats_level(3) closed", cufile.set_stats_level, 3)
+        st.call("stats_start closed (5001)", cufile.stats_start, expect=5001)
+        kb, bid = sysfs_bar1_kib()
+        st.call("get_bar_size_in_kb(0): sysfs BAR1 of %s = %s KiB" % (bid, kb), cufile.get_bar_size_in_kb, 0,
+                check=lambda v: kb is not None and v == kb and v > 0)
+        st.call("get_bar_size_in_kb(99) (5022)", cufile.get_bar_size_in_kb, 99, expect=5022)
+        # -- open --
+        ok, _ = st.call("driver_open", cufile.driver_open)
+        if not ok:
+            return finish("driver_open failed")
+        st.add("use_count after driver_open", use_count(cufile), use_count(cufile) == 1)
+        done.append("version+open")
+        for i in range(12):
+            st.call("get_parameter_size_t(%d)" % i, cufile.get_parameter_size_t, i)
+            if i == 0:
+                st.call("get_parameter_min_max_value(0) (no range: 5022)", cufile.get_parameter_min_max_value, 0,
+                        expect=5022)
+            else:
+                st.call("get_parameter_min_max_value(%d)" % i, cufile.get_parameter_min_max_value, i,
+                        check=lambda v: v[1] == 0 or v[0] <= v[1])
+        for i in range(14):
+            st.call("get_parameter_bool(%d)" % i, cufile.get_parameter_bool, i, check=lambda v: v in (0, 1))
+        for i in (0, 2, 3):
+            st.call("get_parameter_string(%d, 64)" % i, cufile.get_parameter_string, i, 64)
+        st.call("set_parameter_size_t while open (5026)", cufile.set_parameter_size_t, 9, 64, expect=5026)
+        st.call("driver_set_max_direct_io_size(1024) while open", cufile.driver_set_max_direct_io_size, 1024)
+        done.append("parameters")
         fd = os.open(path, os.O_CREAT | os.O_RDWR | getattr(os, "O_DIRECT", 0), 0o644)
         descr = Descr(type=1, fd=fd)
-        fh = cufile.handle_register(ctypes.addressof(descr))
-        done.append("open+register")
-        cufile.buf_register(dst.data.ptr, n, 0)
-        got = cufile.write(fh, src.data.ptr, n, 0, 0)
-        if got != n:
-            return finish("write returned %r" % got)
-        got = cufile.read(fh, dst.data.ptr, n, 0, 0)
-        if got != n or not bool(cupy.array_equal(src, dst)):
-            return finish("read returned %r or differs" % got)
-        # Unaligned: 100001 bytes from file offset 7 to buffer offset 3.
+        ok, fh = st.call("handle_register (O_DIRECT)", cufile.handle_register, ctypes.addressof(descr))
+        if not ok:
+            return finish("handle_register failed")
+        st.call("buf_register", cufile.buf_register, dst.data.ptr, n, 0)
+        st.call("stats_reset", cufile.stats_reset)
+        st.call("write %d bytes" % n, cufile.write, fh, src.data.ptr, n, 0, 0, check=lambda v: v == n)
+        ok, got = st.call("read %d bytes" % n, cufile.read, fh, dst.data.ptr, n, 0, 0, check=lambda v: v == n)
+        st.add("read bytes equal", "", bool(cupy.array_equal(src, dst)))
         dst.fill(0)
-        got = cufile.read(fh, dst.data.ptr, 100001, 7, 3)
-        if got != 100001 or not bool(cupy.array_equal(dst[3:3 + 100001], src[7:7 + 100001])):
-            return finish("unaligned read returned %r or differs" % got)
+        st.call("read 100001 bytes at 7 into +3", cufile.read, fh, dst.data.ptr, 100001, 7, 3,
+                check=lambda v: v == 100001)
+        st.add("unaligned bytes equal", "", bool(cupy.array_equal(dst[3:3 + 100001], src[7:7 + 100001])))
         done.append("read+write")
+        # Statistics through the binding's own structures: their size is its header's.
+        for lvl in (1, 2, 3):
+            cls = getattr(cufile, "StatsLevel%d" % lvl)
+            s = cls()
+            size = s._data.itemsize
+            ok, _ = st.call("get_stats_l%d into the binding's %d-byte StatsLevel%d" % (lvl, size, lvl),
+                            getattr(cufile, "get_stats_l%d" % lvl), s.ptr)
+            if not ok:
+                continue
+            try:
+                data = s._data
+                basic = data if lvl == 1 else (data.basic if lvl == 2 else data.detailed.basic)
+                reads, rbytes = int(basic.read_ops.ok[0]), int(basic.read_bytes[0])
+                writes, wbytes = int(basic.write_ops.ok[0]), int(basic.write_bytes[0])
+                right = (reads, rbytes, writes, wbytes) == (2, n + 100001, 1, n)
+                layout_note = ""
+                if size not in (512, 1024, 5000) and want == 1180:
+                    layout_note = " (this binding has the 1.19 layouts: run with HIPFILE_CUFILE_API_LEVEL=1.19)"
+                st.add("stats level %d: reads %d/%d bytes, writes %d/%d bytes%s" % (lvl, reads, rbytes, writes, wbytes,
+                                                                                      layout_note), "", right)
+                if lvl == 2:
+                    hist = data.read_size_kb_hist[0] if data.read_size_kb_hist.ndim > 1 else data.read_size_kb_hist
+                    st.add("stats level 2: read size histogram sums to the 2 reads", int(hist.sum()),
+                           int(hist.sum()) == 2 or layout_note != "")
+                if lvl == 3:
+                    gpus = int(data.num_gpus[0])
+                    g0 = int(data.per_gpu_stats[0][0]["read_bytes"])
+                    st.add("stats level 3: %d GPU(s), GPU 0 read %d bytes" % (gpus, g0), "",
+                           (gpus >= 1 and g0 == n + 100001) or layout_note != "")
+            except Exception as e:  # noqa: BLE001
+                st.add("stats level %d: reading the binding's structure" % lvl, "%s: %s" % (type(e).__name__, e),
+                       False)
+        done.append("stats")
         # Batch: two reads.
         dst.fill(0)
         cupy.cuda.runtime.deviceSynchronize()
-        bid = cufile.batch_io_set_up(2)
+        ok, bid = st.call("batch_io_set_up(2)", cufile.batch_io_set_up, 2)
         params = (IOParams * 2)()
         for i in range(2):
             params[i] = IOParams(mode=1, devPtr_base=dst.data.ptr, file_offset=i * (1 << 20) + 11,
                                  devPtr_offset=i * (2 << 20), size=1 << 20, fh=fh, opcode=0, cookie=100 + i)
-        cufile.batch_io_submit(bid, 2, ctypes.addressof(params), 0)
+        st.call("batch_io_submit(2)", cufile.batch_io_submit, bid, 2, ctypes.addressof(params), 0)
         events = (IOEvents * 2)()
         nr = ctypes.c_uint(2)
         ts = Timespec(10, 0)
-        cufile.batch_io_get_status(bid, 2, ctypes.addressof(nr), ctypes.addressof(events), ctypes.addressof(ts))
+        st.call("batch_io_get_status", cufile.batch_io_get_status, bid, 2, ctypes.addressof(nr),
+                ctypes.addressof(events), ctypes.addressof(ts))
         ok = nr.value == 2 and all(e.status == 0x10 and e.ret == (1 << 20) for e in events[:2])
         for i in range(2):
             a, b = i * (2 << 20), i * (1 << 20) + 11
             ok = ok and bool(cupy.array_equal(dst[a:a + (1 << 20)], src[b:b + (1 << 20)]))
+        st.add("batch: 2 events complete, bytes equal", [(e.status, e.ret) for e in events[:nr.value]], ok)
         cufile.batch_io_destroy(bid)
-        if not ok:
-            return finish("batch: %d events %s" % (nr.value, [(e.status, e.ret) for e in events[:nr.value]]))
         done.append("batch")
         # Stream-ordered read.
         stream = cupy.cuda.Stream(non_blocking=True)
         size = ctypes.c_size_t(1 << 20)
         foff, boff, nbytes = ctypes.c_int64(5), ctypes.c_int64(9), ctypes.c_ssize_t(0)
-        try:
-            cufile.stream_register(stream.ptr, 0)
-            dst.fill(0)
-            cupy.cuda.runtime.deviceSynchronize()
-            cufile.read_async(fh, dst.data.ptr, ctypes.addressof(size), ctypes.addressof(foff),
-                              ctypes.addressof(boff), ctypes.addressof(nbytes), stream.ptr)
-            stream.synchronize()
-            exact = bool(cupy.array_equal(dst[9:9 + (1 << 20)], src[5:5 + (1 << 20)]))
-            cufile.stream_deregister(stream.ptr)
-            say("RESULT bindings stream=works bytes=%d byte_exact=%s" % (nbytes.value, exact))
-            if nbytes.value != (1 << 20) or not exact:
-                return finish("stream read: %d bytes, byte_exact=%s" % (nbytes.value, exact))
-            done.append("stream")
-        except cufile.cuFileError as e:
-            say("RESULT bindings stream=%s" % e)
-            return finish("stream: %s" % e)
-        cufile.buf_deregister(dst.data.ptr)
+        st.call("stream_register", cufile.stream_register, stream.ptr, 0)
+        dst.fill(0)
+        cupy.cuda.runtime.deviceSynchronize()
+        st.call("read_async", cufile.read_async, fh, dst.data.ptr, ctypes.addressof(size), ctypes.addressof(foff),
+                ctypes.addressof(boff), ctypes.addressof(nbytes), stream.ptr)
+        stream.synchronize()
+        exact = bool(cupy.array_equal(dst[9:9 + (1 << 20)], src[5:5 + (1 << 20)]))
+        st.add("stream read: *bytes_p and bytes", nbytes.value, nbytes.value == (1 << 20) and exact)
+        say("RESULT bindings stream=%s bytes=%d byte_exact=%s" % ("works" if exact else "differs", nbytes.value,
+                                                                   exact))
+        st.call("stream_deregister", cufile.stream_deregister, stream.ptr)
+        done.append("stream")
+        st.call("buf_deregister", cufile.buf_deregister, dst.data.ptr)
         cufile.handle_deregister(fh)
         os.close(fd)
-        cufile.driver_close()
-        if use_count(cufile) != 0:
-            return finish("use_count() = %r after driver_close" % use_count(cufile))
-        say("RESULT bindings calls=%s" % "+".join(done))
-        return finish(None)
+        st.call("driver_close", cufile.driver_close)
+        st.add("use_count after driver_close", use_count(cufile), use_count(cufile) == 0)
+        bad = st.table()
+        say("RESULT bindings calls=%s steps=%d failed=%d" % ("+".join(done), len(st.rows), len(bad)))
+        return finish("failed steps: %s" % ", ".join(bad) if bad else None)
     except Exception as e:  # noqa: BLE001
+        st.table()
         return finish("after %s: %s: %s" % ("+".join(done) or "nothing", type(e).__name__, e))
     finally:
         if os.path.exists(path):

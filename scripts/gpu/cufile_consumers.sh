@@ -25,9 +25,16 @@
 #                (best of 3, page cache warm), byte-exact; write from cupy, byte-exact; GB/s of
 #                the best configuration of each side (thread count and task size: KV_OFF and
 #                KV_ON list them as THREADS:TASK_MIB) and the ratio
-#   bindings     cuda.bindings.cufile: version, open, register, write, read (aligned and not),
-#                batch, stream
+#   bindings     cuda.bindings.cufile (the installed one; CUDA 13.0's allocates cuFile 1.15's
+#                structures): version, parameters closed and open, open, register, write, read
+#                (aligned and not), statistics levels 1-3 into the binding's own structures after
+#                real I/O, BAR size against sysfs, batch, stream; its table is in the log
 #   C suite      tests/c/cufile_suite.c on real CUDA memory (libcuda.so.1)
+#   layouts      tests/c/cufile_layouts.c compiled for cuFile 1.15 and 1.19 consumers: every
+#                output structure at the end of a page before a PROT_NONE page, on real memory
+#   compare      scripts/gpu/cufile_compare.py: NVIDIA's libcufile.so.0 from the Python
+#                environment and ours side by side, without LD_PRELOAD (each loaded by path in
+#                a process of its own); its table goes to $OUT/cufile_compare.txt
 # Output: $OUT (default ./gpu-out)/cufile_consumers.txt (everything) and the table on stdout.
 # KV_SIZE=BYTES shrinks the KvikIO file (default 8 GiB) for a first smoke run.
 set -uo pipefail
@@ -158,6 +165,27 @@ if gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -pthread -I include tests/c/cufi
 else
     row "C suite" "FAIL (build)" "see $LOG"
 fi
+
+# 5. The output structures at guard pages, compiled as a cuFile 1.15 and a 1.19 consumer.
+for layout in 1150 1190; do
+    if gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -DCUFILE_LAYOUT=$layout -I include tests/c/cufile_layouts.c \
+        -o "$WORK/cufile_layouts_$layout" -L"$LIB" -l:libcufile.so.0 -ldl -Wl,-rpath,"$LIB" >> "$LOG" 2>&1; then
+        mkdir -p "$WORK/layouts"
+        run "layouts_$layout" 60 "$WORK/cufile_layouts_$layout" "$WORK/layouts"; rc=$?
+        s=$(grep -m1 '^cufile layouts' "$WORK/layouts_$layout.out")
+        row "layouts $layout" "$([ $rc = 0 ] && echo ok || echo "FAIL (exit $rc)")" "${s:-no summary}"
+        grep '^FAIL' "$WORK/layouts_$layout.out" | head -5
+    else
+        row "layouts $layout" "FAIL (build)" "see $LOG"
+    fi
+done
+
+# 6. NVIDIA's library and ours side by side (no LD_PRELOAD: each is loaded by path).
+echo "== compare" >> "$LOG"
+timeout 400 $PY scripts/gpu/cufile_compare.py --ours "$CUFILE" --out "$OUT/cufile_compare.txt" \
+    --json "$OUT/cufile_compare.json" > "$WORK/compare.out" 2>&1; rc=$?
+cat "$WORK/compare.out" >> "$LOG"
+row compare "$([ $rc = 0 ] && echo ok || echo "FAIL (exit $rc)")" "$(grep -m1 'steps identical' "$WORK/compare.out") (table: $OUT/cufile_compare.txt)"
 
 {
     echo

@@ -25,6 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 import gpuutil  # noqa: E402
 
 # cufile.h (cuFile 1.19): CUFILEOP_BASE_ERR = 5000

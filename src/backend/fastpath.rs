@@ -128,7 +128,7 @@ impl Backend for Fastpath {
             .fastpath_io(req.dir, fd, req.mem_addr().get(), req.size as u64, offset)
         {
             Ok(n) => Ok(n as usize),
-            Err(FastpathFault::Os(e)) => Err(Error::Os(e)),
+            Err(FastpathFault::Os(e)) => Err(Error::GpuDirect(e)),
             Err(FastpathFault::Runtime(e)) => Err(Error::Runtime(e)),
         }
     }

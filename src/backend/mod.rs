@@ -90,7 +90,7 @@ pub trait Backend {
     /// errors the GPU-direct path reports for "not this way".
     #[inline(always)]
     fn is_fallback_eligible(&self, e: &Error) -> bool {
-        matches!(e, Error::Os(libc::ENODEV | libc::EREMOTEIO))
+        matches!(e, Error::GpuDirect(libc::ENODEV | libc::EREMOTEIO))
     }
 
     /// Run `req` on this backend: the one place that records statistics and the retry.
@@ -203,6 +203,7 @@ impl Posix {
             size: req.size,
             offset: req.file_offset,
             sync: self.sync_writes,
+            part_way: req.part_way,
         }
     }
 
@@ -638,7 +639,7 @@ mod tests {
             let mut fp = mock(
                 BackendKind::Fastpath,
                 Score::FASTPATH,
-                Err(Error::Os(errno)),
+                Err(Error::GpuDirect(errno)),
             );
             fp.fallback = Some(&fb);
             let before = retries();
@@ -650,11 +651,17 @@ mod tests {
                 assert_eq!(fb.submits.get(), 1, "errno {errno}");
                 assert_eq!(after - before, 1, "errno {errno}: the retry counted once");
             } else {
-                assert_eq!(r, Err(Error::Os(errno)));
+                assert_eq!(r, Err(Error::GpuDirect(errno)));
                 assert_eq!(fb.submits.get(), 0, "errno {errno}");
                 assert_eq!(after, before, "errno {errno}");
             }
         }
+        // The same errno from another backend is not a GPU-direct failure: not retried.
+        let fb = mock(BackendKind::Fallback, Score::FALLBACK, Ok(77));
+        let mut host = mock(BackendKind::Host, Score::HOST, Err(Error::Os(libc::ENODEV)));
+        host.fallback = Some(&fb);
+        assert_eq!(host.io(&req, None), Err(Error::Os(libc::ENODEV)));
+        assert_eq!(fb.submits.get(), 0);
         // A runtime failure is not an errno of the kernel path: not retried.
         let fb = mock(BackendKind::Fallback, Score::FALLBACK, Ok(77));
         let mut fp = mock(
@@ -683,11 +690,11 @@ mod tests {
         let mut fp = mock(
             BackendKind::Fastpath,
             Score::FASTPATH,
-            Err(Error::Os(libc::ENODEV)),
+            Err(Error::GpuDirect(libc::ENODEV)),
         );
         fp.fallback = Some(&fb);
         let before = retries();
-        assert_eq!(fp.io(&req, None), Err(Error::Os(libc::ENODEV)));
+        assert_eq!(fp.io(&req, None), Err(Error::GpuDirect(libc::ENODEV)));
         assert_eq!(fb.submits.get(), 0);
         assert_eq!(retries(), before);
 
@@ -702,19 +709,19 @@ mod tests {
         let mut fp = mock(
             BackendKind::Fastpath,
             Score::FASTPATH,
-            Err(Error::Os(libc::EREMOTEIO)),
+            Err(Error::GpuDirect(libc::EREMOTEIO)),
         );
         fp.fallback = Some(&real);
-        assert_eq!(fp.io(&req, None), Err(Error::Os(libc::EREMOTEIO)));
+        assert_eq!(fp.io(&req, None), Err(Error::GpuDirect(libc::EREMOTEIO)));
         assert_eq!(retries(), before);
 
         // Without a registered fallback nothing is retried either.
         let fp = mock(
             BackendKind::Fastpath,
             Score::FASTPATH,
-            Err(Error::Os(libc::ENODEV)),
+            Err(Error::GpuDirect(libc::ENODEV)),
         );
-        assert_eq!(fp.io(&req, None), Err(Error::Os(libc::ENODEV)));
+        assert_eq!(fp.io(&req, None), Err(Error::GpuDirect(libc::ENODEV)));
         assert_eq!(retries(), before);
     }
 
@@ -733,7 +740,7 @@ mod tests {
         let mut fp = mock(
             BackendKind::Fastpath,
             Score::FASTPATH,
-            Err(Error::Os(libc::ENODEV)),
+            Err(Error::GpuDirect(libc::ENODEV)),
         );
         fp.fallback = Some(&fb);
         let before = retries();

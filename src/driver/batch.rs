@@ -21,7 +21,8 @@
 //!
 //! Lock order: the driver's state lock, then a context's lock (submission holds the state read
 //! lock while it queues, so a concurrent close either sees the operations or refuses them);
-//! the registry's mutex is never held with another lock.
+//! the registry's mutex is taken alone, or inside the state lock by the close that lists the
+//! contexts it ends, never with a context's lock.
 #![deny(unsafe_code)]
 
 use std::collections::VecDeque;
@@ -134,6 +135,9 @@ struct Ops {
     queue: VecDeque<u64>,
     /// The context's jobs, queued or running.
     jobs: usize,
+    /// Destroyed or closed with the driver: no operation is queued any more (a submission that
+    /// was admitted before is refused), while its handle still answers until nothing runs.
+    retired: bool,
 }
 
 impl Ops {
@@ -219,7 +223,14 @@ impl BatchContext {
     /// Every pending operation becomes canceled (running ones run to completion, terminal
     /// ones stay as they are); waiters are woken.
     pub fn cancel(&self) {
+        self.cancel_retiring(false);
+    }
+
+    /// [`BatchContext::cancel`]; with `retire`, in the same step no later submission is
+    /// queued any more.
+    fn cancel_retiring(&self, retire: bool) {
         let mut st = self.ops.lock();
+        st.retired |= retire;
         // Every queued operation is pending (or already gone): none is left to take.
         st.queue.clear();
         let mut dropped = Vec::new();
@@ -234,9 +245,11 @@ impl BatchContext {
         self.changed.notify_all();
     }
 
-    /// Cancel, then wait until no operation is running.
-    pub fn cancel_and_drain(&self) {
-        self.cancel();
+    /// The end of the context (destroy, or the driver's close to 0): nothing more is queued,
+    /// pending operations are cancelled, and this returns once no operation runs any more, so
+    /// that nothing of the context touches the application's memory or files afterwards.
+    pub fn retire_and_drain(&self) {
+        self.cancel_retiring(true);
         let mut st = self.ops.lock();
         while st.running() {
             self.changed.wait(&mut st);
@@ -315,10 +328,13 @@ impl BatchRegistry {
         self.slots.remove(token.0).map(|(ctx, _)| ctx)
     }
 
-    /// Remove every context (the driver closed to 0): every token goes stale. Returns the
-    /// contexts, for the caller to cancel and drain outside the registry's lock.
-    pub fn clear(&mut self) -> Vec<Arc<BatchContext>> {
-        self.slots.drain()
+    /// Every context with its token (the driver closes to 0: the caller retires and drains
+    /// them outside the registry's lock, then removes them).
+    pub fn live(&self) -> Vec<(BatchToken, Arc<BatchContext>)> {
+        self.slots
+            .entries()
+            .map(|(key, ctx)| (BatchToken(key), ctx.clone()))
+            .collect()
     }
 }
 
@@ -396,6 +412,10 @@ pub(super) fn enqueue(
 ) -> Result<()> {
     let (dirs, jobs) = {
         let mut st = ctx.ops.lock();
+        if st.retired {
+            // Destroyed or closed after this submission found it: its handle is going stale.
+            return Err(Error::InvalidValue("unknown batch handle"));
+        }
         if ops.len() > ctx.capacity - st.ops.len() {
             // A concurrent submission took the room checked at the start.
             return Err(Error::BatchFull);
@@ -536,6 +556,7 @@ impl Job {
                 Take::Retired => return Turn::Retired,
             };
             taken += 1;
+            // An event reports a status: a write that fails part-way is Failed with its error.
             let req = Request::new(
                 res.dir,
                 &res.file,
@@ -543,7 +564,8 @@ impl Job {
                 res.size,
                 res.file_offset,
                 res.buffer_offset,
-            );
+            )
+            .reporting_errors();
             let failed = || Begun::Done(Err(PANIC));
             let mut begun = guarded(|| session.backends.begin(&req, &mut overlap), failed);
             // Every buffer lent to a copy: the oldest read makes room.
@@ -667,12 +689,14 @@ mod tests {
         let t2 = r.create(4);
         assert_ne!(t, t2, "slot reused with a new generation");
         let t3 = r.create(4);
-        assert_eq!(r.clear().len(), 2);
-        assert!(
-            r.get(t2).is_none() && r.get(t3).is_none(),
-            "cleared tokens are stale"
-        );
-        assert!(r.clear().is_empty());
+        let mut live: Vec<_> = r.live().into_iter().map(|(t, _)| t.0).collect();
+        live.sort_unstable();
+        let mut want = vec![t2.0, t3.0];
+        want.sort_unstable();
+        assert_eq!(live, want, "the live contexts with their tokens");
+        assert!(r.get(t2).is_some(), "listing removes nothing");
+        assert!(r.remove(t2).is_some() && r.remove(t3).is_some());
+        assert!(r.live().is_empty());
     }
 
     #[test]
@@ -858,11 +882,12 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
             finish(&c, ids[0], OpStatus::Complete(3));
         });
-        ctx.cancel_and_drain();
+        ctx.retire_and_drain();
         finisher.join().unwrap();
         assert_eq!(
             ctx.statuses(),
             vec![OpStatus::Complete(3), OpStatus::Canceled]
         );
+        assert!(ctx.ops.lock().retired, "nothing is queued any more");
     }
 }

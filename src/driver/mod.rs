@@ -6,7 +6,7 @@
 //! keeps what it uses alive through `Arc`s).
 //!
 //! Lock order: `state` (one read/write lock over the count and both registries), then
-//! `staged`. I/O takes the read lock only long enough to clone `Arc`s; no lock is held
+//! `staged` or `batches` (the close lists the batch contexts it ends under the state lock). I/O takes the read lock only long enough to clone `Arc`s; no lock is held
 //! across I/O or a GPU runtime call.
 #![deny(unsafe_code)]
 
@@ -135,7 +135,7 @@ impl Driver {
 
     /// `hipFileDriverClose`: decrement; at zero drop every registration.
     pub fn close(&self) -> Result<()> {
-        let session = {
+        let (session, contexts) = {
             let mut st = self.state.write();
             if st.use_count == 0 {
                 return Err(Error::DriverNotInitialized);
@@ -147,15 +147,26 @@ impl Driver {
             st.files.clear();
             st.buffers.clear();
             *self.staged.lock() = Staged::default();
-            st.session.take()
+            // The contexts this close ends: those that exist now. One set up once the count is
+            // 0 (possibly on the next open, while this close still drains) is not this close's.
+            let contexts = self.batches.lock().live();
+            (st.session.take(), contexts)
         };
-        // At count 0 every batch context is removed (its handle goes stale: later use gets
-        // hipFileInvalidValue, as upstream's newest code), cancelled and drained (running
-        // operations finish; they hold what they use). Then the engine (threads, pinned
-        // memory) goes away, outside the state lock.
-        let contexts = self.batches.lock().clear();
-        for ctx in contexts {
-            ctx.cancel_and_drain();
+        // At count 0 every batch context is retired (nothing more is queued, pending
+        // operations are cancelled), drained (running operations finish; they hold what they
+        // use), and only then removed: its handle goes stale (later use gets
+        // hipFileInvalidValue, as upstream's newest code) once nothing of it runs any more.
+        // Until then GetStatus reaps what the close cancelled and what completed, so a
+        // handle never answers "unknown" while an operation of it still moves bytes. Then
+        // the engine (threads, pinned memory) goes away, outside the state lock.
+        for (_, ctx) in &contexts {
+            ctx.retire_and_drain();
+        }
+        {
+            let mut batches = self.batches.lock();
+            for (token, _) in &contexts {
+                batches.remove(*token);
+            }
         }
         // Batch jobs, of these contexts and of destroyed ones, hold the session until they end
         // (a queued one with nothing left to take ends at once): waited for, so the engine goes
@@ -464,7 +475,7 @@ impl Driver {
     pub fn batch_destroy(&self, token: batch::BatchToken) {
         let ctx = self.batches.lock().remove(token);
         if let Some(ctx) = ctx {
-            ctx.cancel_and_drain();
+            ctx.retire_and_drain();
         }
     }
 }

@@ -149,6 +149,7 @@ impl Op {
                 .buffer_offset()
                 .ok_or(Error::InvalidValue("negative buffer offset"))?
         };
+        // A result the caller checks as a status: a write failing part-way reports the error.
         let req = Request::new(
             self.dir,
             &self.file,
@@ -156,7 +157,8 @@ impl Op {
             size,
             file_offset,
             buffer_offset,
-        );
+        )
+        .reporting_errors();
         req.check_bounds()?;
         Backends::new(rt, &self.session.config, engine).run(&req)
     }

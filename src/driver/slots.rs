@@ -73,6 +73,17 @@ impl<T> Slots<T> {
         Some((v, index))
     }
 
+    /// Every value with its current key.
+    pub fn entries(&self) -> impl Iterator<Item = (usize, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(index, (gen, v))| {
+                v.as_ref()
+                    .map(|v| (((u64::from(*gen) << 32) | (index as u64 + 1)) as usize, v))
+            })
+    }
+
     /// Remove every value; every key goes stale.
     pub fn drain(&mut self) -> Vec<T> {
         let mut removed = Vec::new();
@@ -113,8 +124,13 @@ mod tests {
         assert_eq!(s.get(k1), None);
         assert_eq!(s.get(0), None);
         assert_eq!(s.get(usize::MAX), None);
-        s.insert("c");
+        let (k3, _) = s.insert("c");
         assert_eq!(s.len(), 2);
+        let mut entries: Vec<_> = s.entries().map(|(k, v)| (k, *v)).collect();
+        entries.sort_unstable();
+        let mut want = vec![(k2, "b"), (k3, "c")];
+        want.sort_unstable();
+        assert_eq!(entries, want, "the current keys of the values held");
         let mut all = s.drain();
         all.sort();
         assert_eq!(all, ["b", "c"]);

@@ -70,6 +70,18 @@ pub struct DirectFd {
     pub mem_align: u64,
 }
 
+/// What a write reports when it fails after part of it reached the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PartWay {
+    /// The count of the contiguous prefix that reached the file, as `pwrite` does (the error
+    /// only when nothing did): the calls that return a byte count (`hipFileWrite`).
+    #[default]
+    Prefix,
+    /// The error: batch events and stream-ordered results, whose consumers check a status,
+    /// not a count (upstream's rule; a short count there would read as success).
+    Error,
+}
+
 /// One request for the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transfer {
@@ -87,6 +99,8 @@ pub struct Transfer {
     pub offset: u64,
     /// Make writes durable before returning (one `fdatasync`).
     pub sync: bool,
+    /// What a write that fails part-way reports.
+    pub part_way: PartWay,
 }
 
 /// Engine state shared with worker jobs.

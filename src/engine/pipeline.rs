@@ -19,7 +19,7 @@ use super::lanes::LaneGuard as Lane;
 use super::lend::bounce::{Bounce, Fill};
 use super::lend::{Chunk, Claims, InFlight, Lent, Slot};
 use super::Stage;
-use super::{DirectFd, Inner, Transfer};
+use super::{DirectFd, Inner, PartWay, Transfer};
 use crate::error::{Error, Result};
 use crate::sys;
 use crate::sys::io::PartialWrite;
@@ -393,8 +393,9 @@ fn single_chunk(inner: &Inner, t: &Transfer) -> Result<usize> {
     let n = match r {
         Ok(n) => n,
         // One chunk is written in order: what reached the file is a prefix, reported as a
-        // short write (pwrite's rule); nothing lies beyond it to cut back.
-        Err(f) if f.done > 0 => f.done,
+        // short write (pwrite's rule) where the caller reports counts; nothing lies beyond it
+        // to cut back.
+        Err(f) if f.done > 0 && t.part_way == PartWay::Prefix => f.done,
         Err(f) => return Err(f.error),
     };
     if t.dir == Direction::Write && t.sync {
@@ -415,9 +416,9 @@ fn participate_guarded(inner: &Inner, req: &Request) {
 
 /// The request's result once every participant is done. A read: its error, or the contiguous
 /// byte count. A write: the contiguous prefix that reached the file (made durable with the
-/// request's one `fdatasync`), or the error when nothing did; bytes written past that prefix and
-/// past the file's old end are cut back, so a failed write leaves no holes and no growth
-/// beyond what it reports.
+/// request's one `fdatasync`), or the error when nothing did or the caller reports errors
+/// ([`PartWay::Error`]); bytes written past that prefix and past the file's old end are cut
+/// back, so a failed write leaves no holes and no growth beyond its prefix.
 fn finish(req: &Request) -> Result<usize> {
     let t = req.t;
     let error = req.error.lock().take();
@@ -432,7 +433,7 @@ fn finish(req: &Request) -> Result<usize> {
         cut_back(&t, req.size_before, prefix);
     }
     match error {
-        Some(e) if prefix == 0 => return Err(e),
+        Some(e) if prefix == 0 || t.part_way == PartWay::Error => return Err(e),
         Some(e) => {
             tracing::debug!(target: "hipfile", "write failed after {prefix} contiguous bytes ({e}); reporting the short count")
         }
@@ -955,6 +956,7 @@ mod tests {
             size: 8 << 20,
             offset: 0,
             sync: false,
+            part_way: PartWay::Prefix,
         }
     }
 

@@ -23,7 +23,7 @@ pub(crate) fn op_code(e: &Error) -> hipFileOpError_t {
         Error::HandleAlreadyRegistered => hipFileHandleAlreadyRegistered,
         Error::BatchFull => hipFileBatchFull,
         Error::Runtime(_) => hipFileHipDriverError,
-        Error::Os(_) => hipFileInternalError,
+        Error::Os(_) | Error::GpuDirect(_) => hipFileInternalError,
         Error::NoBackend(_) => hipFileInternalError,
         Error::Internal(_) => hipFileInternalError,
     }
@@ -47,7 +47,7 @@ pub(crate) fn op_error(e: Error) -> hipFileError_t {
 /// `-code` for every other error.
 pub(crate) fn batch_ret(e: &Error) -> i64 {
     match e {
-        Error::Os(code) => -i64::from(*code),
+        Error::Os(code) | Error::GpuDirect(code) => -i64::from(*code),
         other => -i64::from(op_code(other)),
     }
 }
@@ -58,7 +58,7 @@ pub(crate) fn ssize_error(e: Error) -> isize {
     let (ret, errno) = match e {
         // cuFile compatibility: a closed driver is -1 / EINVAL.
         Error::DriverNotInitialized => (-1, Some(libc::EINVAL)),
-        Error::Os(code) => (-1, Some(code)),
+        Error::Os(code) | Error::GpuDirect(code) => (-1, Some(code)),
         // -hipErrorInvalidValue would be -1: report it as -1 / EINVAL so that -1 always means
         // "look at errno".
         Error::Runtime(RtError::INVALID_VALUE) => (-1, Some(libc::EINVAL)),

@@ -23,10 +23,12 @@
 //!
 //! Level 3: `detailed` is level 2. `per_gpu_stats[i]` is GPU `i` (indexed by device
 //! ordinal, not packed): `read_bytes`, `read_duration_us` (summed elapsed time),
-//! `n_total_reads`, `n_p2p_reads` (fastpath), `n_posix_reads` (fallback + host),
-//! `n_unaligned_reads`, `n_reads_err`, `read_bw_bytes_per_sec` (bytes × 10^6 / duration),
-//! the same for writes; `uuid` and the other fields are 0. `num_gpus` is the number of GPUs
-//! with any record, so consumers should scan all 16 entries.
+//! `n_total_reads`, `n_nvfs_reads` (GPU-direct: the fastpath), `n_posix_reads` (fallback +
+//! host), `n_unaligned_reads`, `n_reads_err`, `read_bw_bytes_per_sec` (bytes × 10^6 /
+//! duration), the same for writes; `n_p2p_*`, `uuid` and the other fields are 0. GPU-direct
+//! operations are counted as `nvfs` ones, as upstream does, so that
+//! `n_total = n_nvfs + n_posix` (rocprofiler-systems' hipFile telemetry relies on it).
+//! `num_gpus` is the number of GPUs with any record, so consumers should scan all 16 entries.
 
 use super::abi::{
     hipFileOpCounter_t, hipFilePerGpuStats_t, hipFileStatsLevel1_t, hipFileStatsLevel2_t,
@@ -122,7 +124,7 @@ fn gpu_stats(s: &Snapshot, g: usize) -> hipFilePerGpuStats_t {
         read_bw_bytes_per_sec: bytes_per_sec(r.bytes, r.time_us),
         read_duration_us: r.time_us,
         n_total_reads: r.ops,
-        n_p2p_reads: rf.ops,
+        n_nvfs_reads: rf.ops,
         n_posix_reads: rb.ops.saturating_add(rh.ops),
         n_unaligned_reads: r.unaligned,
         n_reads_err: r.errors,
@@ -130,7 +132,7 @@ fn gpu_stats(s: &Snapshot, g: usize) -> hipFilePerGpuStats_t {
         write_bw_bytes_per_sec: bytes_per_sec(w.bytes, w.time_us),
         write_duration_us: w.time_us,
         n_total_writes: w.ops,
-        n_p2p_writes: wf.ops,
+        n_nvfs_writes: wf.ops,
         n_posix_writes: wb.ops.saturating_add(wh.ops),
         n_unaligned_writes: w.unaligned,
         n_writes_err: w.errors,

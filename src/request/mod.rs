@@ -7,6 +7,7 @@
 pub mod file;
 pub mod memory;
 
+use crate::engine::PartWay;
 use crate::error::{Error, Result};
 use crate::vocab::{Address, Direction};
 use file::File;
@@ -31,6 +32,8 @@ pub struct Request<'a> {
     pub file_offset: u64,
     /// Offset into the buffer.
     pub buffer_offset: usize,
+    /// What a write that fails part-way reports: its prefix (the default), or the error.
+    pub part_way: PartWay,
 }
 
 /// The bounds rule of reads, writes and batch entries: `offset < length` (strictly)
@@ -59,6 +62,17 @@ impl<'a> Request<'a> {
             size: size.min(MAX_RW),
             file_offset,
             buffer_offset,
+            part_way: PartWay::Prefix,
+        }
+    }
+
+    /// The same request for a caller that reports a status instead of a count (a batch
+    /// event, a stream-ordered result): a write that fails part-way reports its error.
+    #[inline(always)]
+    pub fn reporting_errors(self) -> Request<'a> {
+        Request {
+            part_way: PartWay::Error,
+            ..self
         }
     }
 

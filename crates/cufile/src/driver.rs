@@ -8,8 +8,8 @@ use std::sync::{Mutex, MutexGuard};
 use crate::abi::{code, CUfileDrvPropsNvfs, CUfileDrvProps_t, CUfileError_t};
 use crate::engine::{engine, Engine};
 use crate::hip_abi::*;
-use crate::params::{self, Home, Slabs, BOOL, BOOL_NVTX, SIZE, STRING_COUNT};
-use crate::{boundary_op, config, log, stats};
+use crate::params::{self, Home, Slabs, BOOL, SIZE, STRING_COUNT};
+use crate::{boundary_op, config, gpu, log, stats};
 
 /// Everything this library keeps besides the engine.
 pub struct State {
@@ -138,21 +138,26 @@ fn first_open(e: &Engine, st: &mut State) -> Result<(), CUfileError_t> {
     for (i, row) in SIZE.iter().enumerate() {
         let v = st.staged_size[i].or_else(|| params::size_from_config(i, &json));
         let Some(v) = v else { continue };
-        match row.home {
-            Home::Own => st.own_size[i] = v,
-            Home::Engine => {
-                let ev = params::engine_size(i, v);
-                let in_range = row
-                    .range
-                    .is_none_or(|(lo, hi)| ev >= lo && (hi == 0 || ev <= hi));
-                let applied = in_range && e.set_size(i as c_int, ev as usize).is_ok();
-                if !applied {
-                    log::warn(&format!(
-                        "{} = {v} is out of range: the configuration's value is used",
-                        row.json
-                    ));
+        let v = match row.home {
+            Home::Own => v,
+            Home::Engine => params::engine_size(i, v),
+        };
+        let in_range = row
+            .range
+            .is_none_or(|(lo, hi)| v >= lo && (hi == 0 || v <= hi));
+        let applied = in_range
+            && match row.home {
+                Home::Own => {
+                    st.own_size[i] = v;
+                    true
                 }
-            }
+                Home::Engine => e.set_size(i as c_int, v as usize).is_ok(),
+            };
+        if !applied {
+            log::warn(&format!(
+                "{} = {v} is out of range: the configuration's value is used",
+                row.json
+            ));
         }
     }
     for (i, row) in BOOL.iter().enumerate() {
@@ -247,9 +252,6 @@ pub extern "C" fn cuFileUseCount() -> std::ffi::c_long {
     crate::boundary(0, || engine().map_or(0, |e| e.use_count().max(0)))
 }
 
-/// The version this library implements: 1.19 (`1000 * major + 10 * minor`).
-pub const VERSION: c_int = 1190;
-
 /// # Safety
 /// `version` is NULL or valid for a write.
 #[no_mangle]
@@ -260,7 +262,7 @@ pub unsafe extern "C" fn cuFileGetVersion(version: *mut c_int) -> CUfileError_t 
         }
         std::hint::black_box(crate::MARKER);
         // SAFETY: non-NULL, writable per the C contract.
-        unsafe { version.write(VERSION) };
+        unsafe { version.write(crate::version::level().version()) };
         Ok(())
     })
 }
@@ -303,7 +305,7 @@ pub unsafe extern "C" fn cuFileDriverGetProperties(props: *mut CUfileDrvProps_t)
             per_buffer_cache_size: kib32(st.staged_size[7].unwrap_or(st.own_size[7])),
             max_device_pinned_mem_size: kib32(p.max_device_pinned_mem_size),
             max_batch_io_size: p.max_batch_io_count,
-            max_batch_io_timeout_msecs: p.max_batch_io_timeout_msecs,
+            max_batch_io_timeout_msecs: kib32(st.staged_size[11].unwrap_or(st.own_size[11])),
         };
         // SAFETY: non-NULL, writable per the C contract.
         unsafe { props.write(out) };
@@ -423,7 +425,7 @@ pub extern "C" fn cuFileSetParameterSizeT(param: c_int, value: usize) -> CUfileE
 pub unsafe extern "C" fn cuFileGetParameterBool(param: c_int, value: *mut bool) -> CUfileError_t {
     boundary_op(|| {
         let i = index(param, BOOL.len())?;
-        if value.is_null() || param == BOOL_NVTX {
+        if value.is_null() {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
         let e = eng()?;
@@ -447,9 +449,7 @@ pub extern "C" fn cuFileSetParameterBool(param: c_int, value: bool) -> CUfileErr
         let e = eng()?;
         let mut st = state();
         closed_for_setting(e)?;
-        if param != BOOL_NVTX {
-            st.staged_bool[i] = Some(value);
-        }
+        st.staged_bool[i] = Some(value);
         Ok(())
     })
 }
@@ -687,31 +687,11 @@ pub extern "C" fn cuFileDriverSetP2PFlags(status_flag: c_int, p2p_flags: c_int) 
     })
 }
 
-/// The CUDA driver's `cuDeviceGetCount`, if a CUDA driver is in the process.
-fn cuda_device_count() -> Option<c_int> {
-    // SAFETY: NUL-terminated names; RTLD_DEFAULT finds symbols of the global scope.
-    let mut f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"cuDeviceGetCount".as_ptr()) };
-    if f.is_null() {
-        // SAFETY: as above; RTLD_NOLOAD only returns an object already loaded.
-        let h =
-            unsafe { libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
-        if !h.is_null() {
-            // SAFETY: a valid handle.
-            f = unsafe { libc::dlsym(h, c"cuDeviceGetCount".as_ptr()) };
-        }
-    }
-    if f.is_null() {
-        return None;
-    }
-    // SAFETY: cuDeviceGetCount(int *) -> CUresult.
-    let f: unsafe extern "C" fn(*mut c_int) -> c_int = unsafe { std::mem::transmute(f) };
-    let mut n = 0;
-    // SAFETY: a valid out-pointer.
-    (unsafe { f(&mut n) } == 0).then_some(n)
-}
-
-/// BAR1 sizes are not known without NVML: 0 for every GPU there is, as NVIDIA's compat mode
-/// reports.
+/// BAR1 of a GPU, in KiB: the device's PCI resource 1 (see `gpu.rs`). A bad index is
+/// `CU_FILE_INVALID_VALUE`; no CUDA driver in the process, `CU_FILE_CUDA_DRIVER_ERROR`. When
+/// the size cannot be read (no PCI bus id from the driver, no sysfs in a container, a device
+/// that is not on PCI) the answer is success with 0, as NVIDIA's library answers in compat
+/// mode, and the reason is logged (WARN).
 ///
 /// # Safety
 /// `bar_size` is NULL or valid for a write.
@@ -724,15 +704,19 @@ pub unsafe extern "C" fn cuFileGetBARSizeInKB(
         if bar_size.is_null() {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
-        let n = cuda_device_count().ok_or(CUfileError_t {
-            err: code::CUDA_DRIVER_ERROR,
-            cu_err: crate::abi::CUDA_ERROR_NOT_INITIALIZED,
-        })?;
+        let n = gpu::device_count()?;
         if gpu_index < 0 || gpu_index >= n {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
+        let kib = gpu::pci_bus_id(gpu_index)
+            .ok_or_else(|| "the CUDA driver gives no PCI bus id".to_string())
+            .and_then(|id| gpu::bar1_kib(&id))
+            .unwrap_or_else(|why| {
+                log::warn(&format!("BAR1 size of GPU {gpu_index} unknown: {why}"));
+                0
+            });
         // SAFETY: non-NULL, writable per the C contract.
-        unsafe { bar_size.write(0) };
+        unsafe { bar_size.write(kib as usize) };
         Ok(())
     })
 }

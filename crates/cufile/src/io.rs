@@ -132,31 +132,53 @@ fn data_result(r: isize) -> isize {
     }
 }
 
-/// The checks cuFile makes before any transfer, in its order; `Some(result)` ends the call.
-fn precheck(
+fn engine_or_fail() -> Result<&'static Engine, isize> {
+    crate::engine::engine().ok_or_else(|| fail(code::PLATFORM_NOT_SUPPORTED))
+}
+
+/// `cuFileRead` / `cuFileWrite`, with cuFile's checks in its order: a NULL handle or buffer
+/// (`EINVAL`); the handle itself, for an empty request too (NVIDIA's refuses 0 bytes on a
+/// handle that is not registered: the engine is asked for 0 bytes at offset 0, which it
+/// answers from the handle alone); then an empty request (0, whatever the offsets), a
+/// negative file offset (5022) and a negative buffer offset (5030).
+///
+/// # Safety
+/// `base + buf_offset` names `size` bytes valid for the direction (device or host memory).
+unsafe fn transfer(
+    write: bool,
     fh: *mut c_void,
-    base: *const c_void,
+    base: *mut c_void,
     size: usize,
     off: i64,
     boff: i64,
-) -> Option<isize> {
+) -> isize {
     if fh.is_null() || base.is_null() {
-        return Some(fail(libc::EINVAL));
+        return fail(libc::EINVAL);
     }
+    let e = match engine_or_fail() {
+        Ok(e) => e,
+        Err(r) => return r,
+    };
+    let call = |size: usize, off: i64, boff: i64| {
+        // SAFETY: the caller's contract (0 bytes touch no memory).
+        unsafe {
+            if write {
+                e.write(fh, base, size, off, boff)
+            } else {
+                e.read(fh, base, size, off, boff)
+            }
+        }
+    };
     if size == 0 {
-        return Some(0);
+        return data_result(call(0, 0, 0));
     }
     if off < 0 {
-        return Some(fail(code::INVALID_VALUE));
+        return fail(code::INVALID_VALUE);
     }
     if boff < 0 {
-        return Some(fail(code::INTERNAL_ERROR));
+        return fail(code::INTERNAL_ERROR);
     }
-    None
-}
-
-fn engine_or_fail() -> Result<&'static Engine, isize> {
-    crate::engine::engine().ok_or_else(|| fail(code::PLATFORM_NOT_SUPPORTED))
+    data_result(call(size, off, boff))
 }
 
 /// # Safety
@@ -170,15 +192,8 @@ pub unsafe extern "C" fn cuFileRead(
     buf_offset: i64,
 ) -> isize {
     boundary(fail(code::INTERNAL_ERROR), || {
-        if let Some(r) = precheck(fh, base, size, file_offset, buf_offset) {
-            return r;
-        }
-        let e = match engine_or_fail() {
-            Ok(e) => e,
-            Err(r) => return r,
-        };
         // SAFETY: the caller's contract.
-        data_result(unsafe { e.read(fh, base, size, file_offset, buf_offset) })
+        unsafe { transfer(false, fh, base, size, file_offset, buf_offset) }
     })
 }
 
@@ -193,20 +208,43 @@ pub unsafe extern "C" fn cuFileWrite(
     buf_offset: i64,
 ) -> isize {
     boundary(fail(code::INTERNAL_ERROR), || {
-        if let Some(r) = precheck(fh, base, size, file_offset, buf_offset) {
-            return r;
-        }
-        let e = match engine_or_fail() {
-            Ok(e) => e,
-            Err(r) => return r,
-        };
-        // SAFETY: the caller's contract.
-        data_result(unsafe { e.write(fh, base, size, file_offset, buf_offset) })
+        // SAFETY: the caller's contract (a write only reads the buffer).
+        unsafe { transfer(true, fh, base.cast_mut(), size, file_offset, buf_offset) }
     })
 }
 
-/// The vectored calls: one contiguous file range, the buffers in turn; a read stops at EOF
-/// (a short count only there).
+/// The entries of a vectored call, checked before anything moves (as `preadv`/`pwritev`
+/// check theirs): every entry with bytes needs a base, and the lengths must add up to a count
+/// the return value can hold. `None` refuses the call (`EINVAL`).
+///
+/// # Safety
+/// `iov` is valid for `iovcnt` entries (or NULL with `iovcnt` 0).
+unsafe fn entries(iov: *const CUfileIOVec_t, iovcnt: usize) -> Option<Vec<CUfileIOVec_t>> {
+    if iovcnt == 0 {
+        return Some(Vec::new());
+    }
+    if iov.is_null() {
+        return None;
+    }
+    // SAFETY: `iovcnt` readable entries per the contract.
+    let all = unsafe { std::slice::from_raw_parts(iov, iovcnt) };
+    let mut total: usize = 0;
+    for v in all {
+        if v.len > 0 && v.base.is_null() {
+            return None;
+        }
+        total = total
+            .checked_add(v.len)
+            .filter(|&t| t <= isize::MAX as usize)?;
+    }
+    Some(all.iter().copied().filter(|v| v.len > 0).collect())
+}
+
+/// The vectored calls: one contiguous file range, the buffers in turn. Every entry is checked
+/// first, so a refused call moves nothing; once bytes have moved, a failing entry ends the call
+/// with the count moved so far (a write's prefix reached the file, a read's the buffers), as
+/// `pwritev`/`preadv` report; -1 only when nothing moved. A read stops at EOF, a write at a
+/// short entry.
 ///
 /// # Safety
 /// `iov` is valid for `iovcnt` entries, each naming memory valid for its direction.
@@ -217,9 +255,13 @@ unsafe fn vectored(
     iovcnt: usize,
     file_offset: i64,
 ) -> isize {
-    if fh.is_null() || (iov.is_null() && iovcnt > 0) {
+    if fh.is_null() {
         return fail(libc::EINVAL);
     }
+    // SAFETY: the caller's contract.
+    let Some(list) = (unsafe { entries(iov, iovcnt) }) else {
+        return fail(libc::EINVAL);
+    };
     if file_offset < 0 {
         return fail(code::INVALID_VALUE);
     }
@@ -228,15 +270,7 @@ unsafe fn vectored(
         Err(r) => return r,
     };
     let mut done: usize = 0;
-    for i in 0..iovcnt {
-        // SAFETY: i < iovcnt, readable per the contract.
-        let v = unsafe { iov.add(i).read() };
-        if v.len == 0 {
-            continue;
-        }
-        if v.base.is_null() {
-            return fail(libc::EINVAL);
-        }
+    for v in list {
         let off = file_offset.saturating_add(done as i64);
         // SAFETY: the entry names `len` bytes valid for this direction.
         let r = unsafe {
@@ -247,11 +281,15 @@ unsafe fn vectored(
             }
         };
         if r < 0 {
-            return data_result(r);
+            return if done > 0 {
+                done as isize
+            } else {
+                data_result(r)
+            };
         }
         done += r as usize;
         if (r as usize) < v.len {
-            break; // end of file
+            break; // end of file, or a write that stopped part-way
         }
     }
     done as isize
@@ -404,7 +442,8 @@ pub extern "C" fn cuFileStreamDeregister(stream: *mut c_void) -> CUfileError_t {
 }
 
 /// Both directions go to the engine's stream-ordered I/O (`hipFileReadAsync` /
-/// `hipFileWriteAsync`): enqueued on `stream`, run in stream order, the result in `*bytes_p`.
+/// `hipFileWriteAsync`): enqueued on `stream`, run in stream order, the result in `*bytes_p`;
+/// on the NULL stream the call waits for it.
 ///
 /// # Safety
 /// As `cuFileReadAsync`: the pointers stay valid until the operation has run on `stream`.
@@ -436,10 +475,15 @@ unsafe fn async_io(
             stream,
         )
     };
-    match r.err {
-        0 => Ok(()),
-        _ => Err(cu(r)),
+    if r.err != 0 {
+        return Err(cu(r));
     }
+    // With a NULL stream the call is synchronous (cuFile's documentation): the operation has
+    // run, and `*bytes_p` holds its result, when the call returns.
+    if stream.is_null() {
+        crate::gpu::synchronize_default_stream()?;
+    }
+    Ok(())
 }
 
 /// # Safety

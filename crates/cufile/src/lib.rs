@@ -1,5 +1,7 @@
-//! `libcufile.so.0`: NVIDIA's cuFile C ABI (API level 1.19, `include/cufile.h`) on the hipfile
-//! engine of `libhipfile.so.0`.
+//! `libcufile.so.0`: NVIDIA's cuFile C ABI (every call of `include/cufile.h`, API level 1.19)
+//! on the hipfile engine of `libhipfile.so.0`. It reports cuFile 1.18 and fills 1.18's
+//! structure layouts unless the deployment declares 1.19 consumers only (`version.rs`: the one
+//! rule for the version and the layouts).
 //!
 //! Every exported function converts its C arguments at the door (cuFile types to values, the
 //! checks cuFile makes first), calls the engine through libhipfile's C ABI (`engine.rs`), and
@@ -13,11 +15,13 @@ mod abi;
 mod config;
 mod driver;
 mod engine;
+mod gpu;
 mod hip_abi;
 mod io;
 mod log;
 mod params;
 mod stats;
+mod version;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

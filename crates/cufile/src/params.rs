@@ -6,11 +6,10 @@
 //! `hipFileSetParameter*` just before the engine opens, read back with
 //! `hipFileGetParameter*`. The others are ours, stored and reported: the 1.19 booleans 12 and
 //! 13, the strings, the slab arrays, the statistics level, `allow_system_memory` (host memory
-//! is accepted whatever it says, as NVIDIA's stock configuration needs) and
+//! is accepted whatever it says, as NVIDIA's stock configuration needs), the batch timeout (the
+//! engine's batches do not time out by themselves; cuFile's default is 5 ms) and
 //! `per_buffer_cache_size_kb` (cuFile's GPU bounce buffer; the engine's pipeline chunk is
 //! another thing, and NVIDIA's stock 1 MiB would cut its throughput).
-
-use std::ffi::c_int;
 
 use crate::config::{env_bool, env_u64, Flat};
 
@@ -126,13 +125,14 @@ pub const SIZE: [SizeRow; 12] = [
         range: Some((4, 18_014_398_509_481_980)),
         default: 0,
     },
+    // Ours: the engine's batch does not time out on its own, and NVIDIA's default is 5.
     SizeRow {
         json: "properties.max_batch_io_timeout_msecs",
         env: None,
         engine_env: &[],
-        home: Home::Engine,
+        home: Home::Own,
         range: Some((1, 1000)),
-        default: 0,
+        default: 5,
     },
 ];
 
@@ -144,9 +144,6 @@ pub struct BoolRow {
     pub home: Home,
     pub default: bool,
 }
-
-/// `CUFILE_PARAM_PROFILE_NVTX` (deprecated): getting it fails, setting it is accepted and ignored.
-pub const BOOL_NVTX: c_int = 5;
 
 pub const BOOL: [BoolRow; 14] = [
     BoolRow {
@@ -184,9 +181,11 @@ pub const BOOL: [BoolRow; 14] = [
         home: Home::Engine,
         default: true,
     },
+    // Deprecated (NVTX ranges are not emitted): read and written like the others, as NVIDIA's
+    // 1.15 library does.
     BoolRow {
         json: "profile.nvtx",
-        env: &[],
+        env: &["CUFILE_NVTX"],
         engine_env: &[],
         home: Home::Own,
         default: false,
@@ -396,10 +395,10 @@ mod tests {
             .collect();
         assert_eq!(
             own,
-            [0, 7],
-            "the statistics level and per_buffer_cache_size_kb"
+            [0, 7, 11],
+            "the statistics level, per_buffer_cache_size_kb and the batch timeout"
         );
-        assert_eq!(SIZE[7].default, 1024);
+        assert_eq!((SIZE[7].default, SIZE[11].default), (1024, 5));
         let own: Vec<usize> = (0..BOOL.len())
             .filter(|&i| BOOL[i].home == Home::Own)
             .collect();

@@ -4,9 +4,11 @@
 //! counters shown are those since the driver opened or the last `cuFileStatsReset`, frozen by
 //! `cuFileStatsStop` and resumed by `cuFileStatsStart` (the stopped interval is left out).
 //! Rates, averages and GPU identities are shown as the engine computes them, never
-//! subtracted. The 1.19 layouts are filled: hipFile's level 1 is cuFile's first 512 bytes,
-//! followed by the readv/writev counters kept here; level 2 adds the engine's histograms,
-//! level 3 its per-GPU records (the same 248-byte layout).
+//! subtracted. The window is kept in the 1.19 layout (hipFile's level 1 is cuFile's first 512
+//! bytes, followed by the readv/writev counters kept here; level 2 adds the engine's
+//! histograms, level 3 its per-GPU records, the same 248-byte layout) and handed out in the
+//! layout of the process's level (`version.rs`): the 1.18 one leaves the readv/writev
+//! counters out.
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,6 +17,7 @@ use crate::abi::*;
 use crate::boundary_op;
 use crate::driver::{cu, eng, is_open, state};
 use crate::hip_abi::HIP_STATS_L1_SIZE;
+use crate::version::{self, Stats};
 
 const WORDS: usize = STATS_L3_SIZE / 8;
 
@@ -212,11 +215,16 @@ pub extern "C" fn cuFileStatsReset() -> CUfileError_t {
     window_op(Window::reset)
 }
 
-/// Fill the first `size` bytes of cuFile's level-3 layout into `out`.
+/// Write statistics structure `which`, in the layout of the process's level, into `out`.
 ///
 /// # Safety
-/// `out` is NULL or valid for writes of `size` bytes.
-unsafe fn fill(out: *mut u8, size: usize, needed: u64) -> Result<(), CUfileError_t> {
+/// `out` is NULL or valid for writes of that structure at that level.
+unsafe fn fill(out: *mut u8, which: Stats) -> Result<(), CUfileError_t> {
+    let needed = match which {
+        Stats::L1 => 1,
+        Stats::L2 => 2,
+        Stats::L3 => 3,
+    };
     need_open()?;
     if out.is_null() {
         return Err(CUfileError_t::op(code::INVALID_VALUE));
@@ -227,34 +235,36 @@ unsafe fn fill(out: *mut u8, size: usize, needed: u64) -> Result<(), CUfileError
         return Err(CUfileError_t::op(code::INVALID_VALUE));
     }
     let words = st.stats.view(&now);
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    // SAFETY: `size` writable bytes per the caller's contract; size <= bytes.len().
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, size) };
+    let full: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let bytes = version::level().stats_bytes(&full, which);
+    // SAFETY: the structure at the process's level is writable per the caller's contract, and
+    // `bytes` is exactly its size.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len()) };
     Ok(())
 }
 
 /// # Safety
-/// `stats` is NULL or valid for writes of a `CUfileStatsLevel1_t` (1.19 layout).
+/// `stats` is NULL or valid for writes of a `CUfileStatsLevel1_t` of the reported version.
 #[no_mangle]
 pub unsafe extern "C" fn cuFileGetStatsL1(stats: *mut u8) -> CUfileError_t {
     // SAFETY: forwarded contract.
-    boundary_op(|| unsafe { fill(stats, STATS_L1_SIZE, 1) })
+    boundary_op(|| unsafe { fill(stats, Stats::L1) })
 }
 
 /// # Safety
-/// `stats` is NULL or valid for writes of a `CUfileStatsLevel2_t`.
+/// `stats` is NULL or valid for writes of a `CUfileStatsLevel2_t` of the reported version.
 #[no_mangle]
 pub unsafe extern "C" fn cuFileGetStatsL2(stats: *mut u8) -> CUfileError_t {
     // SAFETY: forwarded contract.
-    boundary_op(|| unsafe { fill(stats, STATS_L2_SIZE, 2) })
+    boundary_op(|| unsafe { fill(stats, Stats::L2) })
 }
 
 /// # Safety
-/// `stats` is NULL or valid for writes of a `CUfileStatsLevel3_t`.
+/// `stats` is NULL or valid for writes of a `CUfileStatsLevel3_t` of the reported version.
 #[no_mangle]
 pub unsafe extern "C" fn cuFileGetStatsL3(stats: *mut u8) -> CUfileError_t {
     // SAFETY: forwarded contract.
-    boundary_op(|| unsafe { fill(stats, STATS_L3_SIZE, 3) })
+    boundary_op(|| unsafe { fill(stats, Stats::L3) })
 }
 
 #[cfg(test)]

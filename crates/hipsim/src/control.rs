@@ -1,5 +1,6 @@
 //! The `hipsim*` control functions that tests (and `hipfile`'s simulator detection) call:
-//! counters, fault injection, and the simulator marker.
+//! counters, fault injection, a stream's hardware queue, a device's architecture, and the
+//! simulator marker.
 //!
 //! These are not counted as calls.
 
@@ -8,7 +9,7 @@
 use std::ffi::{c_char, c_int};
 
 use crate::ffi::{c_str, guarded};
-use crate::{counters, faults};
+use crate::{counters, device, faults, stream};
 
 /// `uint64_t hipsimCounter(const char *name)`: the current value of a counter or gauge
 /// (unknown or NULL name: 0). See [`crate::counters`] for the names.
@@ -53,6 +54,49 @@ pub unsafe extern "C" fn hipsimGetFault(name: *const c_char) -> i64 {
         unsafe { c_str(name) }
             .and_then(faults::get_by_name)
             .unwrap_or(0)
+    })
+}
+
+/// `int64_t hipsimStreamHwQueue(void *stream)`: the index of the hardware queue of its device that
+/// a stream runs on (see [`crate::stream`]; the NULL, legacy and per-thread handles name the
+/// default stream of HIP's current device, on queue 0); -2 for a stream with a queue of its
+/// own, -1 for an unknown handle or a current device that does not exist.
+#[no_mangle]
+pub unsafe extern "C" fn hipsimStreamHwQueue(handle: *mut std::ffi::c_void) -> i64 {
+    guarded("", -1, || {
+        match stream::resolve(handle as usize, device::hip_current) {
+            Ok(s) => s
+                .hw_queue()
+                .map_or(-2, |q| i64::try_from(q).unwrap_or(i64::MAX)),
+            Err(_) => -1,
+        }
+    })
+}
+
+/// `int hipsimSetGcnArch(int device, const char *arch)`: sets the architecture name a device
+/// reports (`gcnArchName`, e.g. `"gfx90a:sramecc-:xnack+"`), for `device` 0..16 or every
+/// device for -1; NULL gives back the default (`HIPSIM_GCN_ARCH`, else
+/// `"gfx942:sramecc+:xnack-"`). 0 on success, -1 for another ordinal or a name that is not
+/// `gfx<processor>[:sramecc±][:xnack±]` (see [`crate::device::parse_target`]).
+///
+/// `arch` must be NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hipsimSetGcnArch(device: c_int, arch: *const c_char) -> c_int {
+    guarded("", -1, || {
+        let name = if arch.is_null() {
+            None
+        } else {
+            // SAFETY: caller contract.
+            match unsafe { c_str(arch) } {
+                Some(n) => Some(n),
+                None => return -1,
+            }
+        };
+        if device::set_gcn_arch(device, name) {
+            0
+        } else {
+            -1
+        }
     })
 }
 

@@ -22,7 +22,7 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr};
 use std::ptr;
 use std::sync::Arc;
 
@@ -242,6 +242,53 @@ pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: c_i
         unsafe {
             ptr::copy_nonoverlapping(text.as_ptr(), name.cast::<u8>(), n);
             name.add(n).write(0);
+        }
+        Ok(())
+    })
+}
+
+/// The PCI bus id of simulated device `dev`: that of a real PCI device of this machine (the
+/// `dev`-th entry of `/sys/bus/pci/devices` in name order, counted modulo their number), so
+/// that a program reading the device's sysfs files reads real ones; `0000:00:<dev>.0` where
+/// the machine shows no PCI device.
+fn pci_bus_id(dev: c_int) -> String {
+    let mut ids: Vec<String> = std::fs::read_dir("/sys/bus/pci/devices")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    match ids.len() {
+        0 => format!("0000:00:{dev:02x}.0"),
+        n => ids[dev as usize % n].clone(),
+    }
+}
+
+/// `CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)`: see [`pci_bus_id`];
+/// truncated to `len - 1` bytes and NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetPCIBusId(
+    bus_id: *mut c_char,
+    len: c_int,
+    dev: c_int,
+) -> CuResult {
+    cu_call("cuDeviceGetPCIBusId", || {
+        let cap = usize::try_from(len)
+            .ok()
+            .filter(|&l| l > 0)
+            .ok_or(SimError::INVALID_VALUE)?;
+        if bus_id.is_null() {
+            return Err(SimError::INVALID_VALUE);
+        }
+        device_ordinal(dev)?;
+        let text = pci_bus_id(dev);
+        let n = text.len().min(cap - 1);
+        // SAFETY: module contract: `bus_id` is writable for `len` bytes; n + 1 <= len.
+        unsafe {
+            ptr::copy_nonoverlapping(text.as_ptr(), bus_id.cast::<u8>(), n);
+            bus_id.add(n).write(0);
         }
         Ok(())
     })
@@ -693,7 +740,7 @@ pub unsafe extern "C" fn cuStreamCreate(ph_stream: *mut CuStream, flags: c_uint)
         if flags > 1 {
             return Err(SimError::INVALID_VALUE);
         }
-        out.set(stream::create(ctx_device()?, flags == 0)? as CuStream);
+        out.set(stream::create(ctx_device()?, flags == 0, stream::Api::Cuda)? as CuStream);
         Ok(())
     })
 }
@@ -739,6 +786,23 @@ pub unsafe extern "C" fn cuStreamGetCtx(s: CuStream, pctx: *mut CuContext) -> Cu
         // SAFETY: module contract.
         let out = unsafe { Out::new(pctx) }?;
         out.set(device::primary_handle(cu_stream(s)?.device()));
+        Ok(())
+    })
+}
+
+/// `CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId)` (CUDA 12.0): the
+/// stream's id, unique for the life of the process and never given to another stream, also
+/// when a new stream gets a destroyed one's handle (see [`crate::stream`]). NULL,
+/// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` name the default stream of the current
+/// context's device (`CUDA_ERROR_INVALID_CONTEXT` without one). CUDA calls an invalid handle
+/// undefined behaviour; here an unknown or destroyed handle is `CUDA_ERROR_INVALID_HANDLE`, as
+/// for every other stream call. A NULL `streamId` is `CUDA_ERROR_INVALID_VALUE`.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamGetId(s: CuStream, stream_id: *mut c_ulonglong) -> CuResult {
+    cu_call("cuStreamGetId", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(stream_id) }?;
+        out.set(cu_stream(s)?.id());
         Ok(())
     })
 }
@@ -1048,38 +1112,6 @@ pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -
     })
 }
 
-/// A stream `cuStreamGetId` has answered for and its id, by stream object address.
-type StreamIds = std::collections::HashMap<usize, (std::sync::Weak<Stream>, u64)>;
-
-/// Ids of the streams `cuStreamGetId` was asked about, by stream object (a weak reference, so
-/// that a new stream at a reused address gets a new id).
-static STREAM_IDS: std::sync::LazyLock<parking_lot::Mutex<StreamIds>> =
-    std::sync::LazyLock::new(Default::default);
-static NEXT_STREAM_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-/// `CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId)`: a number unique
-/// to the stream for the life of the process; the default-stream handles name the current
-/// context's default stream.
-#[no_mangle]
-pub unsafe extern "C" fn cuStreamGetId(s: CuStream, id: *mut u64) -> CuResult {
-    cu_call("cuStreamGetId", || {
-        // SAFETY: module contract.
-        let out = unsafe { Out::new(id) }?;
-        let st = cu_stream(s)?;
-        let key = Arc::as_ptr(&st) as usize;
-        let mut ids = STREAM_IDS.lock();
-        let same = ids
-            .get(&key)
-            .is_some_and(|(w, _)| w.upgrade().is_some_and(|a| Arc::ptr_eq(&a, &st)));
-        if !same {
-            let fresh = NEXT_STREAM_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            ids.insert(key, (Arc::downgrade(&st), fresh));
-        }
-        out.set(ids[&key].1);
-        Ok(())
-    })
-}
-
 /// `CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream
 /// hStream)`: unified addressing, the direction is inferred from the addresses.
 #[no_mangle]
@@ -1247,7 +1279,6 @@ pub unsafe extern "C" fn cuFuncGetParamInfo(
         kernels::check_function(f as usize, ctx_device()?)?;
         let (o, n) = match index {
             0 => (0, 8),
-            1 => (8, 4),
             _ => return Err(SimError::INVALID_VALUE),
         };
         off.set(o);

@@ -25,12 +25,21 @@
 //! | `no_kernels` | `HIPSIM_NO_KERNELS` | `cuModuleLoadData` answers `CUDA_ERROR_NOT_SUPPORTED` (801): no kernel can be loaded |
 //! | `stage_dies` | `HIPSIM_STAGE_DIES` | a staging kernel stops after this many segments (1 = at its first) with `CUDA_ERROR_ILLEGAL_ADDRESS` on its stream, as a kernel of a broken context would: later segments are never copied, `done` stays where it was |
 //! | `launch_queue` | `HIPSIM_LAUNCH_QUEUE` | a setting, default 1024: an enqueue on a stream (a kernel launch, a copy, an event record, a wait, a host function) blocks while this many of the stream's items are queued and not finished, as a GPU's full command queue makes `cuLaunchKernel` block until the device drains it; 0: unbounded |
+//! | `hip_hw_queues` | `GPU_MAX_HW_QUEUES` | a setting, default 4 (ROCm's): the hardware queues of each device that streams created by `hipStreamCreate*` are spread over (see [`crate::stream`]); 0 or less: every stream has a queue of its own |
+//! | `cuda_hw_queues` | `CUDA_DEVICE_MAX_CONNECTIONS` | a setting, default 8 (CUDA's): the same for streams created by `cuStreamCreate` |
 //!
 //! Errno values may be written in the environment as numbers or names (`EIO`, `ENODEV`, ...);
 //! HIP error values as numbers or names (`hipErrorUnknown`, ...); cuFile error values as
 //! numbers or names (`CU_FILE_HANDLE_NOT_REGISTERED`, ...). Errno and cuFile values are taken
 //! as absolute values (`-5027` means 5027). `device_count` is a setting, not a fault: 0 really
 //! means zero devices.
+//!
+//! A device's architecture name is a string, outside this table: `HIPSIM_GCN_ARCH` and
+//! `hipsimSetGcnArch` (see [`crate::device::gcn_arch`]).
+//!
+//! The two hardware-queue settings read the real runtimes' variables (not `HIPSIM_*` ones), so
+//! that a program run with `GPU_MAX_HW_QUEUES=1` sees on the simulator what it would see on a
+//! ROCm machine. A stream takes the value current when it is created.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::LazyLock;
@@ -78,6 +87,10 @@ pub enum Fault {
     StageDies,
     /// `launch_queue`.
     LaunchQueue,
+    /// `hip_hw_queues`.
+    HipHwQueues,
+    /// `cuda_hw_queues`.
+    CudaHwQueues,
 }
 
 #[derive(Clone, Copy)]
@@ -230,14 +243,32 @@ const SPECS: [Spec; COUNT] = [
         parse: Parse::Int,
         default: DEFAULT_LAUNCH_QUEUE,
     },
+    Spec {
+        fault: Fault::HipHwQueues,
+        name: "hip_hw_queues",
+        env: "GPU_MAX_HW_QUEUES",
+        parse: Parse::Int,
+        default: DEFAULT_HIP_HW_QUEUES,
+    },
+    Spec {
+        fault: Fault::CudaHwQueues,
+        name: "cuda_hw_queues",
+        env: "CUDA_DEVICE_MAX_CONNECTIONS",
+        parse: Parse::Int,
+        default: DEFAULT_CUDA_HW_QUEUES,
+    },
 ];
 
 /// Number of settings.
-const COUNT: usize = 19;
+const COUNT: usize = 21;
 
 /// Items a stream holds queued before an enqueue blocks (`launch_queue`): CUDA's launch queue
 /// is about this deep.
 pub const DEFAULT_LAUNCH_QUEUE: i64 = 1024;
+/// Hardware queues per device for HIP streams (`GPU_MAX_HW_QUEUES`): ROCm's default.
+pub const DEFAULT_HIP_HW_QUEUES: i64 = 4;
+/// Hardware queues per device for CUDA streams (`CUDA_DEVICE_MAX_CONNECTIONS`): CUDA's default.
+pub const DEFAULT_CUDA_HW_QUEUES: i64 = 8;
 
 /// Most devices the simulator can expose.
 pub const MAX_DEVICES: i64 = 16;
@@ -360,11 +391,14 @@ pub fn device_count() -> i32 {
     get(Fault::DeviceCount).clamp(0, MAX_DEVICES) as i32
 }
 
+/// A setting that counts something, `None` for 0 or less (unbounded).
+pub fn count(f: Fault) -> Option<u64> {
+    u64::try_from(get(f)).ok().filter(|&n| n > 0)
+}
+
 /// Items a stream may hold queued and unfinished before an enqueue blocks; `None`: unbounded.
 pub fn launch_queue() -> Option<u64> {
-    u64::try_from(get(Fault::LaunchQueue))
-        .ok()
-        .filter(|&n| n > 0)
+    count(Fault::LaunchQueue)
 }
 
 /// Reported HIP_VERSION.

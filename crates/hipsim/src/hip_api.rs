@@ -14,7 +14,7 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::ptr;
 
 use crate::control::{
@@ -191,6 +191,27 @@ pub unsafe extern "C" fn hipSetDevice(device_id: c_int) -> HipError {
 pub unsafe extern "C" fn hipDeviceSynchronize() -> HipError {
     hip_call("hipDeviceSynchronize", || {
         stream::synchronize_device(device::hip_current()?)
+    })
+}
+
+/// `hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600 *prop, int deviceId)` (what
+/// `hipGetDeviceProperties` compiles to with ROCm 6 and later): the properties of an
+/// MI300X-like device, with the device's architecture name in `gcnArchName` and the
+/// compute capability that follows from it (see [`device::hip_properties`]). A NULL `prop` is
+/// `hipErrorInvalidValue`, a device that does not exist `hipErrorInvalidDevice`. The legacy
+/// `hipGetDeviceProperties` symbol (ROCm 5's smaller layout) is not exported: a program that
+/// looks it up learns that, instead of reading fields at the wrong offsets.
+#[no_mangle]
+pub unsafe extern "C" fn hipGetDevicePropertiesR0600(
+    prop: *mut device::HipDevicePropR0600,
+    device_id: c_int,
+) -> HipError {
+    hip_call("hipGetDevicePropertiesR0600", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(prop) }?;
+        device::check_ordinal(device_id)?;
+        out.set(device::hip_properties(device_id));
+        Ok(())
     })
 }
 
@@ -521,7 +542,7 @@ pub unsafe extern "C" fn hipStreamCreate(s: *mut HipStream) -> HipError {
     hip_call("hipStreamCreate", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(s) }?;
-        out.set(stream::create(device::hip_current()?, true)? as HipStream);
+        out.set(stream::create(device::hip_current()?, true, stream::Api::Hip)? as HipStream);
         Ok(())
     })
 }
@@ -536,7 +557,7 @@ pub unsafe extern "C" fn hipStreamCreateWithFlags(s: *mut HipStream, flags: c_ui
         if flags > 1 {
             return Err(SimError::INVALID_VALUE);
         }
-        out.set(stream::create(device::hip_current()?, flags == 0)? as HipStream);
+        out.set(stream::create(device::hip_current()?, flags == 0, stream::Api::Hip)? as HipStream);
         Ok(())
     })
 }
@@ -578,6 +599,23 @@ pub unsafe extern "C" fn hipStreamGetDevice(s: HipStream, device_out: *mut c_int
         // SAFETY: module contract.
         let out = unsafe { Out::new(device_out) }?;
         out.set(current_stream(s)?.device());
+        Ok(())
+    })
+}
+
+/// `hipError_t hipStreamGetId(hipStream_t stream, unsigned long long *streamId)`:
+/// the stream's id, unique for the life of the process and never given to another stream,
+/// also when a new stream gets a destroyed one's handle (see [`crate::stream`]). NULL,
+/// `hipStreamLegacy` and `hipStreamPerThread` name the current device's default stream. An
+/// unknown or destroyed handle is `hipErrorInvalidHandle` (ROCm answers
+/// `hipErrorInvalidResourceHandle`, the same code 400); a NULL `streamId` is
+/// `hipErrorInvalidValue`, checked first as ROCm does.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamGetId(s: HipStream, stream_id: *mut c_ulonglong) -> HipError {
+    hip_call("hipStreamGetId", || {
+        // SAFETY: module contract.
+        let out = unsafe { Out::new(stream_id) }?;
+        out.set(current_stream(s)?.id());
         Ok(())
     })
 }
@@ -789,12 +827,13 @@ pub fn proc_address(name: &str) -> Option<*mut c_void> {
     }
     symbol_table!(name;
         hipInit, hipRuntimeGetVersion, hipDriverGetVersion, hipGetDeviceCount, hipGetDevice,
+        hipGetDevicePropertiesR0600,
         hipSetDevice, hipDeviceSynchronize, hipMalloc, hipFree, hipMallocManaged, hipHostMalloc,
         hipHostFree, hipHostRegister, hipHostUnregister, hipHostGetDevicePointer,
         hipPointerGetAttributes, hipMemGetAddressRange, hipMemcpy, hipMemcpyAsync, hipMemcpyHtoD,
         hipMemcpyDtoH, hipMemcpyHtoDAsync, hipMemcpyDtoHAsync, hipMemset, hipStreamCreate,
         hipStreamCreateWithFlags, hipStreamDestroy, hipStreamSynchronize, hipStreamQuery,
-        hipStreamGetDevice, hipLaunchHostFunc, hipEventCreate, hipEventCreateWithFlags,
+        hipStreamGetDevice, hipStreamGetId, hipLaunchHostFunc, hipEventCreate, hipEventCreateWithFlags,
         hipEventRecord, hipEventSynchronize, hipEventQuery, hipEventDestroy, hipGetErrorString,
         hipGetErrorName, hipGetLastError, hipPeekAtLastError, hipGetProcAddress, hipAmdFileRead,
         hipAmdFileWrite, hipsimCounter, hipsimResetCounters, hipsimSetFault, hipsimGetFault,

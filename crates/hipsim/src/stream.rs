@@ -22,12 +22,34 @@
 //!   until one finishes, as `cuLaunchKernel` does when the launch queue is full: a thread that
 //!   holds a lock across an enqueue can make another wait for as long as the stream is held.
 //!
+//! - **Streams share a few hardware queues.** Each device has N hardware queues and its streams
+//!   are spread over them round-robin in creation order: the default stream is stream 0 of its
+//!   device (as if made when the device was initialised), and the k-th stream created on the
+//!   device goes to queue k mod N. N is `hip_hw_queues` (`GPU_MAX_HW_QUEUES`, ROCm's default
+//!   4) for a stream made by `hipStreamCreate*` and `cuda_hw_queues`
+//!   (`CUDA_DEVICE_MAX_CONNECTIONS`, CUDA's default 8) for one made by `cuStreamCreate`, as the
+//!   setting is when the stream is created; 0 gives the stream a queue of its own. An item (a
+//!   copy, a kernel, a wait on a word, a host function, an event marker, ...) starts only when
+//!   every item submitted earlier to its hardware queue, by any stream, has finished: the
+//!   pessimistic model of an in-order queue whose packets each carry a barrier. So an item that
+//!   waits (a wait on a word, a kernel that polls host memory) holds up every stream mapped to
+//!   its queue, which is how a held stream hangs a GPU once there are more streams than queues.
+//!   Synchronous copies run on the caller and take no queue.
+//!
 //! A failure of queued work (e.g. an injected copy fault) is kept by the stream and returned by
 //! the next [`Stream::synchronize`]; only the first failure since the last synchronisation is
 //! kept.
 //!
 //! An event records a marker into a stream; synchronising the event waits until the marker of
 //! its latest record has run (an event that was never recorded is complete).
+//!
+//! **Identity.** A stream's handle looks like an address, and a stream created after one was
+//! destroyed gets that stream's handle (the one destroyed last first), as real runtimes' heaps
+//! give a freed stream object's address to the next one: a handle value alone does not tell a
+//! new stream from an old one. Its id (`hipStreamGetId`,
+//! `cuStreamGetId`) is never reused: the default stream of device d has id d + 1 (the NULL,
+//! legacy and per-thread handles all name that one stream here), and created streams are
+//! numbered from 17 up in creation order, across devices.
 
 use std::collections::{HashMap, VecDeque};
 use std::panic::{self, AssertUnwindSafe};
@@ -40,13 +62,135 @@ use parking_lot::{Condvar, Mutex};
 use crate::counters::{self, Gauge};
 use crate::device::MAX_DEVICES;
 use crate::errors::{SimError, SimResult};
+use crate::faults::{self, Fault};
 
 /// A unit of queued work; an error is reported by the next synchronisation.
 pub type Work = Box<dyn FnOnce() -> SimResult<()> + Send>;
 
+/// The runtime whose call created a stream: it decides how many hardware queues it shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// `hipStreamCreate*`: `hip_hw_queues`.
+    Hip,
+    /// `cuStreamCreate`: `cuda_hw_queues`.
+    Cuda,
+}
+
+// ---- hardware queues -------------------------------------------------------------------------
+
+#[derive(Default)]
+struct Turns {
+    /// Tickets handed out: the next item submitted gets this one.
+    issued: u64,
+    /// The ticket whose item may run now (every earlier one has finished).
+    serving: u64,
+}
+
+/// One hardware queue of a device: a ticket FIFO. Each item submitted to a stream mapped to it
+/// takes the next ticket, under the stream's lock, so tickets follow the order of submission
+/// on every stream; the item runs when all earlier tickets have finished.
+#[derive(Default)]
+struct HwQueue {
+    turns: Mutex<Turns>,
+    cv: Condvar,
+}
+
+impl HwQueue {
+    fn ticket(&self) -> u64 {
+        let mut t = self.turns.lock();
+        t.issued += 1;
+        t.issued - 1
+    }
+
+    fn wait_turn(&self, ticket: u64) {
+        let mut t = self.turns.lock();
+        while t.serving != ticket {
+            self.cv.wait(&mut t);
+        }
+    }
+
+    fn finished(&self, ticket: u64) {
+        let mut t = self.turns.lock();
+        debug_assert_eq!(t.serving, ticket);
+        t.serving = ticket + 1;
+        self.cv.notify_all();
+    }
+}
+
+/// A stream's place on its device's hardware queues.
+struct Placement {
+    index: u64,
+    queue: Arc<HwQueue>,
+}
+
+/// Every hardware queue used so far, by device and index.
+type HwQueues = HashMap<(i32, u64), Arc<HwQueue>>;
+static HW_QUEUES: LazyLock<Mutex<HwQueues>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The next creation ordinal of each device (0 is its default stream's).
+static ORDINALS: [AtomicU64; MAX_DEVICES] = [const { AtomicU64::new(1) }; MAX_DEVICES];
+
+/// Hardware queue `index` of `device`.
+fn hw_queue(device: i32, index: u64) -> Placement {
+    let queue = Arc::clone(HW_QUEUES.lock().entry((device, index)).or_default());
+    Placement { index, queue }
+}
+
+/// Where the next stream `api` creates on `device` goes: `None` when the setting gives every
+/// stream a queue of its own (its own worker then orders its items).
+fn place_created(device: i32, api: Api) -> Option<Placement> {
+    let slot = usize::try_from(device).ok().filter(|&d| d < MAX_DEVICES)?;
+    let ordinal = ORDINALS[slot].fetch_add(1, Ordering::Relaxed);
+    let n = faults::count(match api {
+        Api::Hip => Fault::HipHwQueues,
+        Api::Cuda => Fault::CudaHwQueues,
+    })?;
+    Some(hw_queue(device, ordinal % n))
+}
+
+// ---- identity --------------------------------------------------------------------------------
+
+/// Handles of created streams: destroyed ones, to be given out again, and the next new one.
+struct Handles {
+    free: Vec<usize>,
+    next: usize,
+}
+
+/// The first handle of a created stream: pointer-like, apart from the other handles the
+/// simulator makes up (kernels' are 0x5157_xxxx_xxxx).
+const FIRST_HANDLE: usize = 0x5354_0000_0000;
+/// The distance between two new handles (the size a runtime's stream object might have).
+const HANDLE_STRIDE: usize = 0x100;
+
+static HANDLES: Mutex<Handles> = Mutex::new(Handles {
+    free: Vec::new(),
+    next: FIRST_HANDLE,
+});
+
+/// A handle for a new stream: the one destroyed last, or a new one.
+fn take_handle() -> usize {
+    let mut h = HANDLES.lock();
+    h.free.pop().unwrap_or_else(|| {
+        h.next += HANDLE_STRIDE;
+        h.next - HANDLE_STRIDE
+    })
+}
+
+/// The id of the first created stream; the ids below belong to the default streams.
+pub const FIRST_CREATED_ID: u64 = MAX_DEVICES as u64 + 1;
+static NEXT_ID: AtomicU64 = AtomicU64::new(FIRST_CREATED_ID);
+
+// ---- streams ---------------------------------------------------------------------------------
+
+/// An item and its ticket on the stream's hardware queue.
+struct Item {
+    work: Work,
+    ticket: Option<u64>,
+}
+
 #[derive(Default)]
 struct Queue {
-    items: VecDeque<Work>,
+    items: VecDeque<Item>,
     enqueued: u64,
     completed: u64,
     shutdown: bool,
@@ -64,6 +208,9 @@ pub struct Stream {
     device: i32,
     /// Synchronises with the legacy default stream (false: created non-blocking).
     blocking: bool,
+    /// Never reused (see the module's documentation).
+    id: u64,
+    placement: Option<Placement>,
     shared: Arc<Shared>,
     worker: Mutex<Option<JoinHandle<()>>>,
     worker_id: ThreadId,
@@ -71,9 +218,9 @@ pub struct Stream {
 
 static NEXT_WORKER: AtomicU64 = AtomicU64::new(0);
 
-fn worker_loop(shared: &Shared) {
+fn worker_loop(shared: &Shared, hw: Option<&HwQueue>) {
     loop {
-        let work = {
+        let item = {
             let mut q = shared.queue.lock();
             loop {
                 if let Some(w) = q.items.pop_front() {
@@ -85,7 +232,15 @@ fn worker_loop(shared: &Shared) {
                 shared.cv.wait(&mut q);
             }
         };
-        let result = panic::catch_unwind(AssertUnwindSafe(work)).unwrap_or(Err(SimError::UNKNOWN));
+        let turn = hw.zip(item.ticket);
+        if let Some((hw, ticket)) = turn {
+            hw.wait_turn(ticket);
+        }
+        let result =
+            panic::catch_unwind(AssertUnwindSafe(item.work)).unwrap_or(Err(SimError::UNKNOWN));
+        if let Some((hw, ticket)) = turn {
+            hw.finished(ticket);
+        }
         let mut q = shared.queue.lock();
         q.completed += 1;
         if let Err(e) = result {
@@ -96,18 +251,26 @@ fn worker_loop(shared: &Shared) {
 }
 
 impl Stream {
-    fn spawn(device: i32, blocking: bool) -> SimResult<Arc<Stream>> {
+    fn spawn(
+        device: i32,
+        blocking: bool,
+        id: u64,
+        placement: Option<Placement>,
+    ) -> SimResult<Arc<Stream>> {
         let shared = Arc::new(Shared::default());
         let for_worker = Arc::clone(&shared);
+        let hw = placement.as_ref().map(|p| Arc::clone(&p.queue));
         let n = NEXT_WORKER.fetch_add(1, Ordering::Relaxed);
         let handle = std::thread::Builder::new()
             .name(format!("hipsim-stream-{n}"))
-            .spawn(move || worker_loop(&for_worker))
+            .spawn(move || worker_loop(&for_worker, hw.as_deref()))
             .map_err(|_| SimError::OUT_OF_MEMORY)?;
         let worker_id = handle.thread().id();
         Ok(Arc::new(Stream {
             device,
             blocking,
+            id,
+            placement,
             shared,
             worker: Mutex::new(Some(handle)),
             worker_id,
@@ -117,6 +280,17 @@ impl Stream {
     /// The device current when the stream was created.
     pub fn device(&self) -> i32 {
         self.device
+    }
+
+    /// The stream's id, unique for the life of the process.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The index of the device's hardware queue the stream runs on; `None` when it has a queue
+    /// of its own.
+    pub fn hw_queue(&self) -> Option<u64> {
+        self.placement.as_ref().map(|p| p.index)
     }
 
     /// Queues `work` behind everything already queued, and (legacy default stream semantics)
@@ -177,7 +351,11 @@ impl Stream {
                 }
             }
         }
-        q.items.push_back(work);
+        // The ticket is taken under the stream's lock: the tickets of one stream's items follow
+        // their order, and an item that another's legacy dependency waits for was submitted,
+        // ticket included, before that item took its own.
+        let ticket = self.placement.as_ref().map(|p| p.queue.ticket());
+        q.items.push_back(Item { work, ticket });
         q.enqueued += 1;
         self.shared.cv.notify_all();
     }
@@ -238,11 +416,13 @@ static STREAMS: LazyLock<Mutex<HashMap<usize, Arc<Stream>>>> =
 static DEFAULT_STREAMS: Mutex<[Option<Arc<Stream>>; MAX_DEVICES]> =
     Mutex::new([const { None }; MAX_DEVICES]);
 
-/// Creates a stream on `device` (`blocking`: it synchronises with the legacy default stream);
-/// returns its handle.
-pub fn create(device: i32, blocking: bool) -> SimResult<usize> {
-    let s = Stream::spawn(device, blocking)?;
-    let handle = Arc::as_ptr(&s) as usize;
+/// Creates a stream on `device` for `api` (`blocking`: it synchronises with the legacy default
+/// stream); returns its handle.
+pub fn create(device: i32, blocking: bool, api: Api) -> SimResult<usize> {
+    let placement = place_created(device, api);
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let s = Stream::spawn(device, blocking, id, placement)?;
+    let handle = take_handle();
     STREAMS.lock().insert(handle, s);
     counters::gauge_add(Gauge::Streams, 1);
     Ok(handle)
@@ -263,7 +443,8 @@ pub fn default_stream(device: i32) -> SimResult<Arc<Stream>> {
     if let Some(s) = &defaults[idx] {
         return Ok(Arc::clone(s));
     }
-    let s = Stream::spawn(device, true)?;
+    // Stream 0 of the device: hardware queue 0, whatever the number of queues.
+    let s = Stream::spawn(device, true, idx as u64 + 1, Some(hw_queue(device, 0)))?;
     defaults[idx] = Some(Arc::clone(&s));
     Ok(s)
 }
@@ -297,6 +478,8 @@ pub fn destroy(handle: usize) -> SimResult<()> {
         .remove(&handle)
         .ok_or(SimError::INVALID_HANDLE)?;
     s.shutdown();
+    // Only now, once its work drained, as a runtime frees the stream object.
+    HANDLES.lock().free.push(handle);
     counters::gauge_sub(Gauge::Streams, 1);
     Ok(())
 }

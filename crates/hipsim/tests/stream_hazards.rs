@@ -1,6 +1,7 @@
 //! The hazards of a real GPU's streams that the simulator keeps: the legacy default stream
 //! synchronises with blocking streams (and synchronous copies wait for both), host functions of
-//! every stream run on one runtime thread, and a stream waits on a word of pinned memory.
+//! every stream run on one runtime thread, a stream waits on a word of pinned memory, and a new
+//! stream may get a destroyed stream's handle (its id tells them apart).
 
 mod common;
 
@@ -206,4 +207,152 @@ fn host_functions_of_all_streams_run_on_one_thread() {
         (s.hipStreamDestroy)(a);
         (s.hipStreamDestroy)(b);
     }
+}
+
+fn hip_id(s: &Sim, st: Stream) -> Result<u64, i32> {
+    let mut id = 0u64;
+    // SAFETY: any handle may be asked about; a valid out-pointer.
+    match unsafe { (s.hipStreamGetId)(st, &mut id) } {
+        0 => Ok(id),
+        rc => Err(rc),
+    }
+}
+
+fn cu_id(s: &Sim, st: Stream) -> Result<u64, i32> {
+    let mut id = 0u64;
+    // SAFETY: as above.
+    match unsafe { (s.cuStreamGetId)(st, &mut id) } {
+        0 => Ok(id),
+        rc => Err(rc),
+    }
+}
+
+#[test]
+fn a_new_stream_may_get_a_destroyed_stream_s_handle_but_never_its_id() {
+    let (s, _g) = sim();
+    let mut seen = Vec::new();
+    let mut previous: Option<Stream> = None;
+    for round in 0..8 {
+        let st = stream_with_flags(s, round % 2);
+        if let Some(old) = previous {
+            assert_eq!(
+                st, old,
+                "round {round}: the destroyed stream's handle is given again"
+            );
+        }
+        let id = hip_id(s, st).unwrap();
+        assert!(!seen.contains(&id), "round {round}: id {id} given twice");
+        seen.push(id);
+        // SAFETY: a live, idle stream.
+        assert_eq!(unsafe { (s.hipStreamDestroy)(st) }, 0);
+        // Destroyed, and not yet handed out again: the handle is unknown.
+        assert_eq!(hip_id(s, st), Err(400), "round {round}");
+        previous = Some(st);
+    }
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "ids grow: {seen:?}");
+    // The handle destroyed last is given first.
+    let (a, b) = (stream_with_flags(s, 1), stream_with_flags(s, 1));
+    // SAFETY: live, idle streams.
+    unsafe {
+        assert_eq!((s.hipStreamDestroy)(a), 0);
+        assert_eq!((s.hipStreamDestroy)(b), 0);
+    }
+    let (c, d) = (stream_with_flags(s, 1), stream_with_flags(s, 1));
+    assert_eq!((c, d), (b, a));
+    // SAFETY: live, idle streams.
+    unsafe {
+        assert_eq!((s.hipStreamDestroy)(c), 0);
+        assert_eq!((s.hipStreamDestroy)(d), 0);
+    }
+    // A NULL out-pointer is refused first, whatever the handle.
+    // SAFETY: the simulator checks the pointer before using it.
+    unsafe {
+        assert_eq!((s.hipStreamGetId)(ptr::null_mut(), ptr::null_mut()), 1);
+        assert_eq!((s.hipStreamGetId)(0x1234 as Stream, ptr::null_mut()), 1);
+    }
+    assert_eq!(hip_id(s, 0x1234 as Stream), Err(400));
+}
+
+#[test]
+fn the_default_stream_has_a_fixed_id_and_both_faces_agree() {
+    let (s, _g) = sim();
+    set_fault(s, "device_count", 2);
+    // NULL, legacy (1) and per-thread (2) name the one default stream of HIP's current device.
+    for handle in [0usize, 1, 2] {
+        assert_eq!(hip_id(s, handle as Stream), Ok(1), "handle {handle}");
+    }
+    // SAFETY: device 1 exists.
+    assert_eq!(unsafe { (s.hipSetDevice)(1) }, 0);
+    assert_eq!(hip_id(s, ptr::null_mut()), Ok(2));
+    let on_one = stream_with_flags(s, 1);
+    assert!(hip_id(s, on_one).unwrap() >= 17);
+    // SAFETY: device 0 exists.
+    assert_eq!(unsafe { (s.hipSetDevice)(0) }, 0);
+
+    // SAFETY: plain calls with valid out-pointers.
+    unsafe {
+        assert_eq!((s.cuInit)(0), 0);
+        assert_eq!((s.cuCtxSetCurrent)(ptr::null_mut()), 0);
+    }
+    assert_eq!(
+        cu_id(s, on_one),
+        hip_id(s, on_one),
+        "a created stream needs no context"
+    );
+    assert_eq!(
+        cu_id(s, ptr::null_mut()),
+        Err(201),
+        "the NULL stream needs a context"
+    );
+    let mut ctx = ptr::null_mut();
+    // SAFETY: valid out-pointer; device 1 exists.
+    unsafe {
+        assert_eq!((s.cuDevicePrimaryCtxRetain)(&mut ctx, 1), 0);
+        assert_eq!((s.cuCtxSetCurrent)(ctx), 0);
+    }
+    for handle in [0usize, 1, 2] {
+        assert_eq!(cu_id(s, handle as Stream), Ok(2), "handle {handle}");
+    }
+    let mut cu = ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { (s.cuStreamCreate)(&mut cu, 1) }, 0);
+    let id = cu_id(s, cu).unwrap();
+    assert!(id > hip_id(s, on_one).unwrap());
+    assert_eq!(hip_id(s, cu), Ok(id));
+    // SAFETY: live streams; then a NULL out-pointer, refused before the handle is looked at.
+    unsafe {
+        assert_eq!((s.cuStreamDestroy_v2)(cu), 0);
+        assert_eq!((s.hipStreamDestroy)(on_one), 0);
+        assert_eq!((s.cuStreamGetId)(ptr::null_mut(), ptr::null_mut()), 1);
+        assert_eq!((s.cuCtxSetCurrent)(ptr::null_mut()), 0);
+    }
+    assert_eq!(cu_id(s, cu), Err(400));
+    set_fault(s, "device_count", 1);
+}
+
+#[test]
+fn created_streams_are_numbered_from_17() {
+    run_child("ids_child", &[], "ids child ok");
+}
+
+#[test]
+fn ids_child() {
+    if !in_child() {
+        return;
+    }
+    let s = sim_raw();
+    let (a, b) = (stream_with_flags(s, 0), stream_with_flags(s, 1));
+    assert_eq!((hip_id(s, a), hip_id(s, b)), (Ok(17), Ok(18)));
+    // SAFETY: live, idle streams.
+    unsafe {
+        assert_eq!((s.hipStreamDestroy)(a), 0);
+    }
+    let c = stream_with_flags(s, 0);
+    assert_eq!(hip_id(s, c), Ok(19));
+    // SAFETY: live, idle streams.
+    unsafe {
+        assert_eq!((s.hipStreamDestroy)(b), 0);
+        assert_eq!((s.hipStreamDestroy)(c), 0);
+    }
+    println!("ids child ok");
 }

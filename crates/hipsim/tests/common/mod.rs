@@ -153,12 +153,15 @@ api! {
     hipsimSetFault: fn(*const c_char, i64) -> c_int;
     hipsimGetFault: fn(*const c_char) -> i64;
     hipsimIsSimulator: fn() -> c_int;
+    hipsimStreamHwQueue: fn(Stream) -> i64;
+    hipsimSetGcnArch: fn(c_int, *const c_char) -> c_int;
 
     hipInit: fn(c_uint) -> c_int;
     hipRuntimeGetVersion: fn(*mut c_int) -> c_int;
     hipDriverGetVersion: fn(*mut c_int) -> c_int;
     hipGetDeviceCount: fn(*mut c_int) -> c_int;
     hipGetDevice: fn(*mut c_int) -> c_int;
+    hipGetDevicePropertiesR0600: fn(*mut c_void, c_int) -> c_int;
     hipSetDevice: fn(c_int) -> c_int;
     hipDeviceSynchronize: fn() -> c_int;
     hipMalloc: fn(*mut *mut c_void, usize) -> c_int;
@@ -184,6 +187,7 @@ api! {
     hipStreamSynchronize: fn(Stream) -> c_int;
     hipStreamQuery: fn(Stream) -> c_int;
     hipStreamGetDevice: fn(Stream, *mut c_int) -> c_int;
+    hipStreamGetId: fn(Stream, *mut u64) -> c_int;
     hipLaunchHostFunc: fn(Stream, HostFn, *mut c_void) -> c_int;
     hipStreamWaitValue32: fn(Stream, *mut c_void, u32, c_uint, u32) -> c_int;
     hipEventCreate: fn(*mut *mut c_void) -> c_int;
@@ -247,6 +251,7 @@ api! {
     cuStreamSynchronize: fn(Stream) -> c_int;
     cuStreamQuery: fn(Stream) -> c_int;
     cuStreamGetCtx: fn(Stream, *mut *mut c_void) -> c_int;
+    cuStreamGetId: fn(Stream, *mut u64) -> c_int;
     cuLaunchHostFunc: fn(Stream, HostFn, *mut c_void) -> c_int;
     cuStreamWaitValue32_v2: fn(Stream, u64, u32, c_uint) -> c_int;
     cuEventCreate: fn(*mut *mut c_void, c_uint) -> c_int;

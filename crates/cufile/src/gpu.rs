@@ -1,0 +1,192 @@
+//! What this library asks the CUDA driver itself (memory and I/O are the engine's): how many
+//! GPUs there are, the size of each one's BAR1 aperture, and the default stream's completion.
+//!
+//! Both come from the CUDA driver already in the process (the application's, or the one the
+//! engine loaded): its symbols are looked up in the global scope, else in an already loaded
+//! `libcuda.so.1`; this library never loads a CUDA driver of its own. BAR1 is the device's PCI
+//! resource 1, found in `/sys/bus/pci/devices/<bus id>/resource` from the bus id
+//! `cuDeviceGetPCIBusId` gives: the size NVIDIA's library reports (`nvidia-smi`'s "BAR1 Memory
+//! Usage: Total").
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+use crate::abi::{code, CUfileError_t, CUDA_ERROR_NOT_INITIALIZED};
+
+/// A CUDA driver entry point, if a CUDA driver is in the process.
+fn cuda_symbol(name: &CStr) -> Option<*mut c_void> {
+    // SAFETY: a NUL-terminated name; RTLD_DEFAULT finds symbols of the global scope.
+    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if !f.is_null() {
+        return Some(f);
+    }
+    // SAFETY: as above; RTLD_NOLOAD only returns an object already loaded.
+    let h = unsafe { libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    if h.is_null() {
+        return None;
+    }
+    // SAFETY: a valid handle and a NUL-terminated name.
+    let f = unsafe { libc::dlsym(h, name.as_ptr()) };
+    // SAFETY: the reference RTLD_NOLOAD took; the object stays loaded by its first loader.
+    unsafe { libc::dlclose(h) };
+    (!f.is_null()).then_some(f)
+}
+
+/// The status of a call that needs CUDA where there is none (or it does not initialise).
+fn no_cuda(cu_err: c_int) -> CUfileError_t {
+    CUfileError_t {
+        err: code::CUDA_DRIVER_ERROR,
+        cu_err,
+    }
+}
+
+/// `cuStreamSynchronize(NULL)`: the default stream has run everything queued on it. `Ok` also
+/// when no CUDA driver can be found in the global scope (then nothing could have been queued
+/// by this process's application on a driver we know of).
+pub fn synchronize_default_stream() -> Result<(), CUfileError_t> {
+    let Some(sync) = cuda_symbol(c"cuStreamSynchronize") else {
+        return Ok(());
+    };
+    // SAFETY: cuStreamSynchronize(CUstream) -> CUresult.
+    let sync: unsafe extern "C" fn(*mut c_void) -> c_int = unsafe { std::mem::transmute(sync) };
+    // SAFETY: the NULL stream is always valid.
+    match unsafe { sync(std::ptr::null_mut()) } {
+        0 => Ok(()),
+        r => Err(no_cuda(r)),
+    }
+}
+
+/// `cuDeviceGetCount`, initialising the driver first if the application has not (as NVIDIA's
+/// library initialises CUDA itself).
+pub fn device_count() -> Result<c_int, CUfileError_t> {
+    let count = cuda_symbol(c"cuDeviceGetCount").ok_or(no_cuda(CUDA_ERROR_NOT_INITIALIZED))?;
+    // SAFETY: cuDeviceGetCount(int *) -> CUresult.
+    let count: unsafe extern "C" fn(*mut c_int) -> c_int = unsafe { std::mem::transmute(count) };
+    let mut n = 0;
+    // SAFETY: a valid out-pointer.
+    let mut r = unsafe { count(&mut n) };
+    if r == CUDA_ERROR_NOT_INITIALIZED {
+        if let Some(init) = cuda_symbol(c"cuInit") {
+            // SAFETY: cuInit(unsigned) -> CUresult; initialising twice is harmless.
+            let init: unsafe extern "C" fn(u32) -> c_int = unsafe { std::mem::transmute(init) };
+            // SAFETY: flags must be 0.
+            if unsafe { init(0) } == 0 {
+                // SAFETY: a valid out-pointer.
+                r = unsafe { count(&mut n) };
+            }
+        }
+    }
+    if r != 0 {
+        return Err(no_cuda(r));
+    }
+    Ok(n)
+}
+
+/// The PCI bus id of device `ordinal` (`cuDeviceGet`, `cuDeviceGetPCIBusId`), in sysfs's
+/// spelling (`0000:3b:00.0`); `None` when the driver cannot say.
+pub fn pci_bus_id(ordinal: c_int) -> Option<String> {
+    let get = cuda_symbol(c"cuDeviceGet")?;
+    let bus = cuda_symbol(c"cuDeviceGetPCIBusId")?;
+    // SAFETY: the CUDA driver's prototypes.
+    let get: unsafe extern "C" fn(*mut c_int, c_int) -> c_int = unsafe { std::mem::transmute(get) };
+    // SAFETY: as above.
+    let bus: unsafe extern "C" fn(*mut c_char, c_int, c_int) -> c_int =
+        unsafe { std::mem::transmute(bus) };
+    let mut dev = 0;
+    // SAFETY: a valid out-pointer.
+    if unsafe { get(&mut dev, ordinal) } != 0 {
+        return None;
+    }
+    let mut text = [0 as c_char; 64];
+    // SAFETY: `text` is writable for its length, which is passed.
+    if unsafe { bus(text.as_mut_ptr(), text.len() as c_int, dev) } != 0 {
+        return None;
+    }
+    text[text.len() - 1] = 0;
+    // SAFETY: NUL-terminated (the last byte at least).
+    let id = unsafe { CStr::from_ptr(text.as_ptr()) }.to_str().ok()?;
+    sysfs_bus_id(id)
+}
+
+/// A bus id as the kernel names its directory: `[domain:]bus:device.function` in hexadecimal,
+/// any case and domain width (CUDA and NVML spell them differently) -> `dddd:bb:dd.f`.
+fn sysfs_bus_id(id: &str) -> Option<String> {
+    let id = id.trim();
+    let (rest, function) = id.rsplit_once('.')?;
+    let parts: Vec<&str> = rest.split(':').collect();
+    let (domain, bus, device) = match parts[..] {
+        [d, b, s] => (d, b, s),
+        [b, s] => ("0", b, s),
+        _ => return None,
+    };
+    let hex = |s: &str| u32::from_str_radix(s, 16).ok();
+    Some(format!(
+        "{:04x}:{:02x}:{:02x}.{:x}",
+        hex(domain)?,
+        hex(bus)?,
+        hex(device)?,
+        hex(function)?
+    ))
+}
+
+/// The size in KiB of resource 1 (BAR1) in the text of a sysfs `resource` file: one line per
+/// resource, `start end flags` in hexadecimal; an unassigned resource is all zeros (size 0).
+fn bar1_kib_from_resource(text: &str) -> Option<u64> {
+    let line = text.lines().nth(1)?;
+    let mut words = line
+        .split_whitespace()
+        .map(|w| u64::from_str_radix(w.trim_start_matches("0x"), 16).ok());
+    let (start, end) = (words.next()??, words.next()??);
+    if start == 0 && end == 0 {
+        return Some(0);
+    }
+    Some((end.checked_sub(start)? + 1) / 1024)
+}
+
+/// BAR1 of the device with this PCI bus id, in KiB, or why it cannot be read.
+pub fn bar1_kib(bus_id: &str) -> Result<u64, String> {
+    let path = format!("/sys/bus/pci/devices/{bus_id}/resource");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    bar1_kib_from_resource(&text).ok_or_else(|| format!("{path}: no resource 1"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bus_ids_of_cuda_and_nvml_are_the_kernel_s() {
+        assert_eq!(
+            sysfs_bus_id("0000:3B:00.0").as_deref(),
+            Some("0000:3b:00.0")
+        );
+        assert_eq!(
+            sysfs_bus_id("00000000:65:00.0").as_deref(),
+            Some("0000:65:00.0")
+        );
+        assert_eq!(
+            sysfs_bus_id("0001:c1:1f.7").as_deref(),
+            Some("0001:c1:1f.7")
+        );
+        assert_eq!(sysfs_bus_id("65:00.0").as_deref(), Some("0000:65:00.0"));
+        assert_eq!(sysfs_bus_id("65:00"), None);
+        assert_eq!(sysfs_bus_id("xx:00.0"), None);
+    }
+
+    #[test]
+    fn bar1_is_the_second_resource_line() {
+        // An H100-like device: BAR0 16 MiB, BAR1 (64-bit, so line 2 is empty) 128 GiB.
+        let text = "0x00000000d4000000 0x00000000d4ffffff 0x0000000000040200\n\
+                    0x0000232000000000 0x0000233fffffffff 0x000000000014220c\n\
+                    0x0000000000000000 0x0000000000000000 0x0000000000000000\n";
+        assert_eq!(bar1_kib_from_resource(text), Some(128 << 20));
+        let unassigned = "0x0000004000000000 0x000000400007ffff 0x0000000000140204\n\
+                          0x0000000000000000 0x0000000000000000 0x0000000000000000\n";
+        assert_eq!(bar1_kib_from_resource(unassigned), Some(0));
+        assert_eq!(
+            bar1_kib_from_resource("0x1 0x2 0x0\n"),
+            None,
+            "one line only"
+        );
+        assert_eq!(bar1_kib_from_resource("0x0 0x0 0x0\nzz 0x0 0x0\n"), None);
+    }
+}

@@ -1,0 +1,575 @@
+#!/usr/bin/env python3
+"""NVIDIA's libcufile.so.0 and ours side by side: every cuFile call that works without a
+registered file, the same sequence in two fresh processes (one per library), every status and
+every output byte compared; a table of the differences at the end.
+
+  python3 scripts/gpu/cufile_compare.py [--nvidia PATH] [--ours PATH] [--out FILE] [--json FILE]
+
+--nvidia: NVIDIA's library (default: searched in the Python environment, nvidia/cu13/lib or
+nvidia/cufile/lib, as scripts/gpu/cufile_probe.py finds it); --ours: ours (default
+.gpu/lib/libcufile.so.0, with libhipfile.so.0 beside it). Each process loads the CUDA driver
+(libcuda.so.1) first, as an application has, then its library by path, and runs in a scratch
+directory of its own with CUFILE_LOGFILE_PATH there (no cufile.log elsewhere). Without a GPU,
+CUFILE_SUITE_CUDA=<libhipsim.so> HIPFILE_PLATFORM=nvidia HIPFILE_CUDA_LIBRARY=<libhipsim.so> runs
+it on the simulator (ours against ours: a check of the script itself).
+
+The sequence (each step named; the statuses and output structures of each are recorded):
+  closed:   version, use count, both closes, properties (struct filled with 0xAB first),
+            every size/bool/string parameter getter (indices -1..N+1), min/max, slab arrays,
+            statistics level and the statistics calls, BAR size (GPUs 0, -1, 99), P2P flags,
+            every setter (staged), the legacy setters, batch set-up
+  open:     open (twice), properties, every getter again, setters (refused while open), the
+            legacy setters (DeepSpeed sets the direct I/O size after its open), statistics
+            level/start/stop/reset and levels 1-3 (structures of the 1.19 size filled with 0xAB,
+            so the bytes each library wrote show), buffer registration of every memory kind
+            (device, interior device range, past the allocation, pinned host, pageable host,
+            managed, an unmapped address, a freed device pointer, NULL, length 0), handle
+            registration refusals (NULL, fd -1, a directory, O_APPEND, a pipe, Win32 and
+            user-space types), data calls with NULL and forged handles, stream registration,
+            topology export, statistics after the registrations, close, deregistration after the
+            final close
+  header:   the error strings of NVIDIA's cufile.h (next to its library) against include/cufile.h
+            (cufileop_status_error is an inline function of the header, not a library export)
+
+Output: the table of differences (step, NVIDIA, ours, known reason or NEW) on stdout and in
+--out (default $OUT/cufile_compare.txt, OUT default ./gpu-out), the raw records in --json.
+Exit status 0 when the run completed (differences are reported, not failed on); 2 when a
+library could not be run.
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
+from cufile_probe import CUFILE_ERRORS, find_libcufile  # noqa: E402
+
+FORGED = ("a value that was never a handle: -1 with 5027, as cuFile 1.17+ answers (ours reports 1180); "
+          "1.15 answered EINVAL")
+
+# Differences predicted from the cuFile specification, with the reason documented for them.
+# Keys are step names (a trailing '*' matches a prefix).
+KNOWN = {
+    "version": "ours reports 1180 and fills cuFile 1.18's layouts (1190 with "
+               "HIPFILE_CUFILE_API_LEVEL=1.19); NVIDIA's here is 1.15",
+    "readv*": "cuFileReadv/cuFileWritev are cuFile 1.19 calls: absent from NVIDIA's 1.15",
+    "writev*": "cuFileReadv/cuFileWritev are cuFile 1.19 calls: absent from NVIDIA's 1.15",
+    "gpu_slabs*": "GpuBounceBufferSlabArray is a cuFile 1.17 call: absent from NVIDIA's 1.15",
+    "p2p*": "the P2P flag calls are cuFile 1.16: absent from NVIDIA's 1.15",
+    "topology*": "cuFileExportPCIeTopology is cuFile 1.17: absent from NVIDIA's 1.15",
+    "bool_get[12]*": "parameters 12 and 13 are cuFile 1.19's: NVIDIA's 1.15 refuses them",
+    "bool_get[13]*": "parameters 12 and 13 are cuFile 1.19's: NVIDIA's 1.15 refuses them",
+    "bool_set[12]*": "parameters 12 and 13 are cuFile 1.19's: NVIDIA's 1.15 refuses them",
+    "bool_set[13]*": "parameters 12 and 13 are cuFile 1.19's: NVIDIA's 1.15 refuses them",
+    "string_get[3]*": "RDMA_TRANSPORT is a cuFile 1.19 parameter: NVIDIA's 1.15 refuses it",
+    "string_set[3]*": "RDMA_TRANSPORT is a cuFile 1.19 parameter: NVIDIA's 1.15 refuses it",
+    "size_get[2]*": "execution values are the engine's (its thread pool), not cuFile's defaults",
+    "size_get[3]*": "execution values are the engine's (its inline threshold), not cuFile's defaults",
+    "size_get[4]*": "execution values are the engine's, not cuFile's defaults",
+    "stats_l*": "counters of two different engines (timing fields differ by nature)",
+    "buf_register[managed]": "the engine serves device, pinned and pageable memory; managed memory is "
+                             "refused (CU_FILE_CUDA_MEMORY_TYPE_INVALID) as hipFile refuses it",
+    "buf_deregister[managed]": "not registered (see buf_register[managed])",
+    "cufileread[forged handle]": FORGED,
+    "cufilewrite[forged handle]": FORGED,
+    "cufileread[size 0]": FORGED,
+    "cufilewrite[size 0]": FORGED,
+    "cufileread[NULL buffer]": FORGED,
+    "cufilewrite[NULL buffer]": FORGED,
+    "string_get[0]*": "closed, ours answers the level the next open uses (ERROR, cuFile's running default); "
+                      "1.15 answers WARN before an open",
+    "bool_get[4]*": "execution.parallel_io: ours answers the engine's (true, cuFile's documented default); "
+                    "1.15 answers false before an open",
+    "minmax[2]*": "ours reports cuFile 1.19's ranges (max_io_threads 0..128; 1.15: 0..32)",
+    "size_get[5]*": "ours answers the value the next open uses (cuFile's default 16384 KiB); 1.15 answers 1024 "
+                    "before an open",
+    "size_get[6]*": "the engine's bounce budget (HIPFILE_BOUNCE_BUDGET, 256 MiB) is ours; cuFile's 131072 KiB",
+    "size_get[8]*": "ours answers the value the next open uses (33554432 KiB); 1.15 answers SIZE_MAX/1024 "
+                    "before an open",
+    "properties open*": "ours reports the running configuration (staged values applied, poll mode bit, "
+                        "per_buffer_cache_size 1024); NVIDIA's 1.15 describes its nvidia-fs side in compat mode",
+}
+
+# ---- the child: one library, the whole sequence ---------------------------------------------------
+
+
+class Err(ctypes.Structure):
+    _fields_ = [("err", ctypes.c_int), ("cu_err", ctypes.c_int)]
+
+
+class Descr(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("pad", ctypes.c_int), ("fd", ctypes.c_int),
+                ("pad2", ctypes.c_int), ("fs_ops", ctypes.c_void_p)]
+
+
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+SIZES = {"props": 56, "l1": 624, "l2": 1136, "l3": 5112}
+
+
+class Records(list):
+    """The records, each also written as a JSON line at once (a crash keeps what came before)."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.f = open(path, "w")
+
+    def append(self, r):
+        super().append(r)
+        self.f.write(json.dumps(r) + "\n")
+        self.f.flush()
+
+
+class Child:
+    def __init__(self, path, work, jpath):
+        self.work = work
+        self.records = Records(jpath)
+        # CUFILE_SUITE_CUDA: another CUDA driver (the simulator's, to try the script without a GPU).
+        self.cu = ctypes.CDLL(os.environ.get("CUFILE_SUITE_CUDA") or "libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
+        self.lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL, use_errno=True)
+        self.allocs = []
+
+    def fn(self, name, restype=Err):
+        try:
+            f = getattr(self.lib, name)
+        except AttributeError:
+            return None
+        f.restype = restype
+        return f
+
+    def rec(self, step, name, *args, out=(), restype=Err):
+        """Call NAME(*args); record its status (or count and errno) and the bytes of `out`."""
+        f = self.fn(name, restype)
+        r = {"step": step}
+        if f is None:
+            r["missing"] = name
+        else:
+            ctypes.set_errno(0)
+            v = f(*args)
+            if restype is Err:
+                r["status"] = [v.err, v.cu_err]
+            elif restype is None:
+                r["status"] = None
+            else:
+                r["ret"] = v
+                if v == -1:
+                    r["errno"] = ctypes.get_errno()
+            for i, o in enumerate(out):
+                r["out%d" % i] = bytes(o).hex() if not isinstance(o, str) else o
+        self.records.append(r)
+        return r
+
+    def filled(self, n):
+        return (ctypes.c_ubyte * n)(*([0xAB] * n))
+
+    # -- CUDA memory --
+    def cuda(self):
+        dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+        assert self.cu.cuInit(0) == 0
+        assert self.cu.cuDeviceGet(ctypes.byref(dev), 0) == 0
+        assert self.cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0
+        assert self.cu.cuCtxSetCurrent(ctx) == 0
+
+    def dev_alloc(self, n):
+        p = ctypes.c_ulonglong()
+        assert self.cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n)) == 0
+        return p.value
+
+    def managed_alloc(self, n):
+        p = ctypes.c_ulonglong()
+        assert self.cu.cuMemAllocManaged(ctypes.byref(p), ctypes.c_size_t(n), 1) == 0
+        return p.value
+
+    def pinned_alloc(self, n):
+        p = ctypes.c_void_p()
+        assert self.cu.cuMemHostAlloc(ctypes.byref(p), ctypes.c_size_t(n), 0) == 0
+        return p.value
+
+    # -- the sequence --
+    def params(self, phase):
+        for i in range(-1, 13):
+            v = self.filled(8)
+            self.rec("size_get[%d] %s" % (i, phase), "cuFileGetParameterSizeT", i, v, out=(v,))
+            lo, hi = self.filled(8), self.filled(8)
+            self.rec("minmax[%d] %s" % (i, phase), "cuFileGetParameterMinMaxValue", i, lo, hi, out=(lo, hi))
+        for i in range(-1, 15):
+            v = self.filled(1)
+            self.rec("bool_get[%d] %s" % (i, phase), "cuFileGetParameterBool", i, v, out=(v,))
+        for i in range(-1, 5):
+            for n in (64, 1):
+                v = self.filled(n)
+                self.rec("string_get[%d] len %d %s" % (i, n, phase), "cuFileGetParameterString", i, v, n, out=(v,))
+        for name, fn, n in (("posix_slabs", "cuFileGetParameterPosixPoolSlabArray", 3),
+                            ("posix_slabs", "cuFileGetParameterPosixPoolSlabArray", 2),
+                            ("gpu_slabs", "cuFileGetParameterGpuBounceBufferSlabArray", 4),
+                            ("gpu_slabs", "cuFileGetParameterGpuBounceBufferSlabArray", 2)):
+            s, c = self.filled(8 * n), self.filled(8 * n)
+            self.rec("%s_get len %d %s" % (name, n, phase), fn, s, c, n, out=(s, c))
+        lvl = self.filled(4)
+        self.rec("stats_level_get %s" % phase, "cuFileGetStatsLevel", lvl, out=(lvl,))
+        for fs in (0, 4, 14, 15):
+            f = self.filled(4)
+            self.rec("p2p_get[%d] %s" % (fs, phase), "cuFileDriverGetP2PFlags", fs, f, out=(f,))
+        for gpu in (0, -1, 99):
+            kb = self.filled(8)
+            self.rec("bar[%d] %s" % (gpu, phase), "cuFileGetBARSizeInKB", gpu, kb, out=(kb,))
+        p = self.filled(56)
+        self.rec("properties %s" % phase, "cuFileDriverGetProperties", p, out=(p,))
+
+    def setters(self, phase):
+        sz, b = ctypes.c_size_t, ctypes.c_bool
+        for i, v in ((9, 64), (1, 128), (5, 4096), (11, 5), (0, 0), (12, 1)):
+            self.lib.cuFileSetParameterSizeT.argtypes = [ctypes.c_int, sz]
+            self.rec("size_set[%d]=%d %s" % (i, v, phase), "cuFileSetParameterSizeT", i, v)
+        self.lib.cuFileSetParameterBool.argtypes = [ctypes.c_int, b]
+        for i in (5, 6, 12, 13, 14):
+            self.rec("bool_set[%d] %s" % (i, phase), "cuFileSetParameterBool", i, True)
+        for i, text in ((0, b"ERROR"), (2, self.work.encode()), (3, b"DC_V1"), (4, b"x")):
+            self.rec("string_set[%d] %s" % (i, phase), "cuFileSetParameterString", i, ctypes.c_char_p(text))
+        self.rec("string_set[NULL] %s" % phase, "cuFileSetParameterString", 0, None)
+        arr_s, arr_c = (sz * 3)(4, 1024, 16384), (sz * 3)(128, 64, 64)
+        self.rec("posix_slabs_set %s" % phase, "cuFileSetParameterPosixPoolSlabArray", arr_s, arr_c, 3)
+        self.rec("posix_slabs_set len 0 %s" % phase, "cuFileSetParameterPosixPoolSlabArray", arr_s, arr_c, 0)
+        g_s, g_c = (sz * 4)(1024, 8192, 16384, 65536), (sz * 4)(128, 8, 4, 2)
+        self.rec("gpu_slabs_set %s" % phase, "cuFileSetParameterGpuBounceBufferSlabArray", g_s, g_c, 4)
+        for fs, mask in ((4, 1), (4, 2), (15, 1)):
+            self.rec("p2p_set[%d]=%d %s" % (fs, mask, phase), "cuFileDriverSetP2PFlags", fs, mask)
+        self.lib.cuFileDriverSetPollMode.argtypes = [b, sz]
+        self.rec("legacy poll(true,8) %s" % phase, "cuFileDriverSetPollMode", True, 8)
+        for name, v in (("MaxDirectIOSize", 1024), ("MaxDirectIOSize", 0), ("MaxDirectIOSize", 1 << 40),
+                        ("MaxCacheSize", 131072), ("MaxPinnedMemSize", 33554432),
+                        ("MaxPinnedMemSize", (1 << 64) - 1), ("MaxPinnedMemSize", 16)):
+            getattr(self.lib, "cuFileDriverSet" + name).argtypes = [sz]
+            self.rec("legacy %s(%d) %s" % (name, v, phase), "cuFileDriverSet" + name, v)
+        for v in (-1, 0, 3, 4):
+            self.rec("stats_level_set(%d) %s" % (v, phase), "cuFileSetStatsLevel", v)
+
+    def stats(self, phase):
+        for what in ("Start", "Reset", "Stop", "Start"):
+            self.rec("stats_%s %s" % (what.lower(), phase), "cuFileStats" + what)
+        for lvl, key in ((1, "l1"), (2, "l2"), (3, "l3")):
+            s = self.filled(SIZES[key])
+            self.rec("stats_%s %s" % (key, phase), "cuFileGetStatsL%d" % lvl, s, out=(s,))
+        self.rec("stats_l1(NULL) %s" % phase, "cuFileGetStatsL1", None)
+
+    def buffers(self):
+        reg = lambda step, p, n, flags=0: self.rec("buf_register[%s]" % step, "cuFileBufRegister",
+                                                   ctypes.c_void_p(p), ctypes.c_size_t(n), flags)
+        dereg = lambda step, p: self.rec("buf_deregister[%s]" % step, "cuFileBufDeregister", ctypes.c_void_p(p))
+        d = self.dev_alloc(1 << 20)
+        reg("device", d, 1 << 20)
+        reg("device again", d, 1 << 20)
+        reg("device interior", d + 65536, 65536)
+        reg("device past its allocation", d + 4096, 2 << 20)
+        reg("device flags 1", d + 131072, 4096, 1)
+        dereg("device interior", d + 65536)
+        dereg("device flags 1", d + 131072)
+        dereg("device unregistered", d + 8192)
+        dereg("device", d)
+        reg("NULL", 0, 4096)
+        reg("length 0", d, 0)
+        dereg("NULL", 0)
+        pinned = self.pinned_alloc(1 << 20)
+        reg("pinned", pinned, 1 << 20)
+        dereg("pinned", pinned)
+        pageable = ctypes.create_string_buffer(1 << 20)
+        reg("pageable", ctypes.addressof(pageable), 1 << 20)
+        dereg("pageable", ctypes.addressof(pageable))
+        managed = self.managed_alloc(1 << 20)
+        reg("managed", managed, 1 << 20)
+        dereg("managed", managed)
+        # One registration left for the final close to drop.
+        reg("device kept", d, 1 << 20)
+        self.kept = d
+
+    def handles(self):
+        def register(step, fd, kind=1, descr=True):
+            dsc = Descr(type=kind, fd=fd)
+            fh = ctypes.c_void_p()
+            self.rec("handle_register[%s]" % step, "cuFileHandleRegister", ctypes.byref(fh),
+                     ctypes.byref(dsc) if descr else None)
+        fh = ctypes.c_void_p()
+        self.rec("handle_register[NULL handle]", "cuFileHandleRegister", None, ctypes.byref(Descr(type=1, fd=0)))
+        register("NULL descriptor", 0, descr=False)
+        register("fd -1", -1)
+        dfd = os.open(self.work, os.O_RDONLY | os.O_DIRECTORY)
+        register("directory", dfd)
+        os.close(dfd)
+        path = os.path.join(self.work, "append.bin")
+        with open(path, "wb") as f:
+            f.write(b"\0" * 4096)
+        afd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        register("O_APPEND", afd)
+        os.close(afd)
+        r, w = os.pipe()
+        register("pipe", r)
+        os.close(r)
+        os.close(w)
+        ffd = os.open(path, os.O_RDWR)
+        register("win32 type", ffd, 2)
+        register("userspace type", ffd, 3)
+        register("type 7", ffd, 7)
+        os.close(ffd)
+        self.lib.cuFileHandleDeregister.argtypes = [ctypes.c_void_p]
+        self.rec("handle_deregister[NULL]", "cuFileHandleDeregister", None, restype=None)
+        self.rec("handle_deregister[forged]", "cuFileHandleDeregister", ctypes.c_void_p(0x1234), restype=None)
+        del fh
+
+    def data_path(self):
+        buf = ctypes.create_string_buffer(4096)
+        rw = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_longlong, ctypes.c_longlong]
+        for name in ("cuFileRead", "cuFileWrite"):
+            f = self.fn(name, ctypes.c_ssize_t)
+            if f:
+                f.argtypes = rw
+            b = ctypes.addressof(buf)
+            self.rec("%s[NULL handle]" % name.lower(), name, None, b, 4096, 0, 0, restype=ctypes.c_ssize_t)
+            self.rec("%s[forged handle]" % name.lower(), name, 0x1234, b, 4096, 0, 0, restype=ctypes.c_ssize_t)
+            self.rec("%s[size 0]" % name.lower(), name, 0x1234, b, 0, 0, 0, restype=ctypes.c_ssize_t)
+            self.rec("%s[NULL buffer]" % name.lower(), name, 0x1234, None, 4096, 0, 0, restype=ctypes.c_ssize_t)
+        iov = (IoVec * 1)(IoVec(ctypes.addressof(buf), 4096))
+        for name in ("cuFileReadv", "cuFileWritev"):
+            f = self.fn(name, ctypes.c_ssize_t)
+            if f:
+                f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_longlong, ctypes.c_uint]
+            self.rec("%s[NULL handle]" % name[6:].lower(), name, None, iov, 1, 0, 0, restype=ctypes.c_ssize_t)
+        bh = ctypes.c_void_p()
+        for nr in (0, 1, 128, 256, 257):
+            r = self.rec("batch_setup(%d)" % nr, "cuFileBatchIOSetUp", ctypes.byref(bh), nr)
+            if r.get("status") == [0, 0]:
+                self.lib.cuFileBatchIODestroy.argtypes = [ctypes.c_void_p]
+                self.lib.cuFileBatchIODestroy.restype = None
+                self.lib.cuFileBatchIODestroy(bh)
+        self.rec("batch_cancel(NULL)", "cuFileBatchIOCancel", None)
+        self.rec("stream_register(NULL,0)", "cuFileStreamRegister", None, 0)
+        self.rec("stream_register(NULL,16)", "cuFileStreamRegister", None, 16)
+        self.rec("stream_deregister(NULL)", "cuFileStreamDeregister", None)
+        topo = os.path.join(self.work, "topology.json")
+        for step, p in (("NULL", None), ("empty", b""), ("/", b"/"), ("missing dir", b"/nonexistent-dir/t.json"),
+                        ("file", topo.encode())):
+            self.rec("topology[%s]" % step, "cuFileExportPCIeTopology", p)
+        if os.path.exists(topo):
+            with open(topo) as f:
+                self.records.append({"step": "topology[file] content", "text": f.read()})
+
+    def run(self):
+        self.cuda()
+        v = self.filled(4)
+        self.rec("version", "cuFileGetVersion", v, out=(v,))
+        self.rec("version(NULL)", "cuFileGetVersion", None)
+        self.records.append({"step": "use_count closed", "ret": self.fn("cuFileUseCount", ctypes.c_long)()})
+        self.rec("close_v2 at 0", "cuFileDriverClose_v2")
+        self.rec("close (legacy) at 0", "cuFileDriverClose")
+        self.rec("properties(NULL)", "cuFileDriverGetProperties", None)
+        self.params("closed")
+        self.stats("closed")
+        self.setters("closed")
+        self.params("closed after setting")
+        self.rec("open", "cuFileDriverOpen")
+        self.rec("open again", "cuFileDriverOpen")
+        self.records.append({"step": "use_count open", "ret": self.fn("cuFileUseCount", ctypes.c_long)()})
+        self.rec("close back to 1", "cuFileDriverClose_v2")
+        self.params("open")
+        self.setters("open")
+        self.rec("stats_level_set(3) open", "cuFileSetStatsLevel", 3)
+        self.stats("open")
+        self.buffers()
+        self.handles()
+        self.data_path()
+        self.stats("open after registrations")
+        self.rec("close", "cuFileDriverClose_v2")
+        self.records.append({"step": "use_count after close", "ret": self.fn("cuFileUseCount", ctypes.c_long)()})
+        self.rec("buf_deregister[after the final close]", "cuFileBufDeregister", ctypes.c_void_p(self.kept))
+        self.params("closed again")
+        self.risky()
+        return self.records
+
+    def risky(self):
+        """Last, as they may end a process (NVIDIA's library is reported to crash on a NULL batch
+        handle pointer): what ran before is kept either way."""
+        self.rec("open (last steps)", "cuFileDriverOpen")
+        buf = ctypes.create_string_buffer(4096)
+        size, off, boff, nb = ctypes.c_size_t(4096), ctypes.c_longlong(0), ctypes.c_longlong(0), ctypes.c_ssize_t(0)
+        self.rec("read_async[NULL size]", "cuFileReadAsync", None, buf, None, ctypes.byref(off), ctypes.byref(boff),
+                 ctypes.byref(nb), None)
+        self.rec("read_async[NULL bytes]", "cuFileReadAsync", None, buf, ctypes.byref(size), ctypes.byref(off),
+                 ctypes.byref(boff), None, None)
+        n = ctypes.c_uint(1)
+        self.rec("batch_status(NULL)", "cuFileBatchIOGetStatus", None, 0, ctypes.byref(n), None, None)
+        self.rec("batch_submit(NULL)", "cuFileBatchIOSubmit", None, 1, None, 0)
+        self.rec("buf_register[unmapped]", "cuFileBufRegister", ctypes.c_void_p(0xDEAD0000), ctypes.c_size_t(4096), 0)
+        self.rec("buf_deregister[unmapped]", "cuFileBufDeregister", ctypes.c_void_p(0xDEAD0000))
+        freed = self.dev_alloc(1 << 20)
+        self.cu.cuMemFree_v2(ctypes.c_ulonglong(freed))
+        self.rec("buf_register[freed device]", "cuFileBufRegister", ctypes.c_void_p(freed), ctypes.c_size_t(1 << 20), 0)
+        self.rec("buf_deregister[freed device]", "cuFileBufDeregister", ctypes.c_void_p(freed))
+        self.rec("batch_setup(NULL)", "cuFileBatchIOSetUp", None, 4)
+        self.rec("close (last steps)", "cuFileDriverClose_v2")
+
+
+# ---- the parent -----------------------------------------------------------------------------------
+
+def header_strings(path):
+    """code -> message of a cufile.h's CUFILE_OP entries."""
+    text = open(path).read()
+    out = {}
+    for m in re.finditer(r"CUFILE_OP\(\s*(?:CUFILEOP_BASE_ERR\s*\+\s*)?(\d+)\s*,\s*(\w+)\s*,\s*([^)]*)\)", text):
+        n = int(m.group(1))
+        code = n if n == 0 or n > 5000 else 5000 + n
+        out[code] = (m.group(2), m.group(3).strip())
+    return out
+
+
+def run_child(lib, label):
+    # The same prefix for both: the paths the parameters report then have the same length.
+    work = tempfile.mkdtemp(prefix="cufile-compare-")
+    jf = os.path.join(work, "records.json")
+    env = dict(os.environ)
+    env["CUFILE_LOGFILE_PATH"] = os.path.join(work, "cufile.log")
+    env.pop("LD_PRELOAD", None)
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", lib, "--work", work, "--json", jf],
+                       cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    recs = [json.loads(line) for line in open(jf)] if os.path.exists(jf) else []
+    if p.returncode != 0:
+        # What ran is compared; the step after the last record is where it ended.
+        print("%s: the process ended with status %d after %d steps (last: %s)\n%s\n%s" % (
+            label, p.returncode, len(recs), recs[-1]["step"] if recs else "none", p.stdout[-2000:], p.stderr[-2000:]))
+        recs.append({"step": "process exit", "ret": p.returncode})
+    return recs, work
+
+
+def normalised(recs, work):
+    """The records with the process's own scratch directory written as <work> (the log path and
+    log directory parameters name it), so that the two processes compare."""
+    w = work.encode()
+    for r in recs:
+        for k in [k for k in r if k.startswith("out")]:
+            r[k] = bytes.fromhex(r[k]).replace(w, b"<work>").hex()
+        if "text" in r:
+            r["text"] = r["text"].replace(work, "<work>")
+    return recs, work
+
+
+def show(r):
+    if r is None:
+        return "(no such step)"
+    if "missing" in r:
+        return "no symbol %s" % r["missing"]
+    parts = []
+    if "status" in r and r["status"] is not None:
+        e, c = r["status"]
+        parts.append("%s%s" % (CUFILE_ERRORS.get(e, str(e)) if e else "SUCCESS", " cu_err %d" % c if c else ""))
+    if "ret" in r:
+        parts.append("ret %s%s" % (r["ret"], " errno %d" % r["errno"] if "errno" in r else ""))
+    if "text" in r:
+        parts.append(repr(r["text"][:60]))
+    for k in sorted(x for x in r if x.startswith("out")):
+        h = r[k]
+        b = bytes.fromhex(h)
+        if len(b) <= 8:
+            parts.append("%s=%s" % (k, h))
+        else:
+            last = max((i for i, x in enumerate(b) if x != 0xAB), default=-1)
+            parts.append("%s: %d bytes, written up to byte %d" % (k, len(b), last + 1))
+    return ", ".join(parts) or "(void)"
+
+
+def first_diff(a, b):
+    """Where two output records differ, as offsets."""
+    out = []
+    for k in sorted(set(a) | set(b)):
+        if not k.startswith("out") or a.get(k) == b.get(k):
+            continue
+        x, y = bytes.fromhex(a.get(k, "")), bytes.fromhex(b.get(k, ""))
+        offs = [i for i in range(max(len(x), len(y))) if x[i:i + 1] != y[i:i + 1]]
+        out.append("%s differs at %d byte(s) from offset %d" % (k, len(offs), offs[0]))
+    return "; ".join(out)
+
+
+def known(step):
+    for k, why in KNOWN.items():
+        if (k.endswith("*") and step.startswith(k[:-1])) or k == step:
+            return why
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nvidia")
+    ap.add_argument("--ours", default=os.path.join(ROOT, ".gpu/lib/libcufile.so.0"))
+    ap.add_argument("--out")
+    ap.add_argument("--json")
+    ap.add_argument("--child")
+    ap.add_argument("--work")
+    a = ap.parse_args()
+    if a.child:
+        Child(a.child, a.work, a.json).run()
+        return 0
+    nvidia = a.nvidia or find_libcufile()
+    if not nvidia or not os.path.exists(nvidia):
+        print("NVIDIA's libcufile.so.0 not found (pass --nvidia PATH)")
+        return 2
+    if not os.path.exists(a.ours):
+        print("ours not found: %s (see scripts/gpu/cufile_consumers.sh for the build)" % a.ours)
+        return 2
+    out_dir = os.environ.get("OUT", "./gpu-out")
+    os.makedirs(out_dir, exist_ok=True)
+    out = a.out or os.path.join(out_dir, "cufile_compare.txt")
+    jpath = a.json or os.path.join(out_dir, "cufile_compare.json")
+    nv, nv_work = normalised(*run_child(nvidia, "nvidia"))
+    us, us_work = normalised(*run_child(a.ours, "ours"))
+    if not nv or not us:
+        return 2
+    lines = ["cuFile side by side: NVIDIA %s against ours %s" % (nvidia, a.ours)]
+    by_nv = {r["step"]: r for r in nv}
+    by_us = {r["step"]: r for r in us}
+    steps = [r["step"] for r in nv] + [r["step"] for r in us if r["step"] not in by_nv]
+    same, rows = 0, []
+    for s in steps:
+        x, y = by_nv.get(s), by_us.get(s)
+        if x == y:
+            same += 1
+            continue
+        why = known(s) or ("NEW" if not (x and y and "missing" in x) else "absent from NVIDIA's version")
+        detail = first_diff(x or {}, y or {})
+        rows.append((s, show(x), show(y), why + (" [" + detail + "]" if detail else "")))
+    # Error strings: NVIDIA's header next to its library against ours.
+    nv_h = os.path.join(os.path.dirname(os.path.dirname(nvidia)), "include", "cufile.h")
+    if os.path.exists(nv_h):
+        a_s, b_s = header_strings(nv_h), header_strings(os.path.join(ROOT, "include", "cufile.h"))
+        for code in sorted(set(a_s) | set(b_s)):
+            if a_s.get(code) != b_s.get(code):
+                rows.append(("error string %d" % code, str(a_s.get(code)), str(b_s.get(code)),
+                             "NVIDIA's header is 1.15's; ours is 1.19's" if code >= 5039 else "NEW"))
+            else:
+                same += 1
+    else:
+        lines.append("(NVIDIA's cufile.h not found at %s: error strings not compared)" % nv_h)
+    lines.append("%d steps identical, %d differ (%d not explained: NEW)" % (
+        same, len(rows), sum(1 for r in rows if r[3].startswith("NEW"))))
+    w = [max(len(r[i]) for r in rows + [("step", "NVIDIA", "ours", "reason")]) for i in range(3)]
+    w = [min(x, 60) for x in w]
+    fmt = "| %%-%ds | %%-%ds | %%-%ds | %%s |" % tuple(w)
+    lines.append(fmt % ("step", "NVIDIA", "ours", "reason"))
+    lines.append(fmt % tuple("-" * x for x in w + [6]))
+    for r in rows:
+        lines.append(fmt % (r[0][:60], r[1][:60], r[2][:60], r[3]))
+    lines.append("logs: %s/cufile.log (NVIDIA), %s/cufile.log (ours)" % (nv_work, us_work))
+    text = "\n".join(lines)
+    print(text)
+    open(out, "w").write(text + "\n")
+    json.dump({"nvidia": nv, "ours": us}, open(jpath, "w"), indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,707 @@
+//! The close race: I/O threads that hold no driver reference of their own read and write the
+//! model's files while other threads open the driver and close it, often down to 0, so that
+//! closes land in the middle of calls. Every call is checked against the model:
+//!
+//! * a read that returns a count returns exactly the model's bytes;
+//! * a write that returns the whole count is stored in the model;
+//! * a write that fails, or returns less, is checked on disk at once (still under its block
+//!   locks): the bytes it reported are the new ones, every other byte of its range is the old
+//!   one. A call that reports failure leaves the file as it was, or reports what it moved;
+//! * batches of up to four reads and writes (some cancelled) are reaped and checked the same
+//!   way: a completed write's bytes are on disk, a cancelled or never queued one left the old
+//!   bytes, and one whose context a close took away before it was reaped is all old or all new
+//!   bytes and is over by then (nothing of a context may run once its handle answers
+//!   "unknown": a later read or write of the same blocks would see it land).
+//!
+//! Each close to 0 stages a chunk size for the next open (64 KiB, 256 KiB or 4 MiB), so that
+//! requests run as one chunk or as many shared with helpers; racers also change the bounce
+//! budget live. The errors a call may see while closes race are those of a closed driver (`-1`
+//! with `EINVAL`) and of a handle the close made stale (`-hipFileHandleNotRegistered`; for a
+//! batch, `hipFileInvalidValue` or `hipFileInternalError` at submission and
+//! `hipFileInvalidValue` from `GetStatus`); any other result is counted as unexpected. Wrong
+//! bytes and unexpected results are counted, the first few described, and the run fails at the
+//! end if any was seen.
+//!
+//! `HIPFILE_CLOSE_RACE_SECS` (default 10) and `HIPFILE_CLOSE_RACE_THREADS` (default 64 I/O
+//! threads; four more close and reopen) size the run; `scripts/reliability.sh` runs it longer.
+
+use super::*;
+
+/// Threads that open and close the driver.
+const CLOSERS: usize = 4;
+/// Wrong results described in full (the rest are counted).
+const DESCRIBED: u64 = 8;
+
+#[derive(Default)]
+struct RaceFigures {
+    reads: AtomicU64,
+    writes: AtomicU64,
+    bytes_checked: AtomicU64,
+    failed_reads: AtomicU64,
+    failed_writes: AtomicU64,
+    opens: AtomicU64,
+    closes_to_zero: AtomicU64,
+    registrations: AtomicU64,
+    /// Calls during which a close (possibly to 0) returned.
+    overlapped: AtomicU64,
+    batch_ops: AtomicU64,
+    /// Batch operations whose context a close took away before they were reaped.
+    batch_orphans: AtomicU64,
+    /// Calls whose bytes (read, or left on disk by a failed write) differ from the model.
+    wrong_calls: AtomicU64,
+    wrong_bytes: AtomicU64,
+    unexpected: AtomicU64,
+}
+
+struct RaceShared {
+    model: Model,
+    figures: RaceFigures,
+    stop: AtomicBool,
+    /// Successful closes so far: a call that sees it change was overlapped by one.
+    closes: AtomicU64,
+}
+
+impl RaceShared {
+    /// One wrong result: counted, and described while few.
+    fn wrong(&self, what: String, bytes: usize) {
+        let n = self.figures.wrong_calls.fetch_add(1, Ordering::Relaxed);
+        self.figures
+            .wrong_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+        if n < DESCRIBED {
+            eprintln!("close race: WRONG: {what}");
+        }
+    }
+
+    /// Counts a call as overlapped when a close returned while it ran (`before` is
+    /// [`RaceShared::closes`] read before the call).
+    fn overlapped(&self, before: u64) {
+        if self.closes.load(Ordering::SeqCst) != before {
+            self.figures.overlapped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn unexpected(&self, what: String) {
+        let n = self.figures.unexpected.fetch_add(1, Ordering::Relaxed);
+        if n < DESCRIBED {
+            eprintln!("close race: UNEXPECTED: {what}");
+        }
+    }
+}
+
+/// How a failed call failed, when that is what a racing close may cause: the driver was
+/// closed (`-1`/`EINVAL`) or the handle went stale with it.
+fn close_caused(n: isize, errno: c_int) -> bool {
+    (n == -1 && errno == libc::EINVAL) || n == -(hipFileHandleNotRegistered as isize)
+}
+
+/// A byte count as the model's difference count: bytes of `a` and `b` that differ.
+fn differing(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).filter(|(x, y)| x != y).count() + a.len().abs_diff(b.len())
+}
+
+struct Racer {
+    t: usize,
+    rng: Rng,
+    fds: Vec<c_int>,
+    handles: Vec<Option<hipFileHandle_t>>,
+    bufs: Vec<Buffer>,
+    host: Vec<u8>,
+}
+
+impl Racer {
+    /// The thread's handle of file `f`, registered (an implicit open) when it has none.
+    fn handle(&mut self, sh: &RaceShared, f: usize) -> hipFileHandle_t {
+        if self.handles[f].is_none() {
+            let mut fh: hipFileHandle_t = std::ptr::null_mut();
+            let mut d = descr(self.fds[f]);
+            // SAFETY: valid pointers.
+            let r = unsafe { hipFileHandleRegister(&mut fh, &mut d) };
+            if r.err != 0 {
+                sh.unexpected(format!("hipFileHandleRegister: {r:?}"));
+                return std::ptr::null_mut();
+            }
+            sh.figures.registrations.fetch_add(1, Ordering::Relaxed);
+            self.handles[f] = Some(fh);
+        }
+        self.handles[f].unwrap()
+    }
+
+    fn step(&mut self, sh: &RaceShared) {
+        match self.rng.below(20) {
+            0 => {
+                // A registration the close dropped answers "not registered" or "closing".
+                let b = &mut self.bufs[self.rng.below(2)];
+                if b.registered {
+                    hipFileBufDeregister(b.dev.ptr);
+                    b.registered = false;
+                } else {
+                    b.registered = hipFileBufRegister(b.dev.ptr, BUF_LEN, 0).err == 0;
+                }
+            }
+            1 => {
+                if let Some(fh) = self.handles[self.rng.below(FILES)].take() {
+                    hipFileHandleDeregister(fh);
+                }
+            }
+            2 if self.rng.chance(4) => {
+                // The bounce budget, live (staged when the driver is closed).
+                let kb = [4096usize, 16384, 262_144][self.rng.below(3)];
+                check_code(
+                    "hipFileDriverSetMaxCacheSize",
+                    hipFileDriverSetMaxCacheSize(kb),
+                );
+            }
+            3..=5 => self.batch(sh),
+            2..=11 => self.io(sh, true),
+            _ => self.io(sh, false),
+        }
+    }
+
+    /// One read or write of a random range, checked against the model under its block locks.
+    fn io(&mut self, sh: &RaceShared, write: bool) {
+        let f = self.rng.below(FILES);
+        let (off, size) = self.rng.range();
+        let fh = self.handle(sh, f);
+        if fh.is_null() {
+            return;
+        }
+        let host = self.rng.chance(5);
+        let bi = self.rng.below(self.bufs.len());
+        let seed = self.rng.next();
+        let expect = size.min(FILE_LEN - off);
+        let dev = self.bufs[bi].dev.ptr;
+        let mem = if host { "host" } else { "device" };
+        if write {
+            let data = pattern(expect, seed);
+            let mut held = sh.model.write(f, off, size);
+            let closes = sh.closes.load(Ordering::SeqCst);
+            let n = if host {
+                self.host[..expect].copy_from_slice(&data);
+                // SAFETY: host buffer of BUF_LEN >= expect bytes.
+                unsafe { hipFileWrite(fh, self.host.as_ptr().cast(), expect, off as i64, 0) }
+            } else {
+                sim().upload(dev, &data);
+                // SAFETY: device buffer of BUF_LEN bytes.
+                unsafe { hipFileWrite(fh, dev, expect, off as i64, 0) }
+            };
+            let errno = errno();
+            sh.overlapped(closes);
+            if n == expect as isize {
+                held.store(off, &data);
+                sh.figures.writes.fetch_add(1, Ordering::Relaxed);
+                sh.figures
+                    .bytes_checked
+                    .fetch_add(expect as u64, Ordering::Relaxed);
+                return;
+            }
+            // Failed or short: the reported prefix is new, the rest of the range untouched.
+            let done = n.max(0) as usize;
+            if n < 0 && close_caused(n, errno) {
+                self.handles[f] = None;
+            } else {
+                sh.unexpected(format!(
+                    "thread {}: hipFileWrite({expect} at {off}, {mem}) of file {f} returned {n} (errno {errno})",
+                    self.t
+                ));
+            }
+            let mut want = held.bytes(off, expect);
+            want[..done.min(expect)].copy_from_slice(&data[..done.min(expect)]);
+            let mut disk = vec![0u8; expect];
+            let file = std::fs::File::open(&sh.model.files[f].path).unwrap();
+            file.read_exact_at(&mut disk, off as u64).unwrap();
+            if disk != want {
+                let first = disk.iter().zip(&want).position(|(a, b)| a != b).unwrap();
+                let of_new = (done..expect).filter(|&i| disk[i] == data[i]).count();
+                sh.wrong(
+                    format!(
+                        "thread {}: hipFileWrite({expect} at {off}, {mem}) of file {f} returned \
+                         {n} (errno {errno}) but changed the file: first differing byte at {}, \
+                         {} bytes differ, {of_new} of them the failed write's",
+                        self.t,
+                        off + first,
+                        differing(&disk, &want)
+                    ),
+                    differing(&disk, &want),
+                );
+                // The model follows the file, so later checks stay meaningful.
+                held.store(off, &disk);
+            }
+            sh.figures.failed_writes.fetch_add(1, Ordering::Relaxed);
+        } else {
+            let held = sh.model.read(f, off, size);
+            let closes = sh.closes.load(Ordering::SeqCst);
+            let (n, got) = if host {
+                self.host[..size].fill(0xEE);
+                // SAFETY: host buffer of BUF_LEN >= size bytes.
+                let n =
+                    unsafe { hipFileRead(fh, self.host.as_mut_ptr().cast(), size, off as i64, 0) };
+                (n, self.host[..expect].to_vec())
+            } else {
+                // SAFETY: device buffer of BUF_LEN bytes.
+                let n = unsafe { hipFileRead(fh, dev, size, off as i64, 0) };
+                (n, Vec::new())
+            };
+            let errno = errno();
+            sh.overlapped(closes);
+            if n < 0 {
+                if close_caused(n, errno) {
+                    self.handles[f] = None;
+                } else {
+                    sh.unexpected(format!(
+                        "thread {}: hipFileRead({size} at {off}, {mem}) of file {f} returned {n} (errno {errno})",
+                        self.t
+                    ));
+                }
+                sh.figures.failed_reads.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            if n != expect as isize {
+                sh.unexpected(format!(
+                    "thread {}: hipFileRead({size} at {off}, {mem}) of file {f} returned {n}, want {expect}",
+                    self.t
+                ));
+            }
+            let got = if host {
+                got
+            } else {
+                sim().download(dev, expect)
+            };
+            let want = held.bytes(off, size);
+            let n = (n.max(0) as usize).min(expect);
+            if got[..n] != want[..n] {
+                let first = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
+                sh.wrong(
+                    format!(
+                        "thread {}: hipFileRead({size} at {off}, {mem}) of file {f}: byte {} \
+                         and {} in all differ from the model",
+                        self.t,
+                        off + first,
+                        differing(&got[..n], &want[..n])
+                    ),
+                    differing(&got[..n], &want[..n]),
+                );
+            }
+            sh.figures.reads.fetch_add(1, Ordering::Relaxed);
+            sh.figures
+                .bytes_checked
+                .fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// A batch of up to four reads and writes on distinct blocks of one file, submitted and
+    /// reaped while closes race: a close takes the context away (its handle goes stale), which
+    /// the checks below allow for.
+    fn batch(&mut self, sh: &RaceShared) {
+        let f = self.rng.below(FILES);
+        let fh = self.handle(sh, f);
+        if fh.is_null() {
+            return;
+        }
+        let n = 1 + self.rng.below(4);
+        let mut blocks: Vec<usize> = (0..n).map(|_| self.rng.below(BLOCKS)).collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        struct Entry {
+            off: usize,
+            size: usize,
+            write: bool,
+            data: Vec<u8>,
+            /// Offset in the device buffer.
+            at: usize,
+        }
+        let dev = &self.bufs[0].dev;
+        let mut entries = Vec::new();
+        let mut locks = Vec::new();
+        for (k, &b) in blocks.iter().enumerate() {
+            let size = 1 + self.rng.below(BLOCK);
+            let off = b * BLOCK + self.rng.below(BLOCK - size + 1);
+            let write = self.rng.chance(2);
+            let data = if write {
+                pattern(size, self.rng.next())
+            } else {
+                Vec::new()
+            };
+            locks.push(if write {
+                sh.model.write(f, off, size)
+            } else {
+                sh.model.read(f, off, size)
+            });
+            let at = k * BLOCK;
+            if write {
+                sim().upload(dev.at(at), &data);
+            }
+            entries.push(Entry {
+                off,
+                size,
+                write,
+                data,
+                at,
+            });
+        }
+        let params: Vec<hipFileIOParams_t> = entries
+            .iter()
+            .enumerate()
+            .map(|(k, e)| hipFileIOParams_t {
+                mode: hipFileBatch,
+                u: hipFileIOParamsU {
+                    batch: hipFileIOParamsBatch {
+                        devPtr_base: dev.ptr,
+                        file_offset: e.off as i64,
+                        devPtr_offset: e.at as i64,
+                        size: e.size,
+                    },
+                },
+                fh,
+                opcode: if e.write {
+                    hipFileBatchWrite
+                } else {
+                    hipFileBatchRead
+                },
+                cookie: std::ptr::without_provenance_mut(k + 1),
+            })
+            .collect();
+        let closes = sh.closes.load(Ordering::SeqCst);
+        let mut h = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check_code("hipFileBatchIOSetUp", unsafe {
+            hipFileBatchIOSetUp(&mut h, params.len() as u32)
+        });
+        // SAFETY: `params` holds exactly that many entries.
+        let e =
+            unsafe { hipFileBatchIOSubmit(h, params.len() as u32, params.as_ptr().cast_mut(), 0) };
+        // How each entry ended: None while unknown.
+        #[derive(Clone, Copy, PartialEq)]
+        enum End {
+            Complete(usize),
+            Failed(isize),
+            Canceled,
+            /// Never queued (the submission failed) or its context went away unreaped.
+            NotRun,
+            Orphaned,
+        }
+        let mut ends: Vec<Option<End>> = vec![None; entries.len()];
+        if e.err != 0 {
+            // A close between set-up and submission: the handle (or the file handle) is stale
+            // or the driver closed; nothing was queued.
+            // (A stale file handle is found out by the next synchronous call.)
+            if !matches!(e.err, x if x == hipFileInvalidValue || x == hipFileInternalError) {
+                sh.unexpected(format!("thread {}: hipFileBatchIOSubmit: {e:?}", self.t));
+            }
+            ends.fill(Some(End::NotRun));
+        } else {
+            sh.figures
+                .batch_ops
+                .fetch_add(params.len() as u64, Ordering::Relaxed);
+            if self.rng.chance(4) {
+                let _ = hipFileBatchIOCancel(h);
+            }
+            while ends.iter().any(Option::is_none) {
+                let mut events: Vec<hipFileIOEvents_t> = Vec::with_capacity(entries.len());
+                let mut nr = entries.len() as u32;
+                let mut ts = libc::timespec {
+                    tv_sec: 1,
+                    tv_nsec: 0,
+                };
+                // SAFETY: room for `nr` events.
+                let e =
+                    unsafe { hipFileBatchIOGetStatus(h, 1, &mut nr, events.as_mut_ptr(), &mut ts) };
+                if e.err != 0 {
+                    if e.err != hipFileInvalidValue {
+                        sh.unexpected(format!("thread {}: hipFileBatchIOGetStatus: {e:?}", self.t));
+                    }
+                    for end in ends.iter_mut().filter(|x| x.is_none()) {
+                        *end = Some(End::Orphaned);
+                    }
+                    break;
+                }
+                // SAFETY: the library wrote `nr` events.
+                unsafe { events.set_len(nr as usize) };
+                for ev in events {
+                    let k = ev.cookie as usize - 1;
+                    ends[k] = Some(match ev.status {
+                        s if s == hipFileComplete => End::Complete(ev.ret),
+                        s if s == hipFileFailed => End::Failed(ev.ret as isize),
+                        s if s == hipFileCanceled => End::Canceled,
+                        s => {
+                            sh.unexpected(format!("thread {}: batch status {s}", self.t));
+                            End::Orphaned
+                        }
+                    });
+                }
+            }
+        }
+        hipFileBatchIODestroy(h);
+        sh.overlapped(closes);
+        let path = &sh.model.files[f].path;
+        for (k, e) in entries.iter().enumerate() {
+            let held = &mut locks[k];
+            let end = ends[k].expect("every entry ended");
+            if let End::Orphaned = end {
+                sh.figures.batch_orphans.fetch_add(1, Ordering::Relaxed);
+            }
+            if let End::Failed(r) = end {
+                sh.unexpected(format!(
+                    "thread {}: batch {} of {} at {} of file {f} failed with {r}",
+                    self.t,
+                    if e.write { "write" } else { "read" },
+                    e.size,
+                    e.off
+                ));
+            }
+            if let End::Complete(n) = end {
+                if n != e.size {
+                    sh.unexpected(format!(
+                        "thread {}: batch entry of {} at {} completed with {n}",
+                        self.t, e.size, e.off
+                    ));
+                }
+            }
+            if !e.write {
+                if end == End::Complete(e.size) {
+                    let got = sim().download(dev.at(e.at), e.size);
+                    let want = held.bytes(e.off, e.size);
+                    if got != want {
+                        sh.wrong(
+                            format!(
+                                "thread {}: batch read of {} at {} of file {f} differs from the model",
+                                self.t, e.size, e.off
+                            ),
+                            differing(&got, &want),
+                        );
+                    }
+                    sh.figures.reads.fetch_add(1, Ordering::Relaxed);
+                    sh.figures
+                        .bytes_checked
+                        .fetch_add(e.size as u64, Ordering::Relaxed);
+                }
+                continue;
+            }
+            let mut disk = vec![0u8; e.size];
+            let file = std::fs::File::open(path).unwrap();
+            file.read_exact_at(&mut disk, e.off as u64).unwrap();
+            let old = held.bytes(e.off, e.size);
+            // Complete: the new bytes; canceled or never run: the old ones; run while its
+            // context went away (nobody can reap it): all old or all new, never a mixture;
+            // failed: reported above, and what reached the file is a prefix of the new bytes.
+            let ok = match end {
+                End::Complete(_) => disk == e.data,
+                End::Canceled | End::NotRun => disk == old,
+                End::Orphaned => disk == old || disk == e.data,
+                End::Failed(_) => {
+                    (0..=e.size).any(|p| disk[..p] == e.data[..p] && disk[p..] == old[p..])
+                }
+            };
+            if !ok {
+                sh.wrong(
+                    format!(
+                        "thread {}: batch write of {} at {} of file {f} left bytes that its \
+                         outcome does not explain",
+                        self.t, e.size, e.off
+                    ),
+                    differing(
+                        &disk,
+                        if end == End::Complete(e.size) {
+                            &e.data
+                        } else {
+                            &old
+                        },
+                    ),
+                );
+            }
+            held.store(e.off, &disk);
+            if matches!(end, End::Complete(_)) {
+                sh.figures.writes.fetch_add(1, Ordering::Relaxed);
+            } else {
+                sh.figures.failed_writes.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// A thread that opens and closes the driver, down to 0 one time in three.
+fn closer(sh: &RaceShared, seed: u64) {
+    let mut rng = Rng(seed);
+    while !sh.stop.load(Ordering::Relaxed) {
+        check_code("hipFileDriverOpen", hipFileDriverOpen());
+        sh.figures.opens.fetch_add(1, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_micros(rng.below(2000) as u64));
+        // Another closer may have taken the count to 0 meanwhile.
+        let e = hipFileDriverClose();
+        assert!(
+            e.err == 0 || e.err == hipFileDriverNotInitialized,
+            "hipFileDriverClose: {e:?}"
+        );
+        sh.closes.fetch_add(1, Ordering::SeqCst);
+        if rng.chance(3) {
+            while hipFileDriverClose().err == 0 {
+                sh.closes.fetch_add(1, Ordering::SeqCst);
+            }
+            sh.figures.closes_to_zero.fetch_add(1, Ordering::Relaxed);
+            // The next session's chunk: requests of one chunk, or of many shared with helpers.
+            // Staged or "already open" (a racer's registration opened it meanwhile).
+            let e = hipFileSetParameterSizeT(
+                hipFileParamPropertiesPerBufferCacheSizeKB,
+                [64usize, 256, 4096][rng.below(3)],
+            );
+            assert!(
+                e.err == 0 || e.err == hipFileDriverAlreadyOpen,
+                "staging the chunk size: {e:?}"
+            );
+        }
+        std::thread::sleep(Duration::from_micros(rng.below(3000) as u64));
+    }
+}
+
+pub(super) fn run_close_race() {
+    let secs = env_usize("HIPFILE_CLOSE_RACE_SECS", 10);
+    let threads = env_usize("HIPFILE_CLOSE_RACE_THREADS", 64);
+    let dir = scratch_dir();
+    let files: Vec<ModelFile> = (0..FILES)
+        .map(|i| {
+            let path = dir.join(format!("close-race-{}-{i}", std::process::id()));
+            let bytes = pattern(FILE_LEN, 200 + i as u64);
+            make_file(&path, &bytes);
+            ModelFile {
+                path,
+                blocks: bytes
+                    .chunks(BLOCK)
+                    .map(|c| RwLock::new(c.to_vec()))
+                    .collect(),
+            }
+        })
+        .collect();
+    // Warm-up: what the library keeps for the life of the process exists before counting.
+    check_code("hipFileDriverOpen", hipFileDriverOpen());
+    {
+        let fd = open_fd(&files[0].path, libc::O_RDWR);
+        let fh = register_fd(fd);
+        let b = sim().device_alloc(BUF_LEN);
+        // SAFETY: device buffer of BUF_LEN bytes.
+        assert_eq!(
+            unsafe { hipFileRead(fh, b.ptr, BUF_LEN, 0, 0) },
+            BUF_LEN as isize
+        );
+        hipFileHandleDeregister(fh);
+        // SAFETY: our descriptor.
+        unsafe { libc::close(fd) };
+    }
+    check_code("hipFileDriverClose", hipFileDriverClose());
+    let before = process_counts();
+    let pinned_before = pinned();
+    let sh = Arc::new(RaceShared {
+        model: Model { files },
+        figures: RaceFigures::default(),
+        stop: AtomicBool::new(false),
+        closes: AtomicU64::new(0),
+    });
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(secs as u64);
+    let closers: Vec<_> = (0..CLOSERS)
+        .map(|c| {
+            let sh = sh.clone();
+            std::thread::spawn(move || closer(&sh, 0x5851_F42D_4C95_7F2D ^ ((c as u64 + 1) << 20)))
+        })
+        .collect();
+    let racers: Vec<_> = (0..threads)
+        .map(|t| {
+            let sh = sh.clone();
+            std::thread::spawn(move || {
+                let mut r = Racer {
+                    t,
+                    rng: Rng(0x2545_F491_4F6C_DD1D ^ ((t as u64 + 1) << 17) ^ secs as u64),
+                    fds: sh
+                        .model
+                        .files
+                        .iter()
+                        .map(|f| open_fd(&f.path, libc::O_RDWR))
+                        .collect(),
+                    handles: vec![None; FILES],
+                    bufs: (0..2)
+                        .map(|_| Buffer {
+                            dev: sim().device_alloc(BUF_LEN),
+                            registered: false,
+                        })
+                        .collect(),
+                    host: vec![0u8; BUF_LEN],
+                };
+                while Instant::now() < deadline {
+                    r.step(&sh);
+                }
+                for fd in &r.fds {
+                    // SAFETY: our descriptors; the registrations go with the last close.
+                    unsafe { libc::close(*fd) };
+                }
+            })
+        })
+        .collect();
+    for h in racers {
+        h.join().expect("a close-race thread failed");
+    }
+    sh.stop.store(true, Ordering::Relaxed);
+    for h in closers {
+        h.join().expect("a closer failed");
+    }
+    while hipFileDriverClose().err == 0 {}
+    let elapsed = start.elapsed();
+    assert_eq!(hipFileUseCount(), 0, "use count at the end");
+
+    let t0 = Instant::now();
+    let mut after = process_counts();
+    while (after.0 != before.0 || pinned() != pinned_before)
+        && t0.elapsed() < Duration::from_secs(5)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+        after = process_counts();
+    }
+    let f = &sh.figures;
+    let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    println!(
+        "close race: {threads} I/O threads + {CLOSERS} closers x {:.1} s: {} reads and {} writes \
+         checked ({} MiB compared), {} failed reads, {} failed writes checked on disk, {} opens, \
+         {} closes to 0, {} handle registrations, {} calls overlapped by a close, {} batch \
+         operations ({} orphaned by a close); {} wrong calls ({} wrong bytes), {} unexpected \
+         results; fds {} -> {}, pinned bytes {} -> {}",
+        elapsed.as_secs_f64(),
+        load(&f.reads),
+        load(&f.writes),
+        load(&f.bytes_checked) >> 20,
+        load(&f.failed_reads),
+        load(&f.failed_writes),
+        load(&f.opens),
+        load(&f.closes_to_zero),
+        load(&f.registrations),
+        load(&f.overlapped),
+        load(&f.batch_ops),
+        load(&f.batch_orphans),
+        load(&f.wrong_calls),
+        load(&f.wrong_bytes),
+        load(&f.unexpected),
+        before.0,
+        after.0,
+        pinned_before,
+        pinned(),
+    );
+    assert_eq!(load(&f.wrong_calls), 0, "calls with wrong bytes");
+    assert_eq!(load(&f.unexpected), 0, "unexpected results");
+    assert!(
+        load(&f.reads) > 0 && load(&f.writes) > 0 && load(&f.closes_to_zero) > 0,
+        "nothing raced"
+    );
+    assert_eq!(after.0, before.0, "descriptors leaked");
+    assert_eq!(pinned(), pinned_before, "pinned memory leaked");
+    for mf in &sh.model.files {
+        let disk = std::fs::read(&mf.path).unwrap();
+        let model: Vec<u8> = mf
+            .blocks
+            .iter()
+            .flat_map(|b| b.read().unwrap().clone())
+            .collect();
+        assert!(
+            disk == model,
+            "{} differs from the model",
+            mf.path.display()
+        );
+        let _ = std::fs::remove_file(&mf.path);
+    }
+}
