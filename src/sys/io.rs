@@ -42,12 +42,28 @@ pub fn get_flags(fd: RawFd) -> Result<i32, i32> {
     }
 }
 
-/// Open `/proc/self/fd/<fd>` with `flags` (a second, independent open file description of
-/// the same file; `O_CLOEXEC` is always added).
+/// The open flags [`reopen`] passes on: the access mode and the status flags that change what
+/// I/O through the new descriptor does (appending, synchronous writes, access times, direct
+/// I/O), and `O_PATH`, so that a descriptor which can do no I/O never yields one that can.
+/// Everything else `F_GETFL` may report only said how the first descriptor was opened and must
+/// not be replayed on `/proc/self/fd/<fd>`: `O_NOFOLLOW` would refuse the link itself
+/// (`ELOOP`), `O_TMPFILE` and `O_DIRECTORY` ask for a directory (`ENOTDIR`), `O_CREAT`,
+/// `O_EXCL` and `O_TRUNC` would create or truncate, and `O_NONBLOCK` or `O_ASYNC` change
+/// nothing for a file's positional I/O.
+const REOPEN_FLAGS: i32 = libc::O_ACCMODE
+    | libc::O_APPEND
+    | libc::O_DSYNC
+    | libc::O_SYNC
+    | libc::O_NOATIME
+    | libc::O_DIRECT
+    | libc::O_PATH;
+
+/// Open `/proc/self/fd/<fd>` (a second, independent open file description of the same file)
+/// with the flags of `flags` — typically what `F_GETFL` reported for `fd`, with `O_DIRECT` set
+/// or cleared — that [`REOPEN_FLAGS`] keeps, plus `O_CLOEXEC`.
 pub fn reopen(fd: RawFd, flags: i32) -> Result<OwnedFd, i32> {
     let path = CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL in a formatted path");
-    // O_CREAT/O_TRUNC/O_EXCL are creation flags that F_GETFL never reports; strip them anyway.
-    let flags = (flags | libc::O_CLOEXEC) & !(libc::O_CREAT | libc::O_TRUNC | libc::O_EXCL);
+    let flags = (flags & REOPEN_FLAGS) | libc::O_CLOEXEC;
     loop {
         // SAFETY: path is NUL-terminated; no mode is needed without O_CREAT.
         let r = unsafe { libc::open(path.as_ptr(), flags) };
