@@ -315,3 +315,37 @@ pub fn cachestat(fd: RawFd, offset: u64, len: u64) -> Result<CacheStat, i32> {
         dirty: st.nr_dirty + st.nr_writeback,
     })
 }
+
+/// Test-only: a new, empty, read-write file that no other process can have prepared or can
+/// reach. It is created (`create_new`, which never follows a link) in a fresh owner-only
+/// directory under the temporary directory, then both are removed: the descriptor is the only
+/// way to the file, and nothing is left behind.
+#[cfg(test)]
+pub(crate) fn scratch_file() -> std::fs::File {
+    use std::hash::BuildHasher;
+    use std::os::unix::fs::DirBuilderExt;
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    for _ in 0..100 {
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // RandomState is seeded per process from the system's randomness: a name another user
+        // cannot guess in advance.
+        let tag = std::collections::hash_map::RandomState::new().hash_one((std::process::id(), n));
+        let dir = std::env::temp_dir().join(format!("hipfile-unit-{tag:016x}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => panic!("creating {}: {e}", dir.display()),
+        }
+        let path = dir.join("scratch");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("creating {}: {e}", path.display()));
+        std::fs::remove_file(&path).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        return file;
+    }
+    panic!("no free scratch directory name in 100 tries");
+}
