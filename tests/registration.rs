@@ -1072,6 +1072,49 @@ child_test!(buffer_deregistration_rules, {
     assert_eq!(count(), 1);
 });
 
+// ---- pageable memory, whatever the runtime answers ----------------------------
+
+child_test!(
+    pageable_memory_is_host_memory_whatever_the_runtime_answers,
+    {
+        assert_eq!(hipFileDriverOpen(), OK);
+        assert_eq!(hipfile::api::runtime_report().version, 70_200_000);
+        let data = pattern(8192, 31);
+        let f = TempFile::new("pageable", &data, libc::O_RDWR);
+        let fh = register_fd(f.fd);
+        let check = |what: &str| {
+            // A registered pageable buffer, then an unregistered one.
+            let mut v = vec![0u8; 8192];
+            assert_eq!(
+                hipFileBufRegister(v.as_ptr().cast(), v.len(), 0),
+                OK,
+                "{what}"
+            );
+            assert_eq!(read(fh, v.as_mut_ptr().cast(), 8192, 0, 0), 8192, "{what}");
+            assert_eq!(v, data, "{what}");
+            assert_eq!(hipFileBufDeregister(v.as_ptr().cast()), OK, "{what}");
+            let mut u = vec![0u8; 5000];
+            assert_eq!(read_host(fh, &mut u, 100), 5000, "{what}");
+            assert_eq!(u, &data[100..5100], "{what}");
+        };
+        // AMD's ROCm 7 runtime: hipSuccess, hipMemoryTypeUnregistered, hipInvalidDeviceId.
+        check("ROCm 7 answers Unregistered");
+        // AMD's documentation: hipErrorInvalidValue for memory the runtime does not know, at any
+        // version. The simulator answers so below ROCm 6; switched there after the library read the
+        // version, it plays a ROCm 7.2 runtime that answers as documented. (Regression: the library
+        // took that answer for "unregistered" only from a ROCm 5 runtime, and refused the memory
+        // with hipFileInvalidValue.)
+        sim().fault("runtime_version", 50_700_000);
+        assert_eq!(
+            hipfile::api::runtime_report().version,
+            70_200_000,
+            "the library still holds the version it read at load"
+        );
+        check("ROCm 7 answers hipErrorInvalidValue");
+        hipFileHandleDeregister(fh);
+    }
+);
+
 // ---- ROCm 5 memory-type numbering ---------------------------------------------
 
 child_test!(
