@@ -472,8 +472,11 @@ pub unsafe extern "C" fn cuFileGetParameterString(
         let st = state();
         let v = match (open, &st.staged_string[i]) {
             (false, Some(v)) => v.clone(),
-            _ if i == params::STRING_ENV_LOGFILE_PATH => std::env::var("CUFILE_LOGFILE_PATH")
-                .map_err(|_| CUfileError_t::op(code::INVALID_VALUE))?,
+            // Ignored in secure-execution mode, as when opening the log: never reported either.
+            _ if i == params::STRING_ENV_LOGFILE_PATH => {
+                crate::config::path_var("CUFILE_LOGFILE_PATH")
+                    .ok_or(CUfileError_t::op(code::INVALID_VALUE))?
+            }
             _ if i == params::STRING_LOGGING_LEVEL && open => log::level_name().to_string(),
             _ => st.own_string[i].clone(),
         };
