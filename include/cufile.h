@@ -1,6 +1,14 @@
 /*
- * cufile.h - public C interface of libcufile.so.0, the cuFile C ABI (API level 1.19,
- * cuFileGetVersion() == 1190) served by the hipfile engine.
+ * cufile.h - public C interface of libcufile.so.0, the cuFile C ABI (API level 1.19) served
+ * by the hipfile engine.
+ *
+ * Which layouts the library fills: a process's cuFile consumers may have been built against
+ * any cufile.h, and the statistics structures grew in 1.19.  So the library reports 1180
+ * (cuFileGetVersion()) and fills the 1.15-1.18 statistics layouts (512, 1024 and 5000 bytes),
+ * which no consumer has less room for; the 1.19 readv/writev counters are then not reported.
+ * A deployment whose every consumer was built against a 1.19 or newer header (this one is)
+ * sets HIPFILE_CUFILE_API_LEVEL=1.19: the library then reports 1190 and fills the 1.19
+ * layouts declared below (624, 1136 and 5112 bytes).
  *
  * This header belongs to a re-implementation written in Rust.  It is source- and
  * binary-compatible with NVIDIA's cufile.h of cuFile 1.19 (unchanged in 1.20): every name,
@@ -614,7 +622,8 @@ long cuFileUseCount(void);
  * nvfs.major_version and minor_version are 0 (no nvidia-fs behind this library);
  * dcontrolflags has the compat-mode bit as configured; fflags has dynamic routing, and batch,
  * streams and parallel I/O as the engine reports them; sizes are KiB.  Works while the driver
- * is closed (what the next open would use).
+ * is closed, without opening it: what the next open would use, values staged with
+ * cuFileSetParameter*() and the legacy setters included (as cuFile 1.17+).
  *
  * @param props  Receives the properties.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
@@ -623,19 +632,24 @@ long cuFileUseCount(void);
  * @par Thread safety
  * Safe from any thread.
  * @par Differences
- * NVIDIA's cuFile reports the nvidia-fs version and its supported file systems.
+ * NVIDIA's cuFile reports the nvidia-fs version and its supported file systems; its 1.15
+ * opens the driver (use count 1) when called while closed.
  */
 CUfileError_t cuFileDriverGetProperties(CUfileDrvProps_t *props);
 
 /**
  * @brief Sets poll mode and its threshold (KiB).
  *
- * Stored and reported; applied at once while open, staged while closed.
+ * Stored and reported; applied at once while open, staged while closed as
+ * cuFileSetParameterBool(CUFILE_PARAM_PROPERTIES_USE_POLL_MODE) and
+ * cuFileSetParameterSizeT(CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB) stage (so the next open applies
+ * them ahead of the configuration file).  The same holds for the three setters below.
  *
  * @param poll                 Whether to poll.
  * @param poll_threshold_size  Threshold in KiB, within the range of
  *                             CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB (4 and up).
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE             The threshold in bytes does not fit a size_t.
  * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  The threshold is 0 or outside the range.
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
  * @par Thread safety
@@ -652,6 +666,7 @@ CUfileError_t cuFileDriverSetPollMode(bool poll, size_t poll_threshold_size);
  *
  * @param max_direct_io_size  Size in KiB.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE             The size in bytes does not fit a size_t.
  * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  Outside 64 to 16384.
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
  * @par Thread safety
@@ -664,11 +679,14 @@ CUfileError_t cuFileDriverSetMaxDirectIOSize(size_t max_direct_io_size);
 /**
  * @brief Sets the engine's pinned bounce-buffer budget (KiB).
  *
- * See hipFileDriverSetMaxCacheSize() in hipfile.h.
+ * See hipFileDriverSetMaxCacheSize() in hipfile.h.  Applied at once while open, staged while
+ * closed.
  *
  * @param max_cache_size  Budget in KiB, at least 4.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
- * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  0, or a value the engine refuses (below 4).
+ * @retval CU_FILE_INVALID_VALUE             The budget in bytes does not fit a size_t.
+ * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  0, above GPU 0's BAR1 size (where it is known),
+ *                                           or a value the engine refuses (below 4).
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
  * @par Thread safety
  * Safe from any thread.
@@ -680,11 +698,15 @@ CUfileError_t cuFileDriverSetMaxCacheSize(size_t max_cache_size);
 /**
  * @brief Sets the limit of pinned GPU memory (KiB), at least 64.
  *
- * Stored and reported; nothing is pinned in GPU memory here.
+ * Stored and reported; nothing is pinned in GPU memory here.  Applied at once while open,
+ * staged while closed.
  *
  * @param max_pinned_size  Size in KiB.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
- * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  Below 64.
+ * @retval CU_FILE_INVALID_VALUE             The size in bytes does not fit a size_t (SIZE_MAX,
+ *                                           as NVIDIA's library answers it).
+ * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  Below 64, or above GPU 0's BAR1 size (where it is
+ *                                           known).
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
  * @par Thread safety
  * Safe from any thread.
@@ -1013,9 +1035,12 @@ ssize_t cuFileWritev(CUfileHandle_t fh, const CUfileIOVec_t *iov, size_t iovcnt,
  * ------------------------------------------------------------------------------------- */
 
 /**
- * @brief Stores the API level: 1000 * major + 10 * minor, 1190 here.
+ * @brief Stores the API level: 1000 * major + 10 * minor, 1180 here.
  *
- * @param version  Receives 1190.
+ * 1180 names the structure layouts filled (cuFile 1.15-1.18's statistics); 1190 where
+ * HIPFILE_CUFILE_API_LEVEL=1.19 declares 1.19 consumers only (see the top of this file).
+ *
+ * @param version  Receives 1180 (or 1190).
  * @return CU_FILE_SUCCESS, or the status below in .err.
  * @retval CU_FILE_INVALID_VALUE  `version` is NULL.
  * @par Thread safety
@@ -1102,8 +1127,10 @@ typedef enum CUFileArrayConfigParameter_t {
 /**
  * @brief Reads a size parameter.
  *
- * While closed, a value staged with cuFileSetParameterSizeT(), else the one in force;
- * parameters the engine holds (docs/configuration.md) are read from it.
+ * While closed, a value staged with cuFileSetParameterSizeT() or a legacy setter, else the
+ * one the next open uses; parameters the engine holds (docs/configuration.md) are read from
+ * it.  CUFILE_PARAM_PROFILE_STATS is the configured level (profile.cufile_stats), not the one
+ * cuFileSetStatsLevel() put in force.
  *
  * @param param  A CUFileSizeTConfigParameter_t value.
  * @param value  Receives the value.
@@ -1125,8 +1152,7 @@ CUfileError_t cuFileGetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t
  * @param param  A CUFileBoolConfigParameter_t value.
  * @param value  Receives the value.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
- * @retval CU_FILE_INVALID_VALUE           Unknown `param`, the deprecated
- *                                         CUFILE_PARAM_PROFILE_NVTX, or `value` is NULL.
+ * @retval CU_FILE_INVALID_VALUE           Unknown `param`, or `value` is NULL.
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
  * @par Thread safety
  * Safe from any thread.
@@ -1138,12 +1164,17 @@ CUfileError_t cuFileGetParameterBool(CUFileBoolConfigParameter_t param, bool *va
 /**
  * @brief Copies a string parameter and its NUL into `desc_str`.
  *
+ * All `len` bytes are written: the text, then NULs (as strncpy()).  The log file path
+ * (CUFILE_PARAM_ENV_LOGFILE_PATH) is cut to `len` - 1 bytes where it is longer; the others
+ * need room for the text and its NUL.
+ *
  * @param param     A CUFileStringConfigParameter_t value.
  * @param desc_str  Receives the text.
- * @param len       Bytes of room; must leave room for the text and its NUL.
+ * @param len       Bytes of room.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
- * @retval CU_FILE_INVALID_VALUE           Unknown `param`, `desc_str` NULL, `len` too small,
- *                                         or CUFILE_PARAM_ENV_LOGFILE_PATH while
+ * @retval CU_FILE_INVALID_VALUE           Unknown `param`, `desc_str` NULL, `len` 0 or less
+ *                                         or too small (nothing is written then), or
+ *                                         CUFILE_PARAM_ENV_LOGFILE_PATH while
  *                                         CUFILE_LOGFILE_PATH is unset.
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
  * @par Thread safety
@@ -1157,6 +1188,10 @@ CUfileError_t cuFileGetParameterString(CUFileStringConfigParameter_t param, char
  * @brief The range a size parameter accepts (cuFile 1.19's ranges; a maximum of 0 means no
  * upper bound).
  *
+ * The maxima of CUFILE_PARAM_PROPERTIES_MAX_DEVICE_CACHE_SIZE_KB and
+ * CUFILE_PARAM_PROPERTIES_MAX_DEVICE_PINNED_MEM_SIZE_KB are GPU 0's BAR1 size in KiB, as
+ * NVIDIA's library reports both (0 where it cannot be read, or without a GPU).
+ *
  * @param param      A CUFileSizeTConfigParameter_t value.
  * @param min_value  Receives the minimum.
  * @param max_value  Receives the maximum.
@@ -1166,7 +1201,7 @@ CUfileError_t cuFileGetParameterString(CUFileStringConfigParameter_t param, char
  * @par Thread safety
  * Safe from any thread; needs no driver.
  * @par Differences
- * As NVIDIA's cuFile 1.19.
+ * As NVIDIA's cuFile 1.19 (1.15 allows 0 to 32 threads).
  */
 CUfileError_t cuFileGetParameterMinMaxValue(CUFileSizeTConfigParameter_t param, size_t *min_value,
                                             size_t *max_value);
@@ -1193,7 +1228,7 @@ CUfileError_t cuFileSetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t
 /**
  * @brief Stages a boolean parameter for the next open (only while closed).
  *
- * CUFILE_PARAM_PROFILE_NVTX is accepted and ignored.
+ * CUFILE_PARAM_PROFILE_NVTX (deprecated) is stored and read back; no NVTX range is emitted.
  *
  * @param param  A CUFileBoolConfigParameter_t value.
  * @param value  The value.
@@ -1232,7 +1267,8 @@ CUfileError_t cuFileSetParameterString(CUFileStringConfigParameter_t param, cons
  * @brief Sets the statistics level: 0 off, 1 counters, 2 histograms, 3 per GPU.
  *
  * cuFileGetStatsLevel() and cuFileGetStatsL1/L2/L3() follow it at once; the engine records
- * at the level in force at the next open.  It beats profile.cufile_stats.
+ * at the level in force at the next open.  It beats profile.cufile_stats for the level in
+ * force (the parameter CUFILE_PARAM_PROFILE_STATS keeps the configured value).
  *
  * @param level  0 to 3.
  * @return CU_FILE_SUCCESS, or the status below in .err.
@@ -1312,7 +1348,8 @@ typedef struct CUfileStatsLevel1 {
     uint64_t batch_completion_lat_sum_us;
     uint64_t last_batch_read_bytes;
     uint64_t last_batch_write_bytes;
-    /* vectored I/O (API level 1.19; the structure is 624 bytes from then on, 512 before) */
+    /* vectored I/O (API level 1.19; the structure is 624 bytes from then on, 512 before;
+       filled only under HIPFILE_CUFILE_API_LEVEL=1.19) */
     CUfileOpCounter_t readv_ops;
     CUfileOpCounter_t writev_ops;
     uint64_t readv_bytes;
@@ -1379,10 +1416,12 @@ typedef struct CUfileStatsLevel3 {
  * @brief Resumes counting after cuFileStatsStop() (the stopped interval is left out).
  *
  * The counters shown are the engine's since the driver opened or the last reset; rates,
- * averages and GPU identities are shown as the engine computes them.
+ * averages and GPU identities are shown as the engine computes them.  Needs a level above 0
+ * (cuFileSetStatsLevel(); a stop sets it to 0).
  *
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
  * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The driver is closed.
+ * @retval CU_FILE_INTERNAL_ERROR          The statistics level is 0 (as NVIDIA's library).
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
  * @par Thread safety
  * Safe from any thread.
@@ -1392,10 +1431,11 @@ typedef struct CUfileStatsLevel3 {
 CUfileError_t cuFileStatsStart(void);
 
 /**
- * @brief Freezes the counters cuFileGetStatsL1/L2/L3() report.
+ * @brief Freezes the counters cuFileGetStatsL1/L2/L3() report and sets the level to 0.
  *
- * The counters shown are the engine's since the driver opened or the last reset; rates,
- * averages and GPU identities are shown as the engine computes them.
+ * As in NVIDIA's library, collection ends: cuFileGetStatsLevel() reads 0 and
+ * cuFileGetStatsL1/L2/L3() refuse until a level is set again; a later cuFileStatsStart()
+ * resumes from the frozen counters.
  *
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
  * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The driver is closed.
@@ -1424,9 +1464,10 @@ CUfileError_t cuFileStatsStop(void);
 CUfileError_t cuFileStatsReset(void);
 
 /**
- * @brief Copies the level 1 statistics (the 1.19 layout).
+ * @brief Copies the level 1 statistics (cuFile 1.18's layout, 512 bytes; 624 with the readv/writev counters under HIPFILE_CUFILE_API_LEVEL=1.19).
  *
- * Counters, bytes, bandwidths, latencies; the readv/writev counters are this library's own. Needs a statistics level of at least 1.
+ * Counters, bytes, bandwidths, latencies; the readv/writev counters (1.19 layout only) are
+ * this library's own.  Needs a statistics level of at least 1.
  *
  * @param stats  Receives the statistics.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
@@ -1441,7 +1482,7 @@ CUfileError_t cuFileStatsReset(void);
 CUfileError_t cuFileGetStatsL1(CUfileStatsLevel1_t *stats);
 
 /**
- * @brief Copies the level 2 statistics (the 1.19 layout).
+ * @brief Copies the level 2 statistics (cuFile 1.18's layout, 1024 bytes; 1136 under HIPFILE_CUFILE_API_LEVEL=1.19).
  *
  * Level 1 plus the read and write size histograms. Needs a statistics level of at least 2.
  *
@@ -1458,7 +1499,7 @@ CUfileError_t cuFileGetStatsL1(CUfileStatsLevel1_t *stats);
 CUfileError_t cuFileGetStatsL2(CUfileStatsLevel2_t *stats);
 
 /**
- * @brief Copies the level 3 statistics (the 1.19 layout).
+ * @brief Copies the level 3 statistics (cuFile 1.18's layout, 5000 bytes; 5112 under HIPFILE_CUFILE_API_LEVEL=1.19).
  *
  * Level 2 plus per-GPU records. Needs a statistics level of at least 3.
  *
@@ -1479,10 +1520,14 @@ CUfileError_t cuFileGetStatsL3(CUfileStatsLevel3_t *stats);
  * ------------------------------------------------------------------------------------- */
 
 /**
- * @brief Size of a GPU's BAR1 window in KiB: 0 here, for every GPU the CUDA driver reports.
+ * @brief Size of a GPU's BAR1 window in KiB.
+ *
+ * The device's second memory BAR in its sysfs resource file, found from the PCI bus id the
+ * CUDA driver gives; 0, with a warning in the log, where it cannot be read (no bus id, no
+ * sysfs, a device not on PCI).
  *
  * @param gpuIndex  A CUDA device ordinal.
- * @param barSize   Receives 0.
+ * @param barSize   Receives the size.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
  * @retval CU_FILE_INVALID_VALUE      `barSize` is NULL, or `gpuIndex` is not a device.
  * @retval CU_FILE_CUDA_DRIVER_ERROR  No CUDA driver in the process (cu_err
@@ -1490,7 +1535,7 @@ CUfileError_t cuFileGetStatsL3(CUfileStatsLevel3_t *stats);
  * @par Thread safety
  * Safe from any thread.
  * @par Differences
- * NVIDIA's cuFile reports the real size; nothing here uses BAR1.
+ * As NVIDIA's cuFile (nothing here uses BAR1).
  */
 CUfileError_t cuFileGetBARSizeInKB(int gpuIndex, size_t *barSize);
 

@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-/// NVIDIA's cuFile 1.19.1 (`cuFileGetVersion()` == 1190, the level our library reports); its
-/// `cufile.h` is byte-identical to 1.20.0's.
+/// NVIDIA's cuFile 1.19.1 (`cuFileGetVersion()` == 1190, the API level `include/cufile.h`
+/// declares); its `cufile.h` is byte-identical to 1.20.0's.
 const CUFILE_WHEEL: Wheel = Wheel {
     package: "nvidia-cufile",
     version: "1.19.1.55",

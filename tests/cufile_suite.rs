@@ -249,6 +249,8 @@ const CUFILE_JSON: &str = r#"// written by tests/cufile_suite.rs
     "execution": { "max_io_threads": 100, "parallel_io": true, },
     "properties": {
         "io_batchsize": "32",
+        "max_direct_io_size_kb": 4096,
+        "poll_mode_max_size_kb": 16,
         "per_buffer_cache_size_kb": 2048,
         "gds_fallback_io": true,
         "rdma_transport_type": "DC_V2",

@@ -8,7 +8,7 @@
 mod common;
 
 use std::collections::HashSet;
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_int, c_void, CString};
 use std::path::Path;
 use std::ptr::{null, null_mut};
 use std::time::{Duration, Instant};
@@ -456,6 +456,104 @@ child_test!(o_direct_client_descriptor_registers, {
     );
     assert_eq!(sim().counter("fastpath_read_bytes"), LEN as u64);
     assert_eq!(sim().counter("hipAmdFileWrite"), 0);
+});
+
+/// Read all of `fd`'s file (`len` bytes) with `pread`, past the library.
+fn pread_all(fd: c_int, len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    // SAFETY: `v` is writable for `len` bytes.
+    let n = unsafe { libc::pread(fd, v.as_mut_ptr().cast(), len, 0) };
+    assert_eq!(
+        n,
+        len as isize,
+        "pread: {}",
+        std::io::Error::last_os_error()
+    );
+    v
+}
+
+/// Register `fd` (a file of `data`), then read it into device and host memory and write
+/// through it, checking every byte; with `O_DIRECT`, the aligned read is served by the fastpath
+/// through the descriptor the registration opened.
+fn register_and_check_io(fd: c_int, data: &[u8], seed: u64) {
+    const LEN: usize = 1 << 20;
+    assert_eq!(data.len(), LEN);
+    let before = open_fd_count();
+    let fh = register_fd(fd);
+    assert_eq!(
+        open_fd_count(),
+        before + 1 + usize::from(odirect_works()),
+        "a duplicate, and an O_DIRECT twin where the file system has O_DIRECT"
+    );
+    let b = sim().device_alloc(LEN);
+    sim().reset_counters();
+    assert_eq!(read(fh, b.ptr, LEN, 0, 0), LEN as isize);
+    assert!(sim().download(b.ptr, LEN) == data);
+    if odirect_works() {
+        assert_eq!(sim().counter("hipAmdFileRead"), 1, "the aligned read");
+        assert_eq!(sim().counter("fastpath_read_bytes"), LEN as u64);
+    }
+    let mut host = vec![0u8; 5000];
+    assert_eq!(read_host(fh, &mut host, 777), 5000);
+    assert_eq!(host, &data[777..5777]);
+    let w = pattern(64 << 10, seed);
+    sim().upload(b.ptr, &w);
+    assert_eq!(write(fh, b.ptr, w.len(), 8192, 0), w.len() as isize);
+    let hw = pattern(999, seed + 1);
+    assert_eq!(
+        write(fh, hw.as_ptr().cast(), hw.len(), 100_001, 0),
+        hw.len() as isize
+    );
+    let mut expected = data.to_vec();
+    expected[8192..8192 + w.len()].copy_from_slice(&w);
+    expected[100_001..100_001 + hw.len()].copy_from_slice(&hw);
+    assert!(
+        pread_all(fd, LEN) == expected,
+        "the file holds exactly what was written"
+    );
+    hipFileHandleDeregister(fh);
+    assert_eq!(open_fd_count(), before);
+}
+
+child_test!(o_nofollow_and_o_tmpfile_descriptors_register, {
+    // Regression: the re-open through /proc/self/fd replayed every F_GETFL flag, so
+    // O_NOFOLLOW refused the magic link (ELOOP) and O_TMPFILE asked for a directory (ENOTDIR):
+    // hipFileInternalError. Python's tempfile.TemporaryFile() opens with both.
+    assert_eq!(hipFileDriverOpen(), OK);
+    let data = pattern(1 << 20, 21);
+    let f = TempFile::new("nofollow", &data, libc::O_RDWR | libc::O_NOFOLLOW);
+    assert_ne!(fl(f.fd) & libc::O_NOFOLLOW, 0, "F_GETFL reports O_NOFOLLOW");
+    register_and_check_io(f.fd, &data, 22);
+
+    let dir = CString::new(scratch_dir().as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated directory name; the mode is given for O_TMPFILE.
+    let fd = unsafe {
+        libc::open(
+            dir.as_ptr(),
+            libc::O_TMPFILE | libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o600,
+        )
+    };
+    if fd < 0 {
+        eprintln!(
+            "O_TMPFILE does not work in {}: {}; skipped",
+            scratch_dir().display(),
+            std::io::Error::last_os_error()
+        );
+        return;
+    }
+    assert_eq!(
+        fl(fd) & libc::O_TMPFILE,
+        libc::O_TMPFILE,
+        "F_GETFL reports O_TMPFILE"
+    );
+    let data = pattern(1 << 20, 23);
+    // SAFETY: `data` is readable for its length.
+    let n = unsafe { libc::pwrite(fd, data.as_ptr().cast(), data.len(), 0) };
+    assert_eq!(n, data.len() as isize);
+    register_and_check_io(fd, &data, 24);
+    // SAFETY: our own descriptor.
+    unsafe { libc::close(fd) };
 });
 
 child_test!(tmpfs_file_registers_and_is_served_by_the_fallback, {
@@ -973,6 +1071,49 @@ child_test!(buffer_deregistration_rules, {
     );
     assert_eq!(count(), 1);
 });
+
+// ---- pageable memory, whatever the runtime answers ----------------------------
+
+child_test!(
+    pageable_memory_is_host_memory_whatever_the_runtime_answers,
+    {
+        assert_eq!(hipFileDriverOpen(), OK);
+        assert_eq!(hipfile::api::runtime_report().version, 70_200_000);
+        let data = pattern(8192, 31);
+        let f = TempFile::new("pageable", &data, libc::O_RDWR);
+        let fh = register_fd(f.fd);
+        let check = |what: &str| {
+            // A registered pageable buffer, then an unregistered one.
+            let mut v = vec![0u8; 8192];
+            assert_eq!(
+                hipFileBufRegister(v.as_ptr().cast(), v.len(), 0),
+                OK,
+                "{what}"
+            );
+            assert_eq!(read(fh, v.as_mut_ptr().cast(), 8192, 0, 0), 8192, "{what}");
+            assert_eq!(v, data, "{what}");
+            assert_eq!(hipFileBufDeregister(v.as_ptr().cast()), OK, "{what}");
+            let mut u = vec![0u8; 5000];
+            assert_eq!(read_host(fh, &mut u, 100), 5000, "{what}");
+            assert_eq!(u, &data[100..5100], "{what}");
+        };
+        // AMD's ROCm 7 runtime: hipSuccess, hipMemoryTypeUnregistered, hipInvalidDeviceId.
+        check("ROCm 7 answers Unregistered");
+        // AMD's documentation: hipErrorInvalidValue for memory the runtime does not know, at any
+        // version. The simulator answers so below ROCm 6; switched there after the library read the
+        // version, it plays a ROCm 7.2 runtime that answers as documented. (Regression: the library
+        // took that answer for "unregistered" only from a ROCm 5 runtime, and refused the memory
+        // with hipFileInvalidValue.)
+        sim().fault("runtime_version", 50_700_000);
+        assert_eq!(
+            hipfile::api::runtime_report().version,
+            70_200_000,
+            "the library still holds the version it read at load"
+        );
+        check("ROCm 7 answers hipErrorInvalidValue");
+        hipFileHandleDeregister(fh);
+    }
+);
 
 // ---- ROCm 5 memory-type numbering ---------------------------------------------
 

@@ -562,6 +562,8 @@ fn setuid_program_ignores_library_and_log_variables() {
             return;
         }
         assert!(text.contains("open=0\n"), "{text}");
+        // Nor is the ignored log file reported as hipFileParamEnvLogfilePath.
+        assert!(text.contains("\nlogfile=0 \n"), "{text}");
         assert!(
             !marker.exists(),
             "{var}: the set-user-ID program loaded {evil}: {}",
@@ -582,6 +584,11 @@ fn setuid_program_ignores_library_and_log_variables() {
         // The same program, not set-user-ID: the variables work (so the test can fail).
         let out = output(command(None, &probe.exe, &["open"], &env));
         assert!(stdout(&out).starts_with("uid=0 euid=0 secure=0\n"));
+        assert!(
+            stdout(&out).contains(&format!("\nlogfile=0 {}\n", log.display())),
+            "the parameter reports HIPFILE_LOG_FILE outside secure-execution mode: {}",
+            stdout(&out)
+        );
         assert_eq!(
             std::fs::read_to_string(&marker).unwrap(),
             "loaded with euid 0\n",
@@ -633,6 +640,8 @@ fn setuid_cufile_ignores_its_path_variables() {
         return;
     }
     assert!(text.contains("cufile open=0\n"), "{text}");
+    // CUFILE_PARAM_ENV_LOGFILE_PATH answers as if CUFILE_LOGFILE_PATH were unset.
+    assert!(text.contains("\ncufile logfile=5022 \n"), "{text}");
     for p in [
         &env_log,
         &json_logs.join("cufile.log"),
@@ -653,10 +662,15 @@ fn setuid_cufile_ignores_its_path_variables() {
     assert!(!json_logs.join("cufile.log").exists());
 
     // Not set-user-ID: CUFILE_LOGFILE_PATH, then the configuration file's directory, are used.
-    run(&probe.exe, None, &with_path);
+    let out = run(&probe.exe, None, &with_path);
     assert!(
         env_log.exists(),
         "CUFILE_LOGFILE_PATH is used outside secure-execution mode"
+    );
+    assert!(
+        stdout(&out).contains(&format!("\ncufile logfile=0 {}\n", env_log.display())),
+        "and reported: {}",
+        stdout(&out)
     );
     run(&probe.exe, None, &base);
     assert!(

@@ -14,10 +14,15 @@ CUFILE_SUITE_CUDA=<libhipsim.so> HIPFILE_PLATFORM=nvidia HIPFILE_CUDA_LIBRARY=<l
 it on the simulator (ours against ours: a check of the script itself).
 
 The sequence (each step named; the statuses and output structures of each are recorded):
-  closed:   version, use count, both closes, properties (struct filled with 0xAB first),
-            every size/bool/string parameter getter (indices -1..N+1), min/max, slab arrays,
-            statistics level and the statistics calls, BAR size (GPUs 0, -1, 99), P2P flags,
-            every setter (staged), the legacy setters, batch set-up
+  closed:   version, use count, both closes, every size/bool/string parameter getter (indices
+            -1..N+1; strings into buffers of 64, 8 and 1 bytes), min/max, slab arrays,
+            statistics level, P2P flags, every setter (staged), the legacy setters (also values
+            beyond their ranges, each followed by a good value again), the getters again, the
+            statistics calls (the level read after each), BAR size (GPUs 0, -1, 99),
+            properties (NULL, then a struct filled with 0xAB). While closed, every call is
+            followed by a use-count step, and by a close where the count is not 0: NVIDIA's
+            1.15 opened its driver implicitly in one of them in the second H200 run, and this
+            names the call
   open:     open (twice), properties, every getter again, setters (refused while open), the
             legacy setters (DeepSpeed sets the direct I/O size after its open), statistics
             level/start/stop/reset and levels 1-3 (structures of the 1.19 size filled with 0xAB,
@@ -27,7 +32,9 @@ The sequence (each step named; the statuses and output structures of each are re
             registration refusals (NULL, fd -1, a directory, O_APPEND, a pipe, Win32 and
             user-space types), data calls with NULL and forged handles, stream registration,
             topology export, statistics after the registrations, close, deregistration after the
-            final close
+            final close, the getters closed again; last the calls that may end a process
+            (NVIDIA's 1.15 dies with SIGSEGV in cuFileBatchIOSetUp(NULL, n)): a step that does
+            not return is reported as such
   header:   the error strings of NVIDIA's cufile.h (next to its library) against include/cufile.h
             (cufileop_status_error is an inline function of the header, not a library export)
 
@@ -53,9 +60,19 @@ from cufile_probe import CUFILE_ERRORS, find_libcufile  # noqa: E402
 
 FORGED = ("a value that was never a handle: -1 with 5027, as cuFile 1.17+ answers (ours reports 1180); "
           "1.15 answered EINVAL")
+IMPLICIT_OPEN = ("NVIDIA's 1.15 cuFileDriverGetProperties opens its driver (it initialises CUDA and the "
+                 "driver first, even for a NULL argument; without CUDA it answers 5011); cuFile 1.17+ "
+                 "returns the staged properties without opening, as ours (1180) does")
 
-# Differences predicted from the cuFile specification, with the reason documented for them.
-# Keys are step names (a trailing '*' matches a prefix).
+
+def both_succeeded(why):
+    """A reason that holds only where both libraries succeeded (the bytes then differ)."""
+    return lambda x, y: why if x and y and x.get("status") == [0, 0] and y.get("status") == [0, 0] else None
+
+
+# Differences predicted from the cuFile specification, with the reason documented for them
+# (docs/cufile.md lists the same). Keys are step names (a trailing '*' matches a prefix); a
+# value is the reason, or a function of the two records giving it (None: not explained).
 KNOWN = {
     "version": "ours reports 1180 and fills cuFile 1.18's layouts (1190 with "
                "HIPFILE_CUFILE_API_LEVEL=1.19); NVIDIA's here is 1.15",
@@ -73,7 +90,7 @@ KNOWN = {
     "size_get[2]*": "execution values are the engine's (its thread pool), not cuFile's defaults",
     "size_get[3]*": "execution values are the engine's (its inline threshold), not cuFile's defaults",
     "size_get[4]*": "execution values are the engine's, not cuFile's defaults",
-    "stats_l*": "counters of two different engines (timing fields differ by nature)",
+    "stats_l*": both_succeeded("counters of two different engines (timing fields differ by nature)"),
     "buf_register[managed]": "the engine serves device, pinned and pageable memory; managed memory is "
                              "refused (CU_FILE_CUDA_MEMORY_TYPE_INVALID) as hipFile refuses it",
     "buf_deregister[managed]": "not registered (see buf_register[managed])",
@@ -93,8 +110,15 @@ KNOWN = {
     "size_get[6]*": "the engine's bounce budget (HIPFILE_BOUNCE_BUDGET, 256 MiB) is ours; cuFile's 131072 KiB",
     "size_get[8]*": "ours answers the value the next open uses (33554432 KiB); 1.15 answers SIZE_MAX/1024 "
                     "before an open",
-    "properties open*": "ours reports the running configuration (staged values applied, poll mode bit, "
-                        "per_buffer_cache_size 1024); NVIDIA's 1.15 describes its nvidia-fs side in compat mode",
+    "use_count after properties*": IMPLICIT_OPEN,
+    "close after properties*": IMPLICIT_OPEN,
+    "properties*": both_succeeded(
+        "ours describes the engine's configuration (staged values applied or shown, the poll mode bit, "
+        "per_buffer_cache_size 1024, the engine's bounce budget as max_device_cache_size); NVIDIA's "
+        "1.15 describes its nvidia-fs side in compat mode (per_buffer_cache_size 0, staged values "
+        "not shown)"),
+    "batch_setup(NULL)": "NVIDIA's 1.15 dereferences the NULL batch handle pointer (the process dies with "
+                         "SIGSEGV); ours answers CU_FILE_INVALID_VALUE",
 }
 
 # ---- the child: one library, the whole sequence ---------------------------------------------------
@@ -128,6 +152,11 @@ class Records(list):
         self.f.write(json.dumps(r) + "\n")
         self.f.flush()
 
+    def begin(self, step):
+        """A call is about to run: if the process dies in it, the parent names it."""
+        self.f.write(json.dumps({"step": step, "pending": True}) + "\n")
+        self.f.flush()
+
 
 class Child:
     def __init__(self, path, work, jpath):
@@ -137,6 +166,15 @@ class Child:
         self.cu = ctypes.CDLL(os.environ.get("CUFILE_SUITE_CUDA") or "libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
         self.lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL, use_errno=True)
         self.allocs = []
+        # While closed, every call is followed by the use count (and a close where it is not 0).
+        self.watch = False
+        self.seen = {}
+
+    def unique(self, step):
+        """Step names are keys: a repeated one gets its ordinal ("stats_start closed #2")."""
+        n = self.seen.get(step, 0) + 1
+        self.seen[step] = n
+        return step if n == 1 else "%s #%d" % (step, n)
 
     def fn(self, name, restype=Err):
         try:
@@ -148,11 +186,13 @@ class Child:
 
     def rec(self, step, name, *args, out=(), restype=Err):
         """Call NAME(*args); record its status (or count and errno) and the bytes of `out`."""
+        step = self.unique(step)
         f = self.fn(name, restype)
         r = {"step": step}
         if f is None:
             r["missing"] = name
         else:
+            self.records.begin(step)
             ctypes.set_errno(0)
             v = f(*args)
             if restype is Err:
@@ -166,7 +206,22 @@ class Child:
             for i, o in enumerate(out):
                 r["out%d" % i] = bytes(o).hex() if not isinstance(o, str) else o
         self.records.append(r)
+        if self.watch:
+            self.count_after(step)
         return r
+
+    def use_count(self, step):
+        n = self.fn("cuFileUseCount", ctypes.c_long)()
+        self.records.append({"step": self.unique(step), "ret": n})
+        return n
+
+    def count_after(self, step):
+        """The use count after a call made while closed; a close where the call opened the
+        driver (so that the next call is made closed again)."""
+        if self.use_count("use_count after %s" % step) > 0:
+            self.watch = False
+            self.rec("close after %s" % step, "cuFileDriverClose_v2")
+            self.watch = True
 
     def filled(self, n):
         return (ctypes.c_ubyte * n)(*([0xAB] * n))
@@ -195,7 +250,7 @@ class Child:
         return p.value
 
     # -- the sequence --
-    def params(self, phase):
+    def params(self, phase, gpu=True):
         for i in range(-1, 13):
             v = self.filled(8)
             self.rec("size_get[%d] %s" % (i, phase), "cuFileGetParameterSizeT", i, v, out=(v,))
@@ -205,7 +260,7 @@ class Child:
             v = self.filled(1)
             self.rec("bool_get[%d] %s" % (i, phase), "cuFileGetParameterBool", i, v, out=(v,))
         for i in range(-1, 5):
-            for n in (64, 1):
+            for n in (64, 8, 1):
                 v = self.filled(n)
                 self.rec("string_get[%d] len %d %s" % (i, n, phase), "cuFileGetParameterString", i, v, n, out=(v,))
         for name, fn, n in (("posix_slabs", "cuFileGetParameterPosixPoolSlabArray", 3),
@@ -219,9 +274,16 @@ class Child:
         for fs in (0, 4, 14, 15):
             f = self.filled(4)
             self.rec("p2p_get[%d] %s" % (fs, phase), "cuFileDriverGetP2PFlags", fs, f, out=(f,))
+        if gpu:
+            self.gpu_calls(phase)
+
+    def gpu_calls(self, phase):
+        """BAR size and properties: the calls that query the GPU (NVIDIA's 1.15 initialises
+        CUDA, and its driver, for the properties)."""
         for gpu in (0, -1, 99):
             kb = self.filled(8)
             self.rec("bar[%d] %s" % (gpu, phase), "cuFileGetBARSizeInKB", gpu, kb, out=(kb,))
+        self.rec("properties(NULL) %s" % phase, "cuFileDriverGetProperties", None)
         p = self.filled(56)
         self.rec("properties %s" % phase, "cuFileDriverGetProperties", p, out=(p,))
 
@@ -245,17 +307,29 @@ class Child:
             self.rec("p2p_set[%d]=%d %s" % (fs, mask, phase), "cuFileDriverSetP2PFlags", fs, mask)
         self.lib.cuFileDriverSetPollMode.argtypes = [b, sz]
         self.rec("legacy poll(true,8) %s" % phase, "cuFileDriverSetPollMode", True, 8)
+        size_max = (1 << 64) - 1
+        # Beyond the ranges: SIZE_MAX (NVIDIA's 1.15: 5022 for the pinned size), the first value
+        # whose byte count overflows, twice the H200's BAR1; each followed by a good value again,
+        # so that what is staged stays the same whatever the answer.
         for name, v in (("MaxDirectIOSize", 1024), ("MaxDirectIOSize", 0), ("MaxDirectIOSize", 1 << 40),
-                        ("MaxCacheSize", 131072), ("MaxPinnedMemSize", 33554432),
-                        ("MaxPinnedMemSize", (1 << 64) - 1), ("MaxPinnedMemSize", 16)):
+                        ("MaxDirectIOSize", size_max), ("MaxDirectIOSize", 1024),
+                        ("MaxCacheSize", size_max), ("MaxCacheSize", 131072),
+                        ("MaxPinnedMemSize", size_max), ("MaxPinnedMemSize", 16),
+                        ("MaxPinnedMemSize", size_max // 1024 + 1), ("MaxPinnedMemSize", 536870912),
+                        ("MaxPinnedMemSize", 33554432)):
             getattr(self.lib, "cuFileDriverSet" + name).argtypes = [sz]
             self.rec("legacy %s(%d) %s" % (name, v, phase), "cuFileDriverSet" + name, v)
+        self.rec("legacy poll(true,SIZE_MAX) %s" % phase, "cuFileDriverSetPollMode", True, size_max)
+        self.rec("legacy poll(true,8) again %s" % phase, "cuFileDriverSetPollMode", True, 8)
         for v in (-1, 0, 3, 4):
             self.rec("stats_level_set(%d) %s" % (v, phase), "cuFileSetStatsLevel", v)
 
     def stats(self, phase):
         for what in ("Start", "Reset", "Stop", "Start"):
             self.rec("stats_%s %s" % (what.lower(), phase), "cuFileStats" + what)
+            lvl = self.filled(4)
+            self.rec("stats_level_get after stats_%s %s" % (what.lower(), phase), "cuFileGetStatsLevel", lvl,
+                     out=(lvl,))
         for lvl, key in ((1, "l1"), (2, "l2"), (3, "l3")):
             s = self.filled(SIZES[key])
             self.rec("stats_%s %s" % (key, phase), "cuFileGetStatsL%d" % lvl, s, out=(s,))
@@ -366,17 +440,19 @@ class Child:
         v = self.filled(4)
         self.rec("version", "cuFileGetVersion", v, out=(v,))
         self.rec("version(NULL)", "cuFileGetVersion", None)
-        self.records.append({"step": "use_count closed", "ret": self.fn("cuFileUseCount", ctypes.c_long)()})
+        self.use_count("use_count closed")
+        self.watch = True
         self.rec("close_v2 at 0", "cuFileDriverClose_v2")
         self.rec("close (legacy) at 0", "cuFileDriverClose")
-        self.rec("properties(NULL)", "cuFileDriverGetProperties", None)
-        self.params("closed")
-        self.stats("closed")
+        self.params("closed", gpu=False)
         self.setters("closed")
-        self.params("closed after setting")
+        self.params("closed after setting", gpu=False)
+        self.stats("closed")
+        self.gpu_calls("closed")
+        self.watch = False
         self.rec("open", "cuFileDriverOpen")
         self.rec("open again", "cuFileDriverOpen")
-        self.records.append({"step": "use_count open", "ret": self.fn("cuFileUseCount", ctypes.c_long)()})
+        self.use_count("use_count open")
         self.rec("close back to 1", "cuFileDriverClose_v2")
         self.params("open")
         self.setters("open")
@@ -387,15 +463,18 @@ class Child:
         self.data_path()
         self.stats("open after registrations")
         self.rec("close", "cuFileDriverClose_v2")
-        self.records.append({"step": "use_count after close", "ret": self.fn("cuFileUseCount", ctypes.c_long)()})
+        self.use_count("use_count after close")
         self.rec("buf_deregister[after the final close]", "cuFileBufDeregister", ctypes.c_void_p(self.kept))
+        self.watch = True
         self.params("closed again")
+        self.watch = False
         self.risky()
         return self.records
 
     def risky(self):
-        """Last, as they may end a process (NVIDIA's library is reported to crash on a NULL batch
-        handle pointer): what ran before is kept either way."""
+        """Last, as they may end a process (NVIDIA's 1.15 dies with SIGSEGV in
+        cuFileBatchIOSetUp(NULL, n), so that is the very last): what ran before is kept either
+        way, and the step a process died in is named."""
         self.rec("open (last steps)", "cuFileDriverOpen")
         buf = ctypes.create_string_buffer(4096)
         size, off, boff, nb = ctypes.c_size_t(4096), ctypes.c_longlong(0), ctypes.c_longlong(0), ctypes.c_ssize_t(0)
@@ -412,8 +491,9 @@ class Child:
         self.cu.cuMemFree_v2(ctypes.c_ulonglong(freed))
         self.rec("buf_register[freed device]", "cuFileBufRegister", ctypes.c_void_p(freed), ctypes.c_size_t(1 << 20), 0)
         self.rec("buf_deregister[freed device]", "cuFileBufDeregister", ctypes.c_void_p(freed))
-        self.rec("batch_setup(NULL)", "cuFileBatchIOSetUp", None, 4)
         self.rec("close (last steps)", "cuFileDriverClose_v2")
+        self.rec("open (the last step)", "cuFileDriverOpen")
+        self.rec("batch_setup(NULL)", "cuFileBatchIOSetUp", None, 4)
 
 
 # ---- the parent -----------------------------------------------------------------------------------
@@ -438,12 +518,23 @@ def run_child(lib, label):
     env.pop("LD_PRELOAD", None)
     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", lib, "--work", work, "--json", jf],
                        cwd=work, env=env, capture_output=True, text=True, timeout=300)
-    recs = [json.loads(line) for line in open(jf)] if os.path.exists(jf) else []
+    recs, pending = [], None
+    for line in open(jf) if os.path.exists(jf) else []:
+        r = json.loads(line)
+        if r.get("pending"):
+            pending = r["step"]
+        else:
+            pending = None
+            recs.append(r)
     if p.returncode != 0:
-        # What ran is compared; the step after the last record is where it ended.
-        print("%s: the process ended with status %d after %d steps (last: %s)\n%s\n%s" % (
-            label, p.returncode, len(recs), recs[-1]["step"] if recs else "none", p.stdout[-2000:], p.stderr[-2000:]))
-        recs.append({"step": "process exit", "ret": p.returncode})
+        # What ran is compared; a call begun and never returned is where the process died.
+        print("%s: the process ended with status %d after %d steps (%s)\n%s\n%s" % (
+            label, p.returncode, len(recs), "in: %s" % pending if pending else
+            "last: %s" % (recs[-1]["step"] if recs else "none"), p.stdout[-2000:], p.stderr[-2000:]))
+        if pending:
+            recs.append({"step": pending, "died": p.returncode})
+        else:
+            recs.append({"step": "process exit", "ret": p.returncode})
     return recs, work
 
 
@@ -464,6 +555,9 @@ def show(r):
         return "(no such step)"
     if "missing" in r:
         return "no symbol %s" % r["missing"]
+    if "died" in r:
+        rc = r["died"]
+        return "the process died in this call (%s)" % ("signal %d" % -rc if rc < 0 else "exit %d" % rc)
     parts = []
     if "status" in r and r["status"] is not None:
         e, c = r["status"]
@@ -495,10 +589,10 @@ def first_diff(a, b):
     return "; ".join(out)
 
 
-def known(step):
+def known(step, x, y):
     for k, why in KNOWN.items():
         if (k.endswith("*") and step.startswith(k[:-1])) or k == step:
-            return why
+            return why(x, y) if callable(why) else why
     return None
 
 
@@ -539,7 +633,7 @@ def main():
         if x == y:
             same += 1
             continue
-        why = known(s) or ("NEW" if not (x and y and "missing" in x) else "absent from NVIDIA's version")
+        why = known(s, x, y) or ("NEW" if not (x and y and "missing" in x) else "absent from NVIDIA's version")
         detail = first_diff(x or {}, y or {})
         rows.append((s, show(x), show(y), why + (" [" + detail + "]" if detail else "")))
     # Error strings: NVIDIA's header next to its library against ours.

@@ -21,6 +21,7 @@ code is 0 only for ok. Every run also says which libcufile.so.0 the process mapp
 """
 import ctypes
 import os
+import struct
 import sys
 import time
 
@@ -260,9 +261,22 @@ class Timespec(ctypes.Structure):
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
 
+def bar1_kib_from_resource(text):
+    """BAR1 in KiB from the text of a sysfs resource file: the second memory BAR
+    (IORESOURCE_MEM, 0x200 in the flags column) that is not empty among the six BAR lines. A
+    64-bit BAR takes two lines, the second (its upper half) empty: BAR1 is on line 2 after a
+    32-bit BAR0 and on line 3 after a 64-bit one (the H200 VM). 0 without a second one."""
+    sizes = []
+    for line in text.splitlines()[:6]:
+        start, end, flags = (int(x, 16) for x in line.split()[:3])
+        if flags & 0x200 and end > start:
+            sizes.append((end - start + 1) // 1024)
+    return sizes[1] if len(sizes) > 1 else 0
+
+
 def sysfs_bar1_kib():
-    """BAR1 of GPU 0 in KiB from sysfs (its PCI resource 1), found through the CUDA driver's
-    PCI bus id: what cuFileGetBARSizeInKB(0) must answer."""
+    """BAR1 of GPU 0 in KiB from sysfs, found through the CUDA driver's PCI bus id: what
+    cuFileGetBARSizeInKB(0) must answer. The resource file is printed (INFO lines)."""
     cu = ctypes.CDLL("libcuda.so.1")
     bus = ctypes.create_string_buffer(64)
     dev = ctypes.c_int()
@@ -271,12 +285,89 @@ def sysfs_bar1_kib():
     d, b, rest = bus.value.decode().split(":")
     dv, fn = rest.split(".")
     bid = "%04x:%02x:%02x.%x" % (int(d, 16), int(b, 16), int(dv, 16), int(fn, 16))
+    path = "/sys/bus/pci/devices/%s/resource" % bid
     try:
-        with open("/sys/bus/pci/devices/%s/resource" % bid) as f:
-            start, end = (int(x, 16) for x in f.read().splitlines()[1].split()[:2])
-    except OSError:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        say("info: %s: %s" % (path, e))
         return 0, bid
-    return (0 if start == end == 0 else (end - start + 1) // 1024), bid
+    for i, line in enumerate(text.splitlines()[:7]):
+        say("info: %s line %d: %s" % (path, i + 1, line))
+    return bar1_kib_from_resource(text), bid
+
+
+# The byte offsets the statistics structures are read at (cufile.h; the 1.19 layout appends 112
+# bytes of readv/writev counters to level 1, which moves everything after it in levels 2 and 3).
+L1_SIZE = {1180: 512, 1190: 624}
+
+
+def stats_bytes(cufile, obj, lvl):
+    """The raw bytes of a cuda.bindings StatsLevelN object and how they were read. Versions
+    differ: CUDA 13.0's keeps a C struct behind `ptr` with the buffer protocol and field
+    accessors (no `_data`); earlier 12.9/13.0 builds keep a NumPy record in `_data`. Tried in
+    turn: the buffer protocol, `_data`, then `ptr` with the size of the module's NumPy dtype."""
+    tried = []
+    try:
+        return memoryview(obj).cast("B").tobytes(), "memoryview(StatsLevel%d) (buffer protocol)" % lvl
+    except (TypeError, ValueError, BufferError) as e:
+        tried.append("buffer protocol: %s" % e)
+    data = getattr(obj, "_data", None)
+    if data is not None:
+        return bytes(data.tobytes()), "StatsLevel%d._data (NumPy record)" % lvl
+    tried.append("no _data")
+    dtype = getattr(cufile, "stats_level%d_dtype" % lvl, None)
+    if dtype is not None and getattr(obj, "ptr", None):
+        return ctypes.string_at(obj.ptr, dtype.itemsize), "ptr + stats_level%d_dtype.itemsize" % lvl
+    tried.append("no stats_level%d_dtype" % lvl)
+    raise RuntimeError("cannot read StatsLevel%d: %s" % (lvl, "; ".join(tried)))
+
+
+def decode_stats(raw, lvl, version):
+    """The counters the run checks, from the bytes in the layout our library fills for the
+    version it reports (a binding's structure may be larger: the rest is then untouched)."""
+    u64 = lambda off: struct.unpack_from("<Q", raw, off)[0]  # noqa: E731
+    l1 = L1_SIZE[version]
+    out = {"read_ops": u64(0), "write_ops": u64(16), "read_bytes": u64(96), "write_bytes": u64(104)}
+    if lvl >= 2:
+        out["read_hist_sum"] = sum(u64(l1 + 8 * i) for i in range(32))
+    if lvl == 3:
+        gpus_at = l1 + 512
+        out["num_gpus"] = struct.unpack_from("<I", raw, gpus_at)[0]
+        out["gpu0_read_bytes"] = u64(gpus_at + 8 + 16)
+    return out
+
+
+def stats_accessors(obj, lvl):
+    """The same counters through the binding's own field accessors (informational: the
+    accessors of each binding version differ), or why they could not be read."""
+    try:
+        basic = obj if lvl == 1 else (obj.basic if lvl == 2 else obj.detailed.basic)
+
+        def ok(counter):
+            v = getattr(counter, "ok", None)
+            if v is None:  # a NumPy record
+                v = counter["ok"]
+            return int(v[0] if hasattr(v, "__len__") else v)
+
+        def num(v):
+            return int(v[0] if hasattr(v, "__len__") else v)
+
+        return {"read_ops": ok(basic.read_ops), "write_ops": ok(basic.write_ops),
+                "read_bytes": num(basic.read_bytes), "write_bytes": num(basic.write_bytes)}
+    except Exception as e:  # noqa: BLE001
+        return "%s: %s" % (type(e).__name__, e)
+
+
+def batch_set_up(cufile, nr):
+    """cufile.batch_io_set_up: it returns the handle in CUDA 13.0's binding and takes a pointer
+    to it in earlier ones."""
+    try:
+        return cufile.batch_io_set_up(nr)
+    except TypeError:
+        h = ctypes.c_void_p()
+        cufile.batch_io_set_up(ctypes.addressof(h), nr)
+        return h.value
 
 
 class Steps:
@@ -385,41 +476,38 @@ def bindings(d):
         done.append("read+write")
         # Statistics through the binding's own structures: their size is its header's.
         for lvl in (1, 2, 3):
-            cls = getattr(cufile, "StatsLevel%d" % lvl)
-            s = cls()
-            size = s._data.itemsize
-            ok, _ = st.call("get_stats_l%d into the binding's %d-byte StatsLevel%d" % (lvl, size, lvl),
-                            getattr(cufile, "get_stats_l%d" % lvl), s.ptr)
+            obj = getattr(cufile, "StatsLevel%d" % lvl)()
+            ok, _ = st.call("get_stats_l%d into the binding's StatsLevel%d" % (lvl, lvl),
+                            getattr(cufile, "get_stats_l%d" % lvl), obj.ptr)
             if not ok:
                 continue
             try:
-                data = s._data
-                basic = data if lvl == 1 else (data.basic if lvl == 2 else data.detailed.basic)
-                reads, rbytes = int(basic.read_ops.ok[0]), int(basic.read_bytes[0])
-                writes, wbytes = int(basic.write_ops.ok[0]), int(basic.write_bytes[0])
-                right = (reads, rbytes, writes, wbytes) == (2, n + 100001, 1, n)
-                layout_note = ""
-                if size not in (512, 1024, 5000) and want == 1180:
-                    layout_note = " (this binding has the 1.19 layouts: run with HIPFILE_CUFILE_API_LEVEL=1.19)"
-                st.add("stats level %d: reads %d/%d bytes, writes %d/%d bytes%s" % (lvl, reads, rbytes, writes, wbytes,
-                                                                                      layout_note), "", right)
-                if lvl == 2:
-                    hist = data.read_size_kb_hist[0] if data.read_size_kb_hist.ndim > 1 else data.read_size_kb_hist
-                    st.add("stats level 2: read size histogram sums to the 2 reads", int(hist.sum()),
-                           int(hist.sum()) == 2 or layout_note != "")
-                if lvl == 3:
-                    gpus = int(data.num_gpus[0])
-                    g0 = int(data.per_gpu_stats[0][0]["read_bytes"])
-                    st.add("stats level 3: %d GPU(s), GPU 0 read %d bytes" % (gpus, g0), "",
-                           (gpus >= 1 and g0 == n + 100001) or layout_note != "")
+                raw, how = stats_bytes(cufile, obj, lvl)
             except Exception as e:  # noqa: BLE001
                 st.add("stats level %d: reading the binding's structure" % lvl, "%s: %s" % (type(e).__name__, e),
                        False)
+                continue
+            st.add("stats level %d: %d bytes read through %s" % (lvl, len(raw), how), "", True)
+            got = decode_stats(raw, lvl, want)
+            right = (got["read_ops"], got["read_bytes"], got["write_ops"], got["write_bytes"]) == (2, n + 100001, 1, n)
+            st.add("stats level %d: reads %d/%d bytes, writes %d/%d bytes" % (
+                lvl, got["read_ops"], got["read_bytes"], got["write_ops"], got["write_bytes"]), "", right)
+            acc = stats_accessors(obj, lvl)
+            same = isinstance(acc, dict) and all(acc[k] == got[k] for k in acc)
+            # Informational where the binding's structure has another layout than the one we
+            # fill (its accessors then read the 1.19 offsets of a 1.18 layout, or the reverse).
+            st.add("stats level %d: the binding's accessors" % lvl, acc if not same else "agree", True)
+            if lvl == 2:
+                st.add("stats level 2: read size histogram sums to the 2 reads", got["read_hist_sum"],
+                       got["read_hist_sum"] == 2)
+            if lvl == 3:
+                st.add("stats level 3: %d GPU(s), GPU 0 read %d bytes" % (got["num_gpus"], got["gpu0_read_bytes"]),
+                       "", got["num_gpus"] >= 1 and got["gpu0_read_bytes"] == n + 100001)
         done.append("stats")
         # Batch: two reads.
         dst.fill(0)
         cupy.cuda.runtime.deviceSynchronize()
-        ok, bid = st.call("batch_io_set_up(2)", cufile.batch_io_set_up, 2)
+        ok, bid = st.call("batch_io_set_up(2)", batch_set_up, cufile, 2)
         params = (IOParams * 2)()
         for i in range(2):
             params[i] = IOParams(mode=1, devPtr_base=dst.data.ptr, file_offset=i * (1 << 20) + 11,

@@ -28,7 +28,8 @@
 #   bindings     cuda.bindings.cufile (the installed one; CUDA 13.0's allocates cuFile 1.15's
 #                structures): version, parameters closed and open, open, register, write, read
 #                (aligned and not), statistics levels 1-3 into the binding's own structures after
-#                real I/O, BAR size against sysfs, batch, stream; its table is in the log
+#                real I/O (their bytes read through the buffer protocol, _data or ptr, whichever
+#                the binding has), BAR size against sysfs, batch, stream; its table is in the log
 #   C suite      tests/c/cufile_suite.c on real CUDA memory (libcuda.so.1)
 #   layouts      tests/c/cufile_layouts.c compiled for cuFile 1.15 and 1.19 consumers: every
 #                output structure at the end of a page before a PROT_NONE page, on real memory
@@ -96,6 +97,19 @@ status() { # NAME: ok, FAIL reason, or the exit code
 field() { # NAME KEY [FILTER]: the KEY= value of the first RESULT line matching FILTER
     grep '^RESULT' "$WORK/$1.out" 2>/dev/null | grep -- "${3:-}" | head -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
+
+# The NVIDIA GPUs' PCI resource files and nvidia-smi's BAR1 size, for the record:
+# cuFileGetBARSizeInKB answers the second non-empty memory BAR of the first (flags 0x200).
+{
+    echo "== PCI resources of the NVIDIA GPUs"
+    for d in /sys/bus/pci/devices/*; do
+        [ "$(cat "$d/vendor" 2>/dev/null)" = 0x10de ] || continue
+        case "$(cat "$d/class" 2>/dev/null)" in 0x03*) ;; *) continue ;; esac
+        echo "-- $d/resource"
+        head -7 "$d/resource"
+    done
+    command -v nvidia-smi > /dev/null && nvidia-smi -q -d MEMORY | grep -A2 BAR1
+} >> "$LOG" 2>&1
 
 ROWS=()
 row() { ROWS+=("$(printf '| %-10s | %-32s | %s |' "$1" "$2" "$3")"); }

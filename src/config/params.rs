@@ -228,11 +228,15 @@ impl StringParam {
         }
     }
 
-    /// The value the environment gives, if any (read at the call).
+    /// The value the environment gives, if any (read at the call). `HIPFILE_LOG_FILE` names a
+    /// file: in secure-execution mode it is ignored here as everywhere else, so the parameter
+    /// never reports a path the library does not use.
     pub fn env_value(self) -> Option<String> {
         match self {
             StringParam::LoggingLevel => std::env::var("HIPFILE_LOG").ok(),
-            StringParam::EnvLogfilePath => std::env::var("HIPFILE_LOG_FILE").ok(),
+            StringParam::EnvLogfilePath => {
+                crate::sys::secure::path_var("HIPFILE_LOG_FILE").and_then(|v| v.into_string().ok())
+            }
             StringParam::LogDir => None,
         }
     }

@@ -962,8 +962,7 @@ mod tests {
 
     #[test]
     fn a_read_starts_warm_when_its_first_pages_are_cached() {
-        let dir = std::env::temp_dir().join(format!("hipfile-warm-{}", std::process::id()));
-        let mut f = std::fs::File::create(&dir).unwrap();
+        let mut f = sys::io::scratch_file();
         f.write_all(&vec![7u8; 8 << 20]).unwrap();
         f.sync_all().unwrap();
         let fd = f.as_raw_fd();
@@ -979,7 +978,5 @@ mod tests {
             }
         }
         assert_eq!(warm_start(&transfer(fd, Direction::Write)), None);
-        drop(f);
-        std::fs::remove_file(&dir).unwrap();
     }
 }

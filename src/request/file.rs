@@ -194,22 +194,12 @@ impl Drop for File {
     }
 }
 
-/// A descriptor of a scratch file of this process and thread, for unit tests.
+/// A descriptor of a new, empty scratch file that only this process can reach, for unit tests
+/// (never closed: the tests hand it to [`File::inspect`], which keeps its own duplicate).
 #[cfg(test)]
 pub(crate) fn scratch_fd() -> RawFd {
     use std::os::fd::IntoRawFd;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(std::env::temp_dir().join(format!(
-            "hipfile-unit-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        )))
-        .unwrap();
-    f.into_raw_fd()
+    sys::io::scratch_file().into_raw_fd()
 }
 
 #[cfg(test)]

@@ -373,8 +373,10 @@ impl Runtime for HipRuntime {
         let mut attr = HipPointerAttribute::default();
         // SAFETY: valid out-pointer; the runtime only inspects the address.
         let rc = unsafe { (self.api.pointer_get_attributes)(&mut attr, ptr as *const c_void) };
-        if rc == RtError::INVALID_VALUE.0 && self.version < ROCM6 && ptr != 0 {
-            // ROCm 5 answers InvalidValue for memory it does not know: pageable host memory.
+        if rc == RtError::INVALID_VALUE.0 && ptr != 0 {
+            // Memory the runtime does not know: pageable host memory. ROCm 5 answers so, and
+            // AMD's documentation says every version does (ROCm 6 and later answer
+            // hipMemoryTypeUnregistered instead, below). Only NULL stays an error.
             return Ok(PointerInfo {
                 memory_type: MemoryType::Unregistered,
                 device: -1,

@@ -42,12 +42,28 @@ pub fn get_flags(fd: RawFd) -> Result<i32, i32> {
     }
 }
 
-/// Open `/proc/self/fd/<fd>` with `flags` (a second, independent open file description of
-/// the same file; `O_CLOEXEC` is always added).
+/// The open flags [`reopen`] passes on: the access mode and the status flags that change what
+/// I/O through the new descriptor does (appending, synchronous writes, access times, direct
+/// I/O), and `O_PATH`, so that a descriptor which can do no I/O never yields one that can.
+/// Everything else `F_GETFL` may report only said how the first descriptor was opened and must
+/// not be replayed on `/proc/self/fd/<fd>`: `O_NOFOLLOW` would refuse the link itself
+/// (`ELOOP`), `O_TMPFILE` and `O_DIRECTORY` ask for a directory (`ENOTDIR`), `O_CREAT`,
+/// `O_EXCL` and `O_TRUNC` would create or truncate, and `O_NONBLOCK` or `O_ASYNC` change
+/// nothing for a file's positional I/O.
+const REOPEN_FLAGS: i32 = libc::O_ACCMODE
+    | libc::O_APPEND
+    | libc::O_DSYNC
+    | libc::O_SYNC
+    | libc::O_NOATIME
+    | libc::O_DIRECT
+    | libc::O_PATH;
+
+/// Open `/proc/self/fd/<fd>` (a second, independent open file description of the same file)
+/// with the flags of `flags` — typically what `F_GETFL` reported for `fd`, with `O_DIRECT` set
+/// or cleared — that [`REOPEN_FLAGS`] keeps, plus `O_CLOEXEC`.
 pub fn reopen(fd: RawFd, flags: i32) -> Result<OwnedFd, i32> {
     let path = CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL in a formatted path");
-    // O_CREAT/O_TRUNC/O_EXCL are creation flags that F_GETFL never reports; strip them anyway.
-    let flags = (flags | libc::O_CLOEXEC) & !(libc::O_CREAT | libc::O_TRUNC | libc::O_EXCL);
+    let flags = (flags & REOPEN_FLAGS) | libc::O_CLOEXEC;
     loop {
         // SAFETY: path is NUL-terminated; no mode is needed without O_CREAT.
         let r = unsafe { libc::open(path.as_ptr(), flags) };
@@ -298,4 +314,38 @@ pub fn cachestat(fd: RawFd, offset: u64, len: u64) -> Result<CacheStat, i32> {
         cached: st.nr_cache,
         dirty: st.nr_dirty + st.nr_writeback,
     })
+}
+
+/// Test-only: a new, empty, read-write file that no other process can have prepared or can
+/// reach. It is created (`create_new`, which never follows a link) in a fresh owner-only
+/// directory under the temporary directory, then both are removed: the descriptor is the only
+/// way to the file, and nothing is left behind.
+#[cfg(test)]
+pub(crate) fn scratch_file() -> std::fs::File {
+    use std::hash::BuildHasher;
+    use std::os::unix::fs::DirBuilderExt;
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    for _ in 0..100 {
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // RandomState is seeded per process from the system's randomness: a name another user
+        // cannot guess in advance.
+        let tag = std::collections::hash_map::RandomState::new().hash_one((std::process::id(), n));
+        let dir = std::env::temp_dir().join(format!("hipfile-unit-{tag:016x}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => panic!("creating {}: {e}", dir.display()),
+        }
+        let path = dir.join("scratch");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("creating {}: {e}", path.display()));
+        std::fs::remove_file(&path).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        return file;
+    }
+    panic!("no free scratch directory name in 100 tries");
 }

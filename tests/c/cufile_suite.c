@@ -76,6 +76,15 @@ static CUfileError_t reg_status(int fd, int type)
     return cuFileHandleRegister(&fh, &d);
 }
 
+/* Whether the `n` bytes at `p` are all 0. */
+static int all_zero(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return 0;
+    return 1;
+}
+
 /* ---- sections ----------------------------------------------------------------------- */
 
 static void version_and_lifecycle(void)
@@ -140,12 +149,32 @@ static void parameters_while_closed(void)
     ST(cuFileGetParameterBool(CUFILE_PARAM_PROPERTIES_POSIX_IO_MODE, &b), CU_FILE_SUCCESS);
     CHECK(b, "staged vanilla POSIX I/O mode");
 
+    /* The whole buffer is written, the text then NULs (as NVIDIA's library does). */
+    memset(s, 0xAB, sizeof(s));
     ST(cuFileGetParameterString(CUFILE_PARAM_LOGGING_LEVEL, s, sizeof(s)), CU_FILE_SUCCESS);
     CHECK(strcmp(s, "ERROR") == 0, "logging level %s", s);
+    CHECK(all_zero(s + 6, sizeof(s) - 6), "NUL padding after the logging level");
+    memset(s, 0xAB, sizeof(s));
     ST(cuFileGetParameterString(CUFILE_PARAM_LOGGING_LEVEL, s, 5), CU_FILE_INVALID_VALUE);
+    CHECK((unsigned char)s[0] == 0xAB, "a refused string wrote nothing");
+    ST(cuFileGetParameterString(CUFILE_PARAM_LOGGING_LEVEL, s, 0), CU_FILE_INVALID_VALUE);
     ST(cuFileGetParameterString(CUFILE_PARAM_RDMA_TRANSPORT, s, sizeof(s)), CU_FILE_SUCCESS);
     CHECK(strcmp(s, "DC_V1") == 0, "rdma transport %s", s);
+    ST(cuFileGetParameterString(CUFILE_PARAM_RDMA_TRANSPORT, s, 1), CU_FILE_INVALID_VALUE);
     ST(cuFileGetParameterString(CUFILE_PARAM_ENV_LOGFILE_PATH, s, sizeof(s)), CU_FILE_INVALID_VALUE);
+    /* The log file path is cut to the buffer: a 1-byte buffer gets "" (as NVIDIA's). Nothing is
+     * logged while the variable is set, and it is gone before the first open reads it. */
+    setenv("CUFILE_LOGFILE_PATH", "/nonexistent/cufile-suite.log", 1);
+    memset(s, 0xAB, sizeof(s));
+    ST(cuFileGetParameterString(CUFILE_PARAM_ENV_LOGFILE_PATH, s, sizeof(s)), CU_FILE_SUCCESS);
+    CHECK(strcmp(s, "/nonexistent/cufile-suite.log") == 0 && all_zero(s + 30, sizeof(s) - 30),
+          "log file path %s", s);
+    memset(s, 0xAB, sizeof(s));
+    ST(cuFileGetParameterString(CUFILE_PARAM_ENV_LOGFILE_PATH, s, 1), CU_FILE_SUCCESS);
+    CHECK(s[0] == 0 && (unsigned char)s[1] == 0xAB, "log file path in 1 byte");
+    ST(cuFileGetParameterString(CUFILE_PARAM_ENV_LOGFILE_PATH, s, 8), CU_FILE_SUCCESS);
+    CHECK(strcmp(s, "/nonexi") == 0 && (unsigned char)s[8] == 0xAB, "log file path in 8 bytes: %s", s);
+    unsetenv("CUFILE_LOGFILE_PATH");
     ST(cuFileSetParameterString(CUFILE_PARAM_LOG_DIR, NULL), CU_FILE_INVALID_VALUE);
     ST(cuFileGetParameterString((CUFileStringConfigParameter_t)4, s, sizeof(s)), CU_FILE_INVALID_VALUE);
 
@@ -169,6 +198,16 @@ static void parameters_while_closed(void)
     CHECK(p2p == 0, "P2P flags of another type %d", (int)p2p);
     ST(cuFileDriverGetP2PFlags(CU_FILE_MAX_TARGET_TYPES, &p2p), CU_FILE_INVALID_VALUE);
     ST(cuFileDriverGetP2PFlags(CU_FILE_NVME_SUPPORTED, NULL), CU_FILE_INVALID_VALUE);
+
+    /* The legacy setters stage while closed, like the parameter setters: the getters show it. */
+    ST(cuFileDriverSetPollMode(true, 8), CU_FILE_SUCCESS);
+    ST(cuFileGetParameterBool(CUFILE_PARAM_PROPERTIES_USE_POLL_MODE, &b), CU_FILE_SUCCESS);
+    ST(cuFileGetParameterSizeT(CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB, &v), CU_FILE_SUCCESS);
+    CHECK(b && v == 8, "staged poll mode %d, threshold %zu", (int)b, v);
+    /* A size in KiB whose byte count does not fit a size_t: not a size (NVIDIA: 5022). */
+    ST(cuFileDriverSetMaxPinnedMemSize(SIZE_MAX), CU_FILE_INVALID_VALUE);
+    ST(cuFileDriverSetMaxCacheSize(SIZE_MAX / 1024 + 1), CU_FILE_INVALID_VALUE);
+    ST(cuFileDriverSetMaxPinnedMemSize(16), CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
 }
 
 static void properties_and_open_parameters(void)
@@ -181,6 +220,11 @@ static void properties_and_open_parameters(void)
     CHECK(p.nvfs.major_version == 0 && p.nvfs.minor_version == 0, "nvfs %u.%u", p.nvfs.major_version,
           p.nvfs.minor_version);
     CHECK(p.per_buffer_cache_size == 1024, "per_buffer_cache_size %u", p.per_buffer_cache_size);
+    /* What is staged shows through before the open (cuFile 1.17+). */
+    CHECK(p.max_batch_io_size == 64 && p.nvfs.poll_thresh_size == 8 && (p.nvfs.dcontrolflags & 1u) != 0 &&
+              (p.nvfs.dcontrolflags & (1u << CU_FILE_VANILLA_POSIX_IO_MODE)) != 0,
+          "staged properties: batch %u, poll %zu, control %#x", p.max_batch_io_size, p.nvfs.poll_thresh_size,
+          p.nvfs.dcontrolflags);
 
     ST(cuFileDriverOpen(), CU_FILE_SUCCESS);
     /* The staged values were applied by the open and the staging cleared. */
@@ -200,6 +244,8 @@ static void properties_and_open_parameters(void)
     CHECK(p.nvfs.major_version == 0 && p.nvfs.minor_version == 0, "nvfs version %u.%u",
           p.nvfs.major_version, p.nvfs.minor_version);
     CHECK(p.max_batch_io_size == 64, "max_batch_io_size %u", p.max_batch_io_size);
+    CHECK(p.nvfs.poll_thresh_size == 8 && (p.nvfs.dcontrolflags & 1u) != 0, "staged poll mode applied: %zu, %#x",
+          p.nvfs.poll_thresh_size, p.nvfs.dcontrolflags);
     CHECK((p.nvfs.dcontrolflags & (1u << CU_FILE_ALLOW_COMPAT_MODE)) != 0, "dcontrolflags %#x",
           p.nvfs.dcontrolflags);
     CHECK((p.nvfs.dcontrolflags & (1u << CU_FILE_VANILLA_POSIX_IO_MODE)) != 0,
@@ -209,13 +255,14 @@ static void properties_and_open_parameters(void)
     ST(cuFileDriverSetMaxDirectIOSize(1024), CU_FILE_SUCCESS);
     ST(cuFileDriverSetMaxDirectIOSize(0), CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
     ST(cuFileDriverSetMaxDirectIOSize((size_t)1 << 40), CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
-    ST(cuFileDriverSetPollMode(true, 8), CU_FILE_SUCCESS);
+    ST(cuFileDriverSetPollMode(true, 16), CU_FILE_SUCCESS);
     ST(cuFileDriverSetMaxCacheSize(131072), CU_FILE_SUCCESS);
-    ST(cuFileDriverSetMaxPinnedMemSize(SIZE_MAX), CU_FILE_SUCCESS);
+    ST(cuFileDriverSetMaxPinnedMemSize(SIZE_MAX), CU_FILE_INVALID_VALUE);
+    ST(cuFileDriverSetMaxPinnedMemSize(33554432), CU_FILE_SUCCESS);
     ST(cuFileDriverSetMaxPinnedMemSize(16), CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
     ST(cuFileDriverGetProperties(&p), CU_FILE_SUCCESS);
     CHECK(p.nvfs.max_direct_io_size == 1024, "max_direct_io_size %zu", p.nvfs.max_direct_io_size);
-    CHECK(p.nvfs.poll_thresh_size == 8, "poll_thresh_size %zu", p.nvfs.poll_thresh_size);
+    CHECK(p.nvfs.poll_thresh_size == 16, "poll_thresh_size %zu", p.nvfs.poll_thresh_size);
     CHECK((p.nvfs.dcontrolflags & 1u) != 0, "poll mode bit");
     CHECK(p.max_device_cache_size == 131072, "max_device_cache_size %u", p.max_device_cache_size);
     ST(cuFileDriverClose(), CU_FILE_SUCCESS);
@@ -766,8 +813,15 @@ static void statistics(void)
         CHECK(untouched(l3, gpus_at() + 8 + 16 * 248, sizeof(CUfileStatsLevel3_t)),
               "level 3 wrote past its %zu bytes", gpus_at() + 8 + 16 * 248);
     }
+    /* Stop ends collection, as NVIDIA's does: the level is 0, the structures are refused, and
+     * a start needs a level first. */
     ST(cuFileStatsStop(), CU_FILE_SUCCESS);
+    ST(cuFileGetStatsLevel(&level), CU_FILE_SUCCESS);
+    CHECK(level == 0, "level after the stop %d", level);
     CHECK(cuFileRead(fh, dev, 4096, 0, 0) == 4096, "read while stopped");
+    ST(cuFileGetStatsL1((CUfileStatsLevel1_t *)l1), CU_FILE_INVALID_VALUE);
+    ST(cuFileStatsStart(), CU_FILE_INTERNAL_ERROR);
+    ST(cuFileSetStatsLevel(3), CU_FILE_SUCCESS);
     ST(cuFileGetStatsL1((CUfileStatsLevel1_t *)l1), CU_FILE_SUCCESS);
     CHECK(((CUfileStatsLevel1_t *)l1)->read_ops.ok == 3, "frozen at the stop: %llu",
           (unsigned long long)((CUfileStatsLevel1_t *)l1)->read_ops.ok);
@@ -779,12 +833,19 @@ static void statistics(void)
           (unsigned long long)((CUfileStatsLevel1_t *)l1)->read_ops.ok);
     ST(cuFileSetStatsLevel(1), CU_FILE_SUCCESS);
     {
+        /* The parameter is the configured level (profile.cufile_stats, 0 here), not the level
+         * cuFileSetStatsLevel put in force (as NVIDIA's reads 0 at level 3). */
         size_t v = 9;
         ST(cuFileGetParameterSizeT(CUFILE_PARAM_PROFILE_STATS, &v), CU_FILE_SUCCESS);
-        CHECK(v == 1, "profile stats parameter follows the level: %zu", v);
+        CHECK(v == 0, "profile stats parameter %zu", v);
+        ST(cuFileGetStatsLevel(&level), CU_FILE_SUCCESS);
+        CHECK(level == 1, "level %d", level);
     }
     ST(cuFileGetStatsL2((CUfileStatsLevel2_t *)l2), CU_FILE_INVALID_VALUE);
     ST(cuFileGetStatsL1(NULL), CU_FILE_INVALID_VALUE);
+    /* Reset works at level 0 too. */
+    ST(cuFileStatsStop(), CU_FILE_SUCCESS);
+    ST(cuFileStatsReset(), CU_FILE_SUCCESS);
     cuFileHandleDeregister(fh);
     ST(cuFileDriverClose(), CU_FILE_SUCCESS);
     CHECK(cuFileUseCount() == 0, "closed: %ld", cuFileUseCount());
@@ -796,13 +857,18 @@ static void statistics(void)
     free(l3);
 }
 
-/* BAR1 of device 0 in KiB as sysfs shows it (resource 1 of its PCI device), 0 where it cannot
- * be read: what cuFileGetBARSizeInKB must answer. */
+/* BAR1 of device 0 in KiB as sysfs shows it, 0 where it cannot be read: what
+ * cuFileGetBARSizeInKB must answer. BAR1 is the second memory BAR (IORESOURCE_MEM, 0x200)
+ * that is not empty among the six BAR lines of the device's resource file: line 2 after a
+ * 32-bit BAR0, line 3 after a 64-bit one (whose upper half is the empty line 2). Every line
+ * is printed, for the record of a run. */
 static size_t sysfs_bar1_kib(void)
 {
     char id[64] = {0}, path[160], line[256];
-    unsigned long long start = 0, end = 0;
+    unsigned long long start, end, flags;
     unsigned dom, bus, devn, fn;
+    size_t kib = 0;
+    int memory = 0, n = 0;
     FILE *f;
     if (!cu.pci_bus_id || cu.pci_bus_id(id, sizeof(id), 0) != 0 ||
         sscanf(id, "%x:%x:%x.%x", &dom, &bus, &devn, &fn) != 4)
@@ -811,12 +877,16 @@ static size_t sysfs_bar1_kib(void)
     f = fopen(path, "r");
     if (!f)
         return 0;
-    /* The second line is resource 1. */
-    if (fgets(line, sizeof(line), f) && fgets(line, sizeof(line), f))
-        sscanf(line, "%llx %llx", &start, &end);
+    printf("BAR1: GPU 0 is PCI device %s; %s:\n", id, path);
+    while (n < 6 && fgets(line, sizeof(line), f)) {
+        printf("BAR1:   line %d: %s", ++n, line);
+        if (sscanf(line, "%llx %llx %llx", &start, &end, &flags) == 3 && (flags & 0x200) && end > start &&
+            ++memory == 2)
+            kib = (size_t)((end - start + 1) / 1024);
+    }
     fclose(f);
-    printf("BAR1: GPU 0 is PCI device %s, sysfs resource 1 %#llx..%#llx\n", id, start, end);
-    return start == 0 && end == 0 ? 0 : (size_t)((end - start + 1) / 1024);
+    printf("BAR1: %zu KiB\n", kib);
+    return kib;
 }
 
 static void gpu_and_topology(void)
@@ -829,6 +899,15 @@ static void gpu_and_topology(void)
     CHECK(kb == sysfs_bar1_kib(), "BAR1 %zu KiB, sysfs says %zu", kb, sysfs_bar1_kib());
     ST(cuFileGetBARSizeInKB(99, &kb), CU_FILE_INVALID_VALUE);
     ST(cuFileGetBARSizeInKB(-1, &kb), CU_FILE_INVALID_VALUE);
+    {
+        /* The GPU-dependent maxima are GPU 0's BAR1 in KiB (0: no bound), as NVIDIA reports. */
+        size_t lo = 1, hi = 1, bar = sysfs_bar1_kib();
+        ST(cuFileGetParameterMinMaxValue(CUFILE_PARAM_PROPERTIES_MAX_DEVICE_CACHE_SIZE_KB, &lo, &hi), CU_FILE_SUCCESS);
+        CHECK(lo == 0 && hi == bar, "device cache range %zu..%zu, BAR1 %zu", lo, hi, bar);
+        ST(cuFileGetParameterMinMaxValue(CUFILE_PARAM_PROPERTIES_MAX_DEVICE_PINNED_MEM_SIZE_KB, &lo, &hi),
+           CU_FILE_SUCCESS);
+        CHECK(lo == 64 && hi == bar, "pinned memory range %zu..%zu, BAR1 %zu", lo, hi, bar);
+    }
     ST(cuFileExportPCIeTopology(NULL), CU_FILE_INVALID_VALUE);
     ST(cuFileExportPCIeTopology(""), CU_FILE_INVALID_VALUE);
     ST(cuFileExportPCIeTopology("/"), CU_FILE_INVALID_VALUE);
@@ -854,7 +933,13 @@ static void configuration(void)
     CHECK(getenv("CUFILE_ENV_PATH_JSON") != NULL, "CUFILE_ENV_PATH_JSON is set by the test");
     /* The API beats the file's logging.level (INFO). */
     ST(cuFileSetParameterString(CUFILE_PARAM_LOGGING_LEVEL, "NOTICE"), CU_FILE_SUCCESS);
+    /* A value a legacy setter staged beats the file's (4096), as a staged parameter does. */
+    ST(cuFileDriverSetMaxDirectIOSize(1024), CU_FILE_SUCCESS);
     ST(cuFileDriverOpen(), CU_FILE_SUCCESS);
+    ST(cuFileGetParameterSizeT(CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB, &v), CU_FILE_SUCCESS);
+    CHECK(v == 1024, "max_direct_io_size_kb staged by the legacy setter: %zu", v);
+    ST(cuFileGetParameterSizeT(CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB, &v), CU_FILE_SUCCESS);
+    CHECK(v == 16, "poll_mode_max_size_kb from the file: %zu", v);
     ST(cuFileGetParameterSizeT(CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE, &v), CU_FILE_SUCCESS);
     CHECK(v == 32, "io_batchsize from the file: %zu", v);
     ST(cuFileGetParameterSizeT(CUFILE_PARAM_EXECUTION_MAX_IO_THREADS, &v), CU_FILE_SUCCESS);

@@ -2,8 +2,10 @@
  * What tests/security.rs runs, often as another user or installed set-user-ID root: a program
  * linked with libhipfile.so.0 (and nothing else; libcufile.so.0 is loaded by path on demand).
  *
- *   security_probe open                 print the ids, then hipFileDriverOpen/Close
- *   security_probe cufile LIB           print the ids, then cuFileDriverOpen/Close of LIB
+ *   security_probe open                 print the ids, then hipFileDriverOpen, print
+ *                                       "logfile=<code> <hipFileParamEnvLogfilePath>", Close
+ *   security_probe cufile LIB           print the ids, then cuFileDriverOpen of LIB, print
+ *                                       "cufile logfile=<code> <ENV_LOGFILE_PATH>", Close
  *   security_probe serve                hipFileDriverOpen (the statistics server starts), print
  *                                       "READY pid=<pid> open=<code>", wait for the end of
  *                                       standard input
@@ -183,6 +185,14 @@ static int cufile(const char *lib) {
     }
     cufile_error_t e = open();
     printf("cufile open=%d\n", e.err);
+    cufile_error_t (*get)(int, char *, int) =
+        (cufile_error_t(*)(int, char *, int))dlsym(h, "cuFileGetParameterString");
+    if (get != NULL) {
+        char value[4096] = "";
+        /* 1: CUFILE_PARAM_ENV_LOGFILE_PATH (cufile.h is not needed for one value). */
+        cufile_error_t g = get(1, value, (int)sizeof value);
+        printf("cufile logfile=%d %s\n", g.err, value);
+    }
     close_();
     return 0;
 }
@@ -196,6 +206,10 @@ int main(int argc, char **argv) {
         print_ids();
         hipFileError_t e = hipFileDriverOpen();
         printf("open=%d\n", (int)e.err);
+        char value[4096] = "";
+        hipFileError_t g =
+            hipFileGetParameterString(hipFileParamEnvLogfilePath, value, (int)sizeof value);
+        printf("logfile=%d %s\n", (int)g.err, value);
         hipFileDriverClose();
         return 0;
     }

@@ -193,8 +193,9 @@ fn first_open(e: &Engine, st: &mut State) -> Result<(), CUfileError_t> {
             }
         }
     }
+    // cuFileSetStatsLevel beats `profile.cufile_stats` for the level in force; the parameter
+    // itself keeps the configured value (NVIDIA's reads 0 at level 3).
     let level = st.stats_level_set.unwrap_or(st.own_size[0]).min(3);
-    st.own_size[0] = level;
     if level > 0 {
         // The engine records what the level needs (its level is set before it opens).
         let _ = e.set_size(0, level as usize);
@@ -288,24 +289,38 @@ pub unsafe extern "C" fn cuFileDriverGetProperties(props: *mut CUfileDrvProps_t)
         let e = eng()?;
         let p = e.properties().map_err(cu)?;
         let st = state();
-        let bit = |on: bool, b: u32| if on { 1u32 << b } else { 0 };
+        // While closed, what is staged shows through (cuFile 1.17+ reports the staged
+        // properties before an open); nothing is staged while open.
+        let size = |i: usize, engine: u64| st.staged_size[i].unwrap_or(engine);
+        let flag = |i: usize, b: u32| {
+            let on = st.staged_bool[i].unwrap_or(st.own_bool[i]);
+            if on {
+                1u32 << b
+            } else {
+                0
+            }
+        };
         let ctl = p.nvfs.driver_control_flags;
+        let poll = match st.staged_bool[0] {
+            Some(on) => u32::from(on),
+            None => ctl & 1,
+        };
         let out = CUfileDrvProps_t {
             nvfs: CUfileDrvPropsNvfs {
                 // The version of the nvidia-fs kernel driver: there is none behind us.
                 major_version: 0,
                 minor_version: 0,
-                poll_thresh_size: p.nvfs.poll_thresh_size as usize,
-                max_direct_io_size: p.nvfs.max_direct_io_size as usize,
+                poll_thresh_size: size(10, p.nvfs.poll_thresh_size) as usize,
+                max_direct_io_size: size(5, p.nvfs.max_direct_io_size) as usize,
                 dstatusflags: p.nvfs.driver_status_flags,
-                dcontrolflags: (ctl & 0b11) | bit(st.own_bool[12], 2) | bit(st.own_bool[13], 4),
+                dcontrolflags: poll | (ctl & 0b10) | flag(12, 2) | flag(13, 4),
             },
             fflags: fflags(&p),
-            max_device_cache_size: kib32(p.max_device_cache_size),
-            per_buffer_cache_size: kib32(st.staged_size[7].unwrap_or(st.own_size[7])),
-            max_device_pinned_mem_size: kib32(p.max_device_pinned_mem_size),
-            max_batch_io_size: p.max_batch_io_count,
-            max_batch_io_timeout_msecs: kib32(st.staged_size[11].unwrap_or(st.own_size[11])),
+            max_device_cache_size: kib32(size(6, p.max_device_cache_size)),
+            per_buffer_cache_size: kib32(size(7, st.own_size[7])),
+            max_device_pinned_mem_size: kib32(size(8, p.max_device_pinned_mem_size)),
+            max_batch_io_size: kib32(size(9, u64::from(p.max_batch_io_count))),
+            max_batch_io_timeout_msecs: kib32(size(11, st.own_size[11])),
         };
         // SAFETY: non-NULL, writable per the C contract.
         unsafe { props.write(out) };
@@ -321,12 +336,50 @@ fn limit(r: Result<(), HipError>) -> Result<(), CUfileError_t> {
     })
 }
 
+/// A size parameter's range as `cuFileGetParameterMinMaxValue` reports it: the table's, with
+/// the GPU-dependent maxima (the device cache and pinned memory, 0 in the table) filled in
+/// with GPU 0's BAR1 size in KiB, which NVIDIA's library reports for both; 0 (no upper bound)
+/// where that cannot be read or there is no GPU.
+fn range(i: usize) -> Option<(u64, u64)> {
+    let (lo, hi) = SIZE[i].range?;
+    if hi != 0 {
+        return Some((lo, hi));
+    }
+    Some((lo, gpu::bar1_kib_of(0).ok().flatten().unwrap_or(0)))
+}
+
+/// The checks of a legacy setter's value (KiB): one whose byte count does not fit a `size_t`
+/// is no size (`CU_FILE_INVALID_VALUE`, as NVIDIA's library answers `SIZE_MAX`); 0 and values
+/// outside the parameter's range are `CU_FILE_DRIVER_UNSUPPORTED_LIMIT`.
 fn in_range(i: usize, v: usize) -> Result<(), CUfileError_t> {
-    let (lo, hi) = SIZE[i].range.unwrap_or((0, 0));
+    if v > usize::MAX / 1024 {
+        return Err(CUfileError_t::op(code::INVALID_VALUE));
+    }
+    let (lo, hi) = range(i).unwrap_or((0, 0));
     let v = v as u64;
     if v == 0 || v < lo || (hi != 0 && v > hi) {
         return Err(CUfileError_t::op(code::DRIVER_UNSUPPORTED_LIMIT));
     }
+    Ok(())
+}
+
+/// A legacy setter of size parameter `i`: while closed the value is staged like a
+/// `cuFileSetParameterSizeT` value (so it beats the configuration file at the next open, and
+/// the getters and properties show it meanwhile); while open it is applied to the engine.
+fn legacy(
+    i: usize,
+    kib: usize,
+    stage: impl FnOnce(&mut State),
+    apply: impl FnOnce(&Engine) -> Result<(), HipError>,
+) -> Result<(), CUfileError_t> {
+    in_range(i, kib)?;
+    let e = eng()?;
+    let mut st = state();
+    if is_open(e) {
+        drop(st);
+        return limit(apply(e));
+    }
+    stage(&mut st);
     Ok(())
 }
 
@@ -335,32 +388,51 @@ fn in_range(i: usize, v: usize) -> Result<(), CUfileError_t> {
 #[no_mangle]
 pub extern "C" fn cuFileDriverSetPollMode(poll: bool, poll_threshold_size: usize) -> CUfileError_t {
     boundary_op(|| {
-        in_range(10, poll_threshold_size)?;
-        limit(eng()?.set_poll_mode(poll, poll_threshold_size))
+        legacy(
+            10,
+            poll_threshold_size,
+            |st| {
+                st.staged_bool[0] = Some(poll);
+                st.staged_size[10] = Some(poll_threshold_size as u64);
+            },
+            |e| e.set_poll_mode(poll, poll_threshold_size),
+        )
     })
 }
 
 #[no_mangle]
 pub extern "C" fn cuFileDriverSetMaxDirectIOSize(max_direct_io_size: usize) -> CUfileError_t {
     boundary_op(|| {
-        in_range(5, max_direct_io_size)?;
-        limit(eng()?.set_max_direct_io_size(max_direct_io_size))
+        legacy(
+            5,
+            max_direct_io_size,
+            |st| st.staged_size[5] = Some(max_direct_io_size as u64),
+            |e| e.set_max_direct_io_size(max_direct_io_size),
+        )
     })
 }
 
 #[no_mangle]
 pub extern "C" fn cuFileDriverSetMaxCacheSize(max_cache_size: usize) -> CUfileError_t {
     boundary_op(|| {
-        in_range(6, max_cache_size)?;
-        limit(eng()?.set_max_cache_size(max_cache_size))
+        legacy(
+            6,
+            max_cache_size,
+            |st| st.staged_size[6] = Some(max_cache_size as u64),
+            |e| e.set_max_cache_size(max_cache_size),
+        )
     })
 }
 
 #[no_mangle]
 pub extern "C" fn cuFileDriverSetMaxPinnedMemSize(max_pinned_size: usize) -> CUfileError_t {
     boundary_op(|| {
-        in_range(8, max_pinned_size)?;
-        limit(eng()?.set_max_pinned_mem_size(max_pinned_size))
+        legacy(
+            8,
+            max_pinned_size,
+            |st| st.staged_size[8] = Some(max_pinned_size as u64),
+            |e| e.set_max_pinned_mem_size(max_pinned_size),
+        )
     })
 }
 
@@ -396,8 +468,8 @@ pub unsafe extern "C" fn cuFileGetParameterSizeT(param: c_int, value: *mut usize
         let st = state();
         let v = match (SIZE[i].home, open, st.staged_size[i]) {
             (_, false, Some(v)) => v as usize,
-            // The statistics level in force (cuFileSetStatsLevel changes it while open).
-            (Home::Own, true, _) if i == 0 => st.stats.level as usize,
+            // For `PROFILE_STATS` the configured level: cuFileSetStatsLevel changes the level
+            // in force (cuFileGetStatsLevel), not the parameter, as in NVIDIA's library.
             (Home::Own, _, _) => st.own_size[i] as usize,
             (Home::Engine, _, _) => e.get_size(param).map_err(cu)?,
         };
@@ -472,19 +544,31 @@ pub unsafe extern "C" fn cuFileGetParameterString(
         let st = state();
         let v = match (open, &st.staged_string[i]) {
             (false, Some(v)) => v.clone(),
-            _ if i == params::STRING_ENV_LOGFILE_PATH => std::env::var("CUFILE_LOGFILE_PATH")
-                .map_err(|_| CUfileError_t::op(code::INVALID_VALUE))?,
+            // Ignored in secure-execution mode, as when opening the log: never reported either.
+            _ if i == params::STRING_ENV_LOGFILE_PATH => {
+                crate::config::path_var("CUFILE_LOGFILE_PATH")
+                    .ok_or(CUfileError_t::op(code::INVALID_VALUE))?
+            }
             _ if i == params::STRING_LOGGING_LEVEL && open => log::level_name().to_string(),
             _ => st.own_string[i].clone(),
         };
-        // Room for the text and its NUL, or nothing is written.
-        if len <= 0 || v.len() >= len as usize {
+        let Ok(len @ 1..) = usize::try_from(len) else {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
-        }
-        // SAFETY: `len` writable bytes per the C contract; v.len() + 1 <= len.
+        };
+        // Room for the text and its NUL, or nothing is written; except the log file path,
+        // which NVIDIA's library cuts to the buffer (a 1-byte buffer gets "").
+        let text = if i == params::STRING_ENV_LOGFILE_PATH {
+            &v.as_bytes()[..v.len().min(len - 1)]
+        } else if v.len() < len {
+            v.as_bytes()
+        } else {
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
+        };
+        // The whole buffer is written, the text then NULs, as strncpy does (and NVIDIA's).
+        // SAFETY: `len` writable bytes per the C contract; text.len() < len.
         unsafe {
-            std::ptr::copy_nonoverlapping(v.as_ptr(), desc_str.cast::<u8>(), v.len());
-            desc_str.add(v.len()).write(0);
+            std::ptr::copy_nonoverlapping(text.as_ptr(), desc_str.cast::<u8>(), text.len());
+            std::ptr::write_bytes(desc_str.add(text.len()), 0, len - text.len());
         }
         Ok(())
     })
@@ -521,9 +605,7 @@ pub unsafe extern "C" fn cuFileGetParameterMinMaxValue(
         if min_value.is_null() || max_value.is_null() {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
-        let (lo, hi) = SIZE[i]
-            .range
-            .ok_or(CUfileError_t::op(code::INVALID_VALUE))?;
+        let (lo, hi) = range(i).ok_or(CUfileError_t::op(code::INVALID_VALUE))?;
         // SAFETY: both non-NULL and writable per the C contract.
         unsafe {
             min_value.write(lo as usize);
@@ -687,7 +769,7 @@ pub extern "C" fn cuFileDriverSetP2PFlags(status_flag: c_int, p2p_flags: c_int) 
     })
 }
 
-/// BAR1 of a GPU, in KiB: the device's PCI resource 1 (see `gpu.rs`). A bad index is
+/// BAR1 of a GPU, in KiB: the device's second memory BAR (see `gpu.rs`). A bad index is
 /// `CU_FILE_INVALID_VALUE`; no CUDA driver in the process, `CU_FILE_CUDA_DRIVER_ERROR`. When
 /// the size cannot be read (no PCI bus id from the driver, no sysfs in a container, a device
 /// that is not on PCI) the answer is success with 0, as NVIDIA's library answers in compat
@@ -704,17 +786,7 @@ pub unsafe extern "C" fn cuFileGetBARSizeInKB(
         if bar_size.is_null() {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
-        let n = gpu::device_count()?;
-        if gpu_index < 0 || gpu_index >= n {
-            return Err(CUfileError_t::op(code::INVALID_VALUE));
-        }
-        let kib = gpu::pci_bus_id(gpu_index)
-            .ok_or_else(|| "the CUDA driver gives no PCI bus id".to_string())
-            .and_then(|id| gpu::bar1_kib(&id))
-            .unwrap_or_else(|why| {
-                log::warn(&format!("BAR1 size of GPU {gpu_index} unknown: {why}"));
-                0
-            });
+        let kib = gpu::bar1_kib_of(gpu_index)?.unwrap_or(0);
         // SAFETY: non-NULL, writable per the C contract.
         unsafe { bar_size.write(kib as usize) };
         Ok(())

@@ -3,8 +3,8 @@
 //!
 //! Both come from the CUDA driver already in the process (the application's, or the one the
 //! engine loaded): its symbols are looked up in the global scope, else in an already loaded
-//! `libcuda.so.1`; this library never loads a CUDA driver of its own. BAR1 is the device's PCI
-//! resource 1, found in `/sys/bus/pci/devices/<bus id>/resource` from the bus id
+//! `libcuda.so.1`; this library never loads a CUDA driver of its own. BAR1 is the device's
+//! second memory BAR, found in `/sys/bus/pci/devices/<bus id>/resource` from the bus id
 //! `cuDeviceGetPCIBusId` gives: the size NVIDIA's library reports (`nvidia-smi`'s "BAR1 Memory
 //! Usage: Total").
 
@@ -128,25 +128,58 @@ fn sysfs_bus_id(id: &str) -> Option<String> {
     ))
 }
 
-/// The size in KiB of resource 1 (BAR1) in the text of a sysfs `resource` file: one line per
-/// resource, `start end flags` in hexadecimal; an unassigned resource is all zeros (size 0).
+/// `IORESOURCE_MEM` in the flags column of a sysfs `resource` line.
+const IORESOURCE_MEM: u64 = 0x200;
+
+/// The size in KiB of BAR1 in the text of a sysfs `resource` file: one line per resource,
+/// `start end flags` in hexadecimal, the six BARs first (the expansion ROM and bridge windows
+/// follow). BAR1 is the second BAR that is memory and not empty: a 64-bit BAR takes two
+/// registers, and the kernel lists it on the first of its lines and leaves the second (its
+/// upper half) empty, so with a 32-bit BAR0 (bare-metal GPUs) BAR1 is on line 2 and with a
+/// 64-bit BAR0 (some virtual machines) on line 3. `Some(0)` when there is no second memory BAR
+/// (unassigned), `None` for text that is not a resource file.
 fn bar1_kib_from_resource(text: &str) -> Option<u64> {
-    let line = text.lines().nth(1)?;
-    let mut words = line
-        .split_whitespace()
-        .map(|w| u64::from_str_radix(w.trim_start_matches("0x"), 16).ok());
-    let (start, end) = (words.next()??, words.next()??);
-    if start == 0 && end == 0 {
-        return Some(0);
+    let mut memory = Vec::new();
+    for line in text.lines().take(6) {
+        let words: Vec<u64> = line
+            .split_whitespace()
+            .map(|w| u64::from_str_radix(w.trim_start_matches("0x"), 16).ok())
+            .collect::<Option<_>>()?;
+        let [start, end, flags] = words[..] else {
+            return None;
+        };
+        if flags & IORESOURCE_MEM != 0 && end > start {
+            memory.push((end - start + 1) / 1024);
+        }
     }
-    Some((end.checked_sub(start)? + 1) / 1024)
+    Some(memory.get(1).copied().unwrap_or(0))
 }
 
 /// BAR1 of the device with this PCI bus id, in KiB, or why it cannot be read.
 pub fn bar1_kib(bus_id: &str) -> Result<u64, String> {
     let path = format!("/sys/bus/pci/devices/{bus_id}/resource");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
-    bar1_kib_from_resource(&text).ok_or_else(|| format!("{path}: no resource 1"))
+    bar1_kib_from_resource(&text).ok_or_else(|| format!("{path}: not a resource file"))
+}
+
+/// BAR1 of GPU `ordinal` in KiB: `Err` for an index the CUDA driver does not have (or without
+/// a CUDA driver), `Ok(None)` when its size cannot be read (no PCI bus id from the driver, no
+/// sysfs in a container, a device that is not on PCI; the reason is logged once per call).
+pub fn bar1_kib_of(ordinal: c_int) -> Result<Option<u64>, CUfileError_t> {
+    let n = device_count()?;
+    if ordinal < 0 || ordinal >= n {
+        return Err(CUfileError_t::op(code::INVALID_VALUE));
+    }
+    let kib = pci_bus_id(ordinal)
+        .ok_or_else(|| "the CUDA driver gives no PCI bus id".to_string())
+        .and_then(|id| bar1_kib(&id));
+    Ok(match kib {
+        Ok(kib) => Some(kib),
+        Err(why) => {
+            crate::log::warn(&format!("BAR1 size of GPU {ordinal} unknown: {why}"));
+            None
+        }
+    })
 }
 
 #[cfg(test)]
@@ -172,21 +205,70 @@ mod tests {
         assert_eq!(sysfs_bus_id("xx:00.0"), None);
     }
 
+    /// Three columns per line, as the kernel writes them (`0x%016llx`).
+    fn resource(lines: &[(u64, u64, u64)]) -> String {
+        lines
+            .iter()
+            .map(|(s, e, f)| format!("0x{s:016x} 0x{e:016x} 0x{f:016x}\n"))
+            .collect()
+    }
+
+    const EMPTY: (u64, u64, u64) = (0, 0, 0);
+
     #[test]
-    fn bar1_is_the_second_resource_line() {
-        // An H100-like device: BAR0 16 MiB, BAR1 (64-bit, so line 2 is empty) 128 GiB.
-        let text = "0x00000000d4000000 0x00000000d4ffffff 0x0000000000040200\n\
-                    0x0000232000000000 0x0000233fffffffff 0x000000000014220c\n\
-                    0x0000000000000000 0x0000000000000000 0x0000000000000000\n";
-        assert_eq!(bar1_kib_from_resource(text), Some(128 << 20));
-        let unassigned = "0x0000004000000000 0x000000400007ffff 0x0000000000140204\n\
-                          0x0000000000000000 0x0000000000000000 0x0000000000000000\n";
-        assert_eq!(bar1_kib_from_resource(unassigned), Some(0));
-        assert_eq!(
-            bar1_kib_from_resource("0x1 0x2 0x0\n"),
-            None,
-            "one line only"
-        );
+    fn bar1_after_a_32_bit_bar0_is_on_the_second_line() {
+        // A bare-metal H100: BAR0 32-bit 16 MiB, BAR1 64-bit prefetchable 128 GiB (its upper
+        // half empty), BAR3 64-bit 32 MiB, an I/O BAR, then the expansion ROM.
+        let text = resource(&[
+            (0xd400_0000, 0xd4ff_ffff, 0x40200),
+            (0x2320_0000_0000, 0x233f_ffff_ffff, 0x14220c),
+            EMPTY,
+            (0x2340_0000_0000, 0x2340_01ff_ffff, 0x14220c),
+            EMPTY,
+            (0x3000, 0x307f, 0x40101),
+            (0xd500_0000, 0xd507_ffff, 0x46200),
+        ]);
+        assert_eq!(bar1_kib_from_resource(&text), Some(128 << 20));
+    }
+
+    #[test]
+    fn bar1_after_a_64_bit_bar0_is_on_the_third_line() {
+        // The H200 virtual machine's device 0000:00:06.0: BAR0 64-bit 16 MiB (line 2 is its
+        // empty upper half), BAR1 64-bit 256 GiB on line 3, BAR3 32 MiB on line 5.
+        let text = resource(&[
+            (0x3800_0000_0000, 0x3800_00ff_ffff, 0x14220c),
+            EMPTY,
+            (0x3000_0000_0000, 0x303f_ffff_ffff, 0x14220c),
+            EMPTY,
+            (0x3800_0200_0000, 0x3800_03ff_ffff, 0x14220c),
+            EMPTY,
+            EMPTY,
+        ]);
+        assert_eq!(bar1_kib_from_resource(&text), Some(256 << 20));
+    }
+
+    #[test]
+    fn io_bars_the_rom_and_unassigned_bars_are_not_bar1() {
+        // An I/O BAR between the two memory BARs is skipped.
+        let text = resource(&[
+            (0xd400_0000, 0xd4ff_ffff, 0x40200),
+            (0x3000, 0x307f, 0x40101),
+            (0xc000_0000, 0xcfff_ffff, 0x4120c),
+        ]);
+        assert_eq!(bar1_kib_from_resource(&text), Some(256 << 10));
+        // Only BAR0 assigned: the expansion ROM (line 7, a memory resource too) is not BAR1.
+        let text = resource(&[
+            (0x40_0000_0000, 0x40_0007_ffff, 0x140204),
+            EMPTY,
+            EMPTY,
+            EMPTY,
+            EMPTY,
+            EMPTY,
+            (0xd500_0000, 0xd507_ffff, 0x46200),
+        ]);
+        assert_eq!(bar1_kib_from_resource(&text), Some(0));
+        assert_eq!(bar1_kib_from_resource(""), Some(0));
+        assert_eq!(bar1_kib_from_resource("0x1 0x2\n"), None, "two columns");
         assert_eq!(bar1_kib_from_resource("0x0 0x0 0x0\nzz 0x0 0x0\n"), None);
     }
 }

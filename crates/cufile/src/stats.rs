@@ -3,6 +3,8 @@
 //! The engine counts every I/O of the process; this file keeps cuFile's window over them: the
 //! counters shown are those since the driver opened or the last `cuFileStatsReset`, frozen by
 //! `cuFileStatsStop` and resumed by `cuFileStatsStart` (the stopped interval is left out).
+//! As in NVIDIA's library, `cuFileStatsStop` also sets the level to 0 (so the structures are
+//! refused until a level is set again) and `cuFileStatsStart` at level 0 is an internal error.
 //! Rates, averages and GPU identities are shown as the engine computes them, never
 //! subtracted. The window is kept in the 1.19 layout (hipFile's level 1 is cuFile's first 512
 //! bytes, followed by the readv/writev counters kept here; level 2 adds the engine's
@@ -202,12 +204,31 @@ fn window_op(f: fn(&mut Window, Vec<u64>)) -> CUfileError_t {
 
 #[no_mangle]
 pub extern "C" fn cuFileStatsStart() -> CUfileError_t {
-    window_op(Window::start)
+    boundary_op(|| {
+        need_open()?;
+        let now = current()?;
+        let mut st = state();
+        // Nothing to collect at level 0: NVIDIA's library answers an internal error.
+        if st.stats.level == 0 {
+            return Err(CUfileError_t::op(code::INTERNAL_ERROR));
+        }
+        st.stats.start(now);
+        Ok(())
+    })
 }
 
 #[no_mangle]
 pub extern "C" fn cuFileStatsStop() -> CUfileError_t {
-    window_op(Window::stop)
+    boundary_op(|| {
+        need_open()?;
+        let now = current()?;
+        let mut st = state();
+        st.stats.stop(now);
+        // Stopping ends collection: the level is 0 until cuFileSetStatsLevel sets another.
+        st.stats.level = 0;
+        st.stats_level_set = Some(0);
+        Ok(())
+    })
 }
 
 #[no_mangle]

@@ -329,16 +329,20 @@ pub unsafe extern "C" fn hipHostUnregister(host_ptr: *mut c_void) -> HipError {
 }
 
 /// `hipError_t hipHostGetDevicePointer(void **devPtr, void *hstPtr, unsigned int flags)`:
-/// the device alias of pinned or registered memory is the same address.
+/// the device alias of pinned or registered memory is the same address. `flags` is reserved:
+/// anything but 0 is `hipErrorInvalidValue`, as AMD's runtime answers.
 #[no_mangle]
 pub unsafe extern "C" fn hipHostGetDevicePointer(
     dev_ptr: *mut *mut c_void,
     host_ptr: *mut c_void,
-    _flags: c_uint,
+    flags: c_uint,
 ) -> HipError {
     hip_call("hipHostGetDevicePointer", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(dev_ptr) }?;
+        if flags != 0 {
+            return Err(SimError::INVALID_VALUE);
+        }
         match memory::lookup(host_ptr as usize) {
             Some(r) if matches!(r.kind, Kind::PinnedHost | Kind::Registered) => {
                 out.set(host_ptr);
@@ -349,7 +353,17 @@ pub unsafe extern "C" fn hipHostGetDevicePointer(
     })
 }
 
+/// `hipInvalidDeviceId`: the device of memory no device owns.
+pub const INVALID_DEVICE_ID: c_int = -2;
+
 /// `hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attributes, const void *ptr)`.
+///
+/// A pointer the runtime does not know (pageable memory) and NULL: from ROCm 6 on, success with
+/// `hipMemoryTypeUnregistered` and device `hipInvalidDeviceId`, as AMD's runtime answers (ROCm 6
+/// stopped refusing pageable memory; NULL and the device value are ROCm 7's, applied to every
+/// ROCm 6+ setting); before ROCm 6 `hipErrorInvalidValue`, which is also what AMD's
+/// documentation says for every version (so a `runtime_version` below 6 is how a test meets
+/// that answer).
 #[no_mangle]
 pub unsafe extern "C" fn hipPointerGetAttributes(
     attributes: *mut HipPointerAttribute,
@@ -358,10 +372,10 @@ pub unsafe extern "C" fn hipPointerGetAttributes(
     hip_call("hipPointerGetAttributes", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(attributes) }?;
-        if p.is_null() {
+        let v6 = rocm6();
+        if p.is_null() && !v6 {
             return Err(SimError::INVALID_VALUE);
         }
-        let v6 = rocm6();
         let addr = p.cast_mut();
         let attr = match memory::lookup(p as usize) {
             Some(r) => {
@@ -405,7 +419,7 @@ pub unsafe extern "C" fn hipPointerGetAttributes(
             // ROCm 6 describes unknown (pageable) memory as "unregistered"; ROCm 5 refuses it.
             None if v6 => HipPointerAttribute {
                 memory_type: memtype6::UNREGISTERED,
-                device: -1,
+                device: INVALID_DEVICE_ID,
                 device_pointer: ptr::null_mut(),
                 host_pointer: ptr::null_mut(),
                 is_managed: 0,
@@ -843,8 +857,8 @@ pub fn proc_address(name: &str) -> Option<*mut c_void> {
 
 /// `hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hipVersion, uint64_t
 /// flags, hipDriverProcAddressQueryResult *symbolStatus)`: `symbolStatus` may be NULL; it
-/// receives 0 (found) or 1 (not found). Unknown symbols are `hipErrorNotFound` with
-/// `*pfn = NULL`.
+/// receives 0 (found) or 1 (not found). Unknown symbols are `hipErrorInvalidValue` with
+/// `*pfn = NULL`, as AMD's runtime answers (and documents).
 #[no_mangle]
 pub unsafe extern "C" fn hipGetProcAddress(
     symbol: *const c_char,
@@ -866,11 +880,8 @@ pub unsafe extern "C" fn hipGetProcAddress(
                 PROC_ADDRESS_SYMBOL_NOT_FOUND
             });
         }
-        match (symbol.is_null(), found) {
-            (true, _) => Err(SimError::INVALID_VALUE),
-            (false, Some(_)) => Ok(()),
-            (false, None) => Err(SimError::NOT_FOUND),
-        }
+        // A NULL, empty or unknown symbol alike.
+        found.map(|_| ()).ok_or(SimError::INVALID_VALUE)
     })
 }
 

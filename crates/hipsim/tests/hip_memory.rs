@@ -285,27 +285,74 @@ fn managed_memory() {
 
 #[test]
 fn pageable_and_null_pointers() {
+    // AMD's ROCm 7 runtime (clr, hip_memory.cpp) describes a pointer it does not know, NULL
+    // included, as unregistered memory of device hipInvalidDeviceId (-2), with success.
     let (s, _g) = sim();
     let local = [0u8; 64];
     let p: *const c_void = local.as_ptr().cast();
-    let (rc, a) = attrs(s, p);
-    assert_eq!(rc, 0, "ROCm 6 describes pageable memory");
-    assert_eq!(a.memory_type, 0);
-    assert_eq!(a.device, -1);
-    assert_eq!(a.is_managed, 0);
-    assert!(a.device_pointer.is_null() && a.host_pointer.is_null());
-    assert_eq!(attrs(s, ptr::null()).0, 1);
+    for q in [p, ptr::null()] {
+        let mut a = PointerAttribute {
+            memory_type: 7,
+            device: 7,
+            device_pointer: ptr::dangling_mut(),
+            host_pointer: ptr::dangling_mut(),
+            is_managed: 7,
+            allocation_flags: 7,
+        };
+        // SAFETY: valid out-pointer.
+        let rc = unsafe { (s.hipPointerGetAttributes)(&mut a, q) };
+        assert_eq!(rc, 0, "ROCm 7 describes {q:?}");
+        assert_eq!(a.memory_type, 0, "hipMemoryTypeUnregistered");
+        assert_eq!(a.device, -2, "hipInvalidDeviceId");
+        assert_eq!(a.is_managed, 0);
+        assert_eq!(a.allocation_flags, 0);
+        assert!(a.device_pointer.is_null() && a.host_pointer.is_null());
+    }
+    // ROCm 5, and AMD's documentation at every version: hipErrorInvalidValue.
     set_fault(s, "runtime_version", ROCM5);
     assert_eq!(attrs(s, p).0, 1, "ROCm 5 refuses pageable memory");
+    assert_eq!(attrs(s, ptr::null()).0, 1, "and NULL");
     assert_eq!(range(s, p.cast_mut()).0, 500);
     // SAFETY: NULL out-pointer is refused.
     unsafe {
+        assert_eq!((s.hipPointerGetAttributes)(ptr::null_mut(), p), 1);
+        set_fault(s, "runtime_version", 0);
         assert_eq!((s.hipPointerGetAttributes)(ptr::null_mut(), p), 1);
         let mut size = 0usize;
         assert_eq!(
             (s.hipMemGetAddressRange)(ptr::null_mut(), &mut size, p.cast_mut()),
             1
         );
+    }
+}
+
+#[test]
+fn host_get_device_pointer_takes_no_flags() {
+    // AMD's runtime refuses any flags (the parameter is reserved): hipErrorInvalidValue, and
+    // *devPtr is not written.
+    let (s, _g) = sim();
+    let mut p = ptr::null_mut();
+    // SAFETY: valid out-pointers; `p` is freed at the end.
+    unsafe {
+        assert_eq!((s.hipHostMalloc)(&mut p, 4096, 0), 0);
+        for flags in [1, 2, 0x8000_0000, u32::MAX] {
+            let mut dev = ptr::dangling_mut::<c_void>();
+            assert_eq!(
+                (s.hipHostGetDevicePointer)(&mut dev, p, flags),
+                1,
+                "flags {flags:#x}"
+            );
+            assert_eq!(
+                dev,
+                ptr::dangling_mut(),
+                "flags {flags:#x}: *devPtr untouched"
+            );
+        }
+        let mut dev = ptr::null_mut();
+        assert_eq!((s.hipHostGetDevicePointer)(&mut dev, p, 0), 0);
+        assert_eq!(dev, p);
+        assert_eq!((s.hipHostGetDevicePointer)(ptr::null_mut(), p, 0), 1);
+        assert_eq!((s.hipHostFree)(p), 0);
     }
 }
 
@@ -504,11 +551,14 @@ fn get_proc_address() {
         assert_eq!((rc, status), (0, 0), "{name}");
         assert_eq!(p, *direct, "{name}");
     }
-    assert_eq!(lookup("hipNoSuchFunction"), (500, ptr::null_mut(), 1));
-    assert_eq!(lookup("cuInit").0, 500);
+    // A missing symbol is hipErrorInvalidValue (AMD's runtime and its documentation), with
+    // *pfn = NULL and HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND.
+    assert_eq!(lookup("hipNoSuchFunction"), (1, ptr::null_mut(), 1));
+    assert_eq!(lookup("cuInit"), (1, ptr::null_mut(), 1));
+    assert_eq!(lookup(""), (1, ptr::null_mut(), 1));
     set_fault(s, "no_fastpath", 1);
-    assert_eq!(lookup("hipAmdFileRead"), (500, ptr::null_mut(), 1));
-    assert_eq!(lookup("hipAmdFileWrite"), (500, ptr::null_mut(), 1));
+    assert_eq!(lookup("hipAmdFileRead"), (1, ptr::null_mut(), 1));
+    assert_eq!(lookup("hipAmdFileWrite"), (1, ptr::null_mut(), 1));
     assert_eq!(lookup("hipMalloc").0, 0);
     // SAFETY: NULL status pointer is allowed; NULL pfn is refused.
     unsafe {
