@@ -5,7 +5,8 @@
 //! The CUDA face (`cuModuleLoadData`) accepts PTX text that declares `.entry hipfile_stage`; the
 //! HIP face (`hipModuleLoadData`) accepts what an AMD runtime accepts: an AMDGPU code object (an
 //! ELF shared object of machine `EM_AMDGPU`) with the kernel's descriptor `hipfile_stage.kd`,
-//! built for the simulated GPU's architecture ([`HIP_ARCH`]): one for another architecture is
+//! built for the simulated GPU's architecture ([`crate::device::gcn_arch`], `gfx942` unless set
+//! otherwise): one for another architecture is
 //! `hipErrorNoBinaryForGpu`, anything else (PTX included) `hipErrorInvalidImage`. Module and
 //! function handles share one table and are never reused, so a stale handle, or a handle of the
 //! wrong sort, is always "invalid handle".
@@ -84,8 +85,6 @@ const RING_OFFSET: usize = 256;
 const DESC_SIZE: usize = 32;
 /// Bytes of one mailbox.
 const MAIL_SIZE: usize = 64;
-/// The simulated AMD GPU's architecture, as its code objects name it.
-pub const HIP_ARCH: &str = "gfx942";
 /// `EM_AMDGPU`.
 const EM_AMDGPU: u16 = 224;
 
@@ -133,16 +132,21 @@ fn declares_entry(ptx: &[u8], name: &str) -> bool {
     false
 }
 
-/// Whether `image` is an AMDGPU code object with the staging kernel, and for which
-/// architecture: `Err(INVALID_IMAGE)` when it is not one, `Ok(false)` when built for another GPU.
-fn amdgpu_object_for_us(image: &[u8]) -> SimResult<bool> {
+/// Whether `image` is an AMDGPU code object with the staging kernel built for `device`'s
+/// architecture: `Err(INVALID_IMAGE)` when it is not such an object, `Ok(false)` when built for
+/// another GPU.
+fn amdgpu_object_for(image: &[u8], device: i32) -> SimResult<bool> {
     let machine = image.get(18..20).map(|b| u16::from_le_bytes([b[0], b[1]]));
     let has = |what: &[u8]| image.windows(what.len()).any(|w| w == what);
     if !image.starts_with(b"\x7fELF") || machine != Some(EM_AMDGPU) || !has(b"hipfile_stage.kd") {
         return Err(SimError::INVALID_IMAGE);
     }
-    // The metadata names the target as `amdgcn-amd-amdhsa--gfxNNN`, optionally with features.
-    let target = format!("amdgcn-amd-amdhsa--{HIP_ARCH}");
+    // The metadata names the target as `amdgcn-amd-amdhsa--gfxNNN`, optionally with features
+    // (an object built for any setting of them runs on either).
+    let target = format!(
+        "amdgcn-amd-amdhsa--{}",
+        crate::device::gcn_target(device).processor
+    );
     let at = image
         .windows(target.len())
         .position(|w| w == target.as_bytes());
@@ -169,7 +173,7 @@ pub fn load_amdgpu_module(image: &[u8], device: i32) -> SimResult<usize> {
     if faults::get(Fault::NoKernels) != 0 {
         return Err(SimError::NOT_SUPPORTED);
     }
-    if !amdgpu_object_for_us(image)? {
+    if !amdgpu_object_for(image, device)? {
         return Err(SimError::NO_BINARY_FOR_GPU);
     }
     Ok(new_module(device))
