@@ -661,15 +661,19 @@ HIPFILE_API hipFileError_t hipFileHandleRegister(hipFileHandle_t *fh, hipFileDes
 /**
  * @brief Forgets a file handle.
  *
- * The library's own descriptors of the file are closed once no I/O uses them; the caller's
- * descriptor stays open.  NULL, unknown and stale handles, a closed driver, and a handle
- * with I/O in flight on another thread are ignored (the handle then stays registered).
+ * The handle goes at once: later calls with it get hipFileHandleNotRegistered, and the
+ * caller's descriptor can be registered again.  The call then waits for the stream-ordered
+ * operations queued on the handle (as hipFileStreamDeregister() waits for a stream's).
+ * Synchronous and batch I/O already running on other threads finish with the file.  The
+ * library's own descriptors of the file are closed once no I/O uses them; the caller's
+ * descriptor stays open.  NULL, unknown and stale handles and a closed driver are ignored.
  *
  * @param fh  A handle from hipFileHandleRegister().
  * @par Thread safety
- * Safe from any thread; it never waits for I/O.
+ * Safe from any thread; it waits only for the stream-ordered operations queued on `fh`.
  * @par Differences
- * As AMD's hipFile.
+ * AMD's hipFile frees the handle whatever is queued on it; an earlier version of this library
+ * ignored the call while I/O held the file.
  */
 HIPFILE_API void hipFileHandleDeregister(hipFileHandle_t fh);
 
@@ -1082,12 +1086,15 @@ HIPFILE_API void hipFileBatchIODestroy(hipFileBatchHandle_t batch_idp);
  * count (short at end of file), -1 for an operating-system error of the POSIX path,
  * -hipFileInternalError when the GPU-direct path fails with an error the POSIX path does not
  * take over (EIO, say), or -hipFileOpError otherwise (-hipFileInvalidValue when the size grew
- * after submission or the values no longer fit the buffer), as AMD's hipFile reports them.  A successful call stores 0 there first.  Every backend serves it (the GPU-direct
- * fastpath, falling back on ENODEV/EREMOTEIO; the fallback through the stream's own pinned
- * buffers; host memory).  Operations on one stream run in submission order; a NULL stream is the
- * default stream.  A size of 0 completes here and queues nothing.  The pointed-to values
- * must stay valid until the stream has passed the operation.  On CUDA each operation is one
- * launch of a small staging kernel; on HIP the stream waits on a word the library writes.
+ * after submission or the values no longer fit the buffer), as AMD's hipFile reports them.
+ * A successful call stores 0 there first.  Every backend serves it (the GPU-direct fastpath,
+ * falling back on ENODEV/EREMOTEIO; the fallback through pinned staging memory shared by all
+ * streams; host memory).  Operations on one stream run in submission order; a NULL stream is
+ * the default stream.  A size of 0 completes here and queues nothing.  The pointed-to values
+ * must stay valid until the stream has passed the operation.  Each operation is one launch
+ * of a small staging kernel on the stream, on NVIDIA and AMD GPUs; on a GPU the library
+ * carries no kernel for, the operation runs during this call, after the stream's earlier
+ * work.
  *
  * @param fh               A handle from hipFileHandleRegister().
  * @param buffer_base      Destination: a registered base, or any device or host pointer.
@@ -1105,9 +1112,9 @@ HIPFILE_API void hipFileBatchIODestroy(hipFileBatchHandle_t batch_idp);
  *                                     stream's.
  * @retval hipFileHandleNotRegistered  `fh` is NULL, unknown or stale.
  * @retval hipFileHipDriverError       The GPU runtime failed (the pointer or stream query,
- *                                     the stream's buffers, its event); code in hip_drv_err.
- * @retval hipFileInternalError        Memory no backend serves, or the stream's worker thread
- *                                     cannot be started.
+ *                                     the kernel's launch); code in hip_drv_err.
+ * @retval hipFileInternalError        Memory no backend serves, or the stream-ordered I/O
+ *                                     threads cannot be started.
  * @par Thread safety
  * Safe from any thread; several threads may queue on one stream (the order between them is
  * the order of their calls).
@@ -1153,18 +1160,21 @@ HIPFILE_API hipFileError_t hipFileWriteAsync(hipFileHandle_t fh, void *buffer_ba
  *
  * Registration is optional (an unregistered stream behaves as one registered with flags 0).
  * The FIXED flags let the library read the matching value at submission; PAGE_ALIGNED_INPUTS
- * is accepted.  With the driver open, the stream's pinned buffers are allocated now.  Does not
- * touch the driver's use count; registrations survive hipFileDriverClose().
+ * is accepted.  With the driver open, the pinned staging memory of the stream's device is
+ * allocated now if it was not yet (it is shared by the device's streams).  Does not touch the
+ * driver's use count; registrations survive hipFileDriverClose().  The registration belongs
+ * to the stream, not to its address: where the runtime tells streams apart (hipStreamGetId,
+ * cuStreamGetId), a stream destroyed without hipFileStreamDeregister() passes nothing to a
+ * later stream created at the same address.
  *
  * @param stream  A hipStream_t (on NVIDIA a CUstream), or NULL for the default stream.
  * @param flags   HIPFILE_STREAM_* bits (HIPFILE_STREAM_FLAGS_MASK).
  * @return hipFileSuccess, or one of the statuses below in .err.
  * @retval hipFileInvalidValue    `flags` has bits outside HIPFILE_STREAM_FLAGS_MASK, or the
  *                                stream is already registered.
- * @retval hipFileHipDriverError  The GPU runtime does not know the stream, or allocating its
- *                                buffers failed (code in hip_drv_err; the registration is
- *                                undone).
- * @retval hipFileInternalError   The stream's worker thread cannot be started (the
+ * @retval hipFileHipDriverError  The GPU runtime does not know the stream (code in
+ *                                hip_drv_err).
+ * @retval hipFileInternalError   The stream-ordered I/O threads cannot be started (the
  *                                registration is undone).
  * @par Thread safety
  * Safe from any thread.
@@ -1176,7 +1186,9 @@ HIPFILE_API hipFileError_t hipFileStreamRegister(hipStream_t stream, unsigned fl
 /**
  * @brief Forgets a registered stream.
  *
- * Waits until the operations queued on the stream have finished, then frees its buffers.
+ * Waits until the operations queued on the stream have finished, then forgets the
+ * registration.  A registration of a stream that was destroyed meanwhile (without being
+ * deregistered) is forgotten too.
  *
  * @param stream  A registered stream.
  * @return hipFileSuccess, or the status below in .err.
@@ -1184,8 +1196,7 @@ HIPFILE_API hipFileError_t hipFileStreamRegister(hipStream_t stream, unsigned fl
  * @par Thread safety
  * Safe from any thread; it may wait for the stream's queued work.
  * @par Differences
- * As AMD's hipFile 0.5; this library waits for the stream's queued operations before it
- * frees the stream's buffers.
+ * As AMD's hipFile 0.5; this library waits for the stream's queued operations first.
  */
 HIPFILE_API hipFileError_t hipFileStreamDeregister(hipStream_t stream);
 

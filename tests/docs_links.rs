@@ -13,14 +13,6 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Links to files that another change of this week adds. Each is accepted only while the file
-/// does not exist; once it does, its links and anchors are checked like any other. Remove an
-/// entry when its file has landed.
-const PENDING: &[&str] = &[
-    // Written by the security work, in parallel with the documentation.
-    "docs/security.md",
-];
-
 /// The Markdown files whose links are checked.
 fn documents() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = [
@@ -209,10 +201,7 @@ fn broken_links(doc: &Path) -> Vec<String> {
                 join(doc.parent().unwrap(), path)
             };
             if !file.exists() {
-                let pending = PENDING.iter().any(|p| root().join(p) == file);
-                if !pending {
-                    broken.push(format!("{where_}: {} does not exist", relative(&file)));
-                }
+                broken.push(format!("{where_}: {} does not exist", relative(&file)));
                 continue;
             }
             if let Some(anchor) = anchor {

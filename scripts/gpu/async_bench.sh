@@ -2,9 +2,10 @@
 # T6: stream-ordered reads (hipFileReadAsync) against the synchronous calls, in one run, page
 # cache -> device: 64 MiB reads with 8 in flight, as one stream x 8 queued and as 8 streams x 1,
 # side by side with the synchronous T1 shape (1 GiB reads, one thread) and synchronous 64 MiB
-# reads; in rounds (queue 8, wait for the streams) and kept in flight (`--keep-in-flight`: a new
-# read as soon as the oldest is done); with the default per-stream bounce buffers
-# (HIPFILE_ASYNC_BUFFER_SIZE 16 MiB) and with 128 MiB of them. The async rows also give the submitting thread's microseconds per call.
+# reads from 8 threads; each async shape on streams registered with the three FIXED flags
+# (`fixed`: size and offsets read at submission) and on unregistered streams (`none`), in rounds
+# (queue 8, wait for the streams) and kept in flight (`--keep-in-flight`: a new read as soon as
+# the oldest is done). The async rows also give the submitting thread's microseconds per call.
 # Run from the repository root with .gpu/ carried; about a minute; prints one table at the end.
 #
 #   scripts/gpu/async_bench.sh [DIR]     DIR: where the 4 GiB test file goes (default /tmp)
@@ -40,13 +41,12 @@ PY
 echo "== T6: 64 MiB reads, 8 in flight, page cache -> device (4 GiB per run, median of 3)"
 "$HF" bench --file "$F" --size 4G --io-size 64M --threads 8 --repeat 1 >/dev/null 2>&1  # creates and warms the file
 run sync_T1_1g_t1                   "" --io-size 1G --threads 1
-run sync_64m_t1                     "" --io-size 64M --threads 1
 run sync_64m_t8                     "" --io-size 64M --threads 8
-run async_64m_1stream_x8            "" --io-size 64M --api async --streams 1 --depth 8
-run async_64m_8streams_x1           "" --io-size 64M --api async --streams 8 --depth 1
-run async_64m_1stream_x8_kept       "" --io-size 64M --api async --streams 1 --depth 8 --keep-in-flight
-run async_64m_8streams_x1_kept      "" --io-size 64M --api async --streams 8 --depth 1 --keep-in-flight
-run async_64m_1stream_x8_buf128m    "HIPFILE_ASYNC_BUFFER_SIZE=134217728" --io-size 64M --api async --streams 1 --depth 8
-run async_64m_8streams_x1_buf128m   "HIPFILE_ASYNC_BUFFER_SIZE=134217728" --io-size 64M --api async --streams 8 --depth 1
+for flags in fixed none; do
+    run async_64m_1stream_x8_$flags        "" --io-size 64M --api async --stream-flags $flags --streams 1 --depth 8
+    run async_64m_8streams_x1_$flags       "" --io-size 64M --api async --stream-flags $flags --streams 8 --depth 1
+    run async_64m_1stream_x8_kept_$flags   "" --io-size 64M --api async --stream-flags $flags --streams 1 --depth 8 --keep-in-flight
+    run async_64m_8streams_x1_kept_$flags  "" --io-size 64M --api async --stream-flags $flags --streams 8 --depth 1 --keep-in-flight
+done
 } 2>&1 | tee "$OUT/async_bench.txt"
 rm -f "$F"

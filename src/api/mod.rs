@@ -371,12 +371,22 @@ pub struct GpuStream {
 }
 
 impl GpuStream {
-    /// A new registered stream.
+    /// A new stream registered with no flags.
     pub fn new() -> Result<GpuStream> {
+        GpuStream::with_flags(Some(0))
+    }
+
+    /// A new stream, registered with `HIPFILE_STREAM_*` bits `flags` (`None`: not registered).
+    pub fn with_flags(flags: Option<u32>) -> Result<GpuStream> {
+        let flags = flags
+            .map(crate::driver::ordered::StreamFlags::from_bits)
+            .transpose()?;
         let handle = runtime::runtime().stream_create()?;
-        if let Err(e) = driver().register_stream(handle, Default::default()) {
-            runtime::runtime().stream_destroy(handle);
-            return Err(e);
+        if let Some(flags) = flags {
+            if let Err(e) = driver().register_stream(handle, flags) {
+                runtime::runtime().stream_destroy(handle);
+                return Err(e);
+            }
         }
         Ok(GpuStream { handle })
     }
@@ -419,7 +429,8 @@ impl Drop for StreamMark {
 
 impl Drop for GpuStream {
     fn drop(&mut self) {
-        let _ = driver().streams().deregister(self.handle);
+        // Waits for the operations queued on it (an unregistered stream: nothing to forget).
+        let _ = driver().deregister_stream(self.handle);
         runtime::runtime().stream_destroy(self.handle);
     }
 }

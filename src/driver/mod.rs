@@ -239,11 +239,6 @@ impl Driver {
         }
     }
 
-    /// Registered streams.
-    pub fn streams(&self) -> &streams::StreamRegistry {
-        &self.streams
-    }
-
     /// Implicit open without anything else (the async calls on a closed
     /// driver). Returns whether the driver was closed.
     pub fn open_if_closed(&self) -> bool {
@@ -598,9 +593,17 @@ impl Driver {
         self.streams.register(rt, stream, flags)?;
         let session = self.state.read().session.clone();
         if let Some(session) = session {
-            let device = rt.stream_device(stream)?;
-            // A device where the kernel cannot run serves its streams at submission.
-            let _ = self.ordered(&session)?.prepare(device);
+            let ordered = match self.ordered(&session) {
+                Ok(o) => o,
+                Err(e) => {
+                    let _ = self.streams.deregister(stream);
+                    return Err(e);
+                }
+            };
+            // A device where the kernel cannot run serves its streams at submission (logged).
+            if let Ok(device) = rt.stream_device(stream) {
+                let _ = ordered.prepare(device);
+            }
         }
         Ok(())
     }

@@ -501,6 +501,8 @@ struct AsyncShape {
     read: bool,
     /// Keep them all in flight (a new one as soon as the oldest is done) instead of rounds.
     keep_in_flight: bool,
+    /// The streams' registration flags (`None`: not registered).
+    flags: Option<u32>,
 }
 
 /// `--api async`. In rounds (the default), each round queues up to `streams * depth`
@@ -519,7 +521,7 @@ fn async_ops(
 ) -> Result<Vec<f64>, String> {
     let what = if shape.read { "read" } else { "write" };
     let queues = (0..shape.streams)
-        .map(|_| GpuStream::new())
+        .map(|_| GpuStream::with_flags(shape.flags))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("cannot create a GPU stream: {}", lib_text(&e)))?;
     let timed = shared.duration.is_some();
@@ -1098,6 +1100,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
                                     slot_len: io_size,
                                     read,
                                     keep_in_flight: a.keep_in_flight,
+                                    flags: a.stream_flags.0,
                                 },
                                 sh,
                             ),
@@ -1236,6 +1239,10 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             .with(
                 "keep_in_flight",
                 (a.api == Api::Async).then_some(a.keep_in_flight),
+            )
+            .with(
+                "stream_flags",
+                (a.api == Api::Async).then(|| a.stream_flags.to_string()),
             )
             .with(
                 "submit_us",

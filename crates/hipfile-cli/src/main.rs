@@ -246,6 +246,11 @@ pub struct BenchArgs {
     /// for every stream.
     #[arg(long)]
     pub keep_in_flight: bool,
+    /// With --api async: how the streams are registered: `none` (not registered), `fixed` (all
+    /// three HIPFILE_STREAM_FIXED_* flags: size and offsets read at submission) or the
+    /// HIPFILE_STREAM_* bits as a number (0-15).
+    #[arg(long, value_name = "FLAGS", default_value = "0", value_parser = parse_stream_flags)]
+    pub stream_flags: StreamRegistration,
     /// With --api batch: operations each thread keeps in flight (1-128).
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=128))]
     pub batch_depth: u32,
@@ -502,6 +507,34 @@ fn main() -> ExitCode {
             errln!("hipfile: {e}");
             ExitCode::FAILURE
         }),
+    }
+}
+
+/// How `bench --api async` registers its streams (`--stream-flags`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamRegistration(pub Option<u32>);
+
+impl std::fmt::Display for StreamRegistration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            None => f.write_str("none"),
+            Some(7) => f.write_str("fixed"),
+            Some(bits) => write!(f, "{bits}"),
+        }
+    }
+}
+
+/// `none`, `fixed` or a number of HIPFILE_STREAM_* bits (0-15).
+fn parse_stream_flags(s: &str) -> Result<StreamRegistration, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "none" => Ok(StreamRegistration(None)),
+        "fixed" => Ok(StreamRegistration(Some(7))),
+        n => match n.parse::<u32>() {
+            Ok(bits) if bits <= 15 => Ok(StreamRegistration(Some(bits))),
+            _ => Err(format!(
+                "'{s}': none, fixed, or HIPFILE_STREAM_* bits from 0 to 15"
+            )),
+        },
     }
 }
 

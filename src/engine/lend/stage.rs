@@ -45,7 +45,7 @@ const MAX_BLOCKS: usize = kernel::MAX_BLOCKS as usize;
 /// Ring entries: at least the number of slots, and a power of two so serials wrap cleanly.
 const RING_LEN: u32 = 256;
 /// Slot data is placed at the device address's offset modulo this, so the kernel copies whole
-/// 16-byte words (stage.cu's fast path needs source and destination congruent).
+/// 16-byte words (stage.c's fast path needs source and destination congruent).
 const CONGRUENCE: usize = 16;
 /// Slack after each slot's data, so each slot starts page-aligned (direct I/O) whatever the
 /// shift.

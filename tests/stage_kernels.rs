@@ -1,0 +1,76 @@
+//! The staging kernel's embedded images (`src/runtime/stage/stage.ptx` and `amdgpu/*.hsaco`)
+//! are what `scripts/stage_kernels.sh` builds from `stage.c`: rebuilt here and compared byte for
+//! byte when LLVM 19 is installed. CI installs it (`.ci/run` sets `HIPFILE_REQUIRE_LLVM19=1`, so
+//! the test fails there rather than skip); elsewhere it skips and says so.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn llvm19() -> bool {
+    ["clang", "ld.lld"]
+        .iter()
+        .all(|t| Path::new("/usr/lib/llvm-19/bin").join(t).exists())
+}
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_embedded_kernels_are_what_the_source_builds() {
+    if !llvm19() {
+        assert!(
+            std::env::var_os("HIPFILE_REQUIRE_LLVM19").is_none(),
+            "HIPFILE_REQUIRE_LLVM19 is set but clang-19 and lld-19 are not installed"
+        );
+        eprintln!("LLVM 19 (clang-19, lld-19) is not installed: the staging kernel is not rebuilt");
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("hipfile-stage-kernels-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let run = Command::new("bash")
+        .arg(root().join("scripts/stage_kernels.sh"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "stage_kernels.sh failed:\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stage = root().join("src/runtime/stage");
+    let built = std::fs::read(out.join("stage.ptx")).unwrap();
+    assert!(
+        built == std::fs::read(stage.join("stage.ptx")).unwrap(),
+        "stage.ptx differs from what stage.c builds: run scripts/stage_kernels.sh"
+    );
+    let (want, got) = (files(&stage.join("amdgpu")), files(&out.join("amdgpu")));
+    assert_eq!(
+        want.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+        got.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+    for ((name, a), (_, b)) in want.iter().zip(&got) {
+        assert!(
+            a == b,
+            "{name} differs from what stage.c builds: run scripts/stage_kernels.sh"
+        );
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
