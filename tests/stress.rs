@@ -4,7 +4,9 @@
 //! * Workers read and write random ranges (4 KiB edges, unaligned, up to 1 MiB, near EOF) of four
 //!   shared files through their own handles, into device, registered-device and host memory;
 //!   toggle their buffer and file registrations; run batches of reads and writes that they reap,
-//!   cancel or destroy in flight; change live driver settings (`hipFileDriverSet*`) during
+//!   cancel or destroy in flight; queue stream-ordered reads and writes on streams they create,
+//!   sometimes register (with random FIXED flags), and destroy afterwards, sometimes without
+//!   deregistering them first; change live driver settings (`hipFileDriverSet*`) during
 //!   everyone's I/O; read statistics.
 //! * The model: each file is split into 64 KiB blocks, each a `RwLock` over its bytes. A request
 //!   holds the locks of the blocks it touches (ascending order, shared for reads, exclusive for
@@ -32,6 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
+use common::async_ops;
 use common::*;
 
 const FILES: usize = 4;
@@ -164,6 +167,8 @@ struct Figures {
     batch_ops: AtomicU64,
     batch_cancels: AtomicU64,
     batch_destroys: AtomicU64,
+    stream_ops: AtomicU64,
+    streams: AtomicU64,
     registrations: AtomicU64,
     settings: AtomicU64,
     storms: AtomicU64,
@@ -260,7 +265,8 @@ impl Worker {
                 }
                 sh.figures.registrations.fetch_add(1, Ordering::Relaxed);
             }
-            16..=18 => self.batch(sh),
+            16..=17 => self.batch(sh),
+            18 => self.stream_ordered(sh),
             _ => self.settings(sh),
         }
     }
@@ -329,6 +335,82 @@ impl Worker {
         sh.figures
             .bytes_checked
             .fetch_add(expect as u64, Ordering::Relaxed);
+    }
+
+    /// Stream-ordered reads and writes on distinct blocks of one file, queued on a stream made
+    /// for them (registered with random flags, or not), checked once the stream is synchronised;
+    /// the stream is then destroyed, sometimes without being deregistered (its address may come
+    /// back for another thread's stream, which must not inherit the registration).
+    fn stream_ordered(&mut self, sh: &Shared) {
+        let f = self.rng.below(FILES);
+        let fh = self.handle(f);
+        let n = 1 + self.rng.below(self.bufs.len().min(3));
+        let mut blocks: Vec<usize> = (0..n).map(|_| self.rng.below(BLOCKS)).collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        let mut stream = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (sim().stream_create)(&mut stream) }, 0);
+        let registered = self.rng.chance(2);
+        if registered {
+            let flags = self.rng.below(16) as u32;
+            check_code("hipFileStreamRegister", hipFileStreamRegister(stream, flags));
+        }
+        sh.figures.streams.fetch_add(1, Ordering::Relaxed);
+        let raw = async_ops::Raw(stream);
+        let mut ops = Vec::new();
+        let mut locks = Vec::new();
+        for (k, &b) in blocks.iter().enumerate() {
+            let size = 1 + self.rng.below(BLOCK);
+            let off = b * BLOCK + self.rng.below(BLOCK - size + 1);
+            let write = self.rng.chance(2);
+            let data = pattern(size, self.rng.next());
+            locks.push(if write {
+                sh.model.write(f, off, size)
+            } else {
+                sh.model.read(f, off, size)
+            });
+            let p = self.bufs[k].dev.ptr;
+            let mut params = async_ops::Params::new(size, off as i64, 0);
+            sh.at(self.t, "hipFile{Read,Write}Async");
+            let e = if write {
+                sim().upload(p, &data);
+                async_ops::write_async(fh, p, &mut params, &raw)
+            } else {
+                async_ops::read_async(fh, p, &mut params, &raw)
+            };
+            check_code("hipFile{Read,Write}Async", e);
+            ops.push((off, size, write, data, p, params));
+        }
+        sh.at(self.t, "hipStreamSynchronize");
+        // SAFETY: a stream of the simulator we created.
+        assert_eq!(unsafe { (sim().stream_synchronize)(stream) }, 0);
+        for ((off, size, write, data, p, params), held) in ops.into_iter().zip(locks.iter_mut()) {
+            assert_eq!(
+                params.result(),
+                size as isize,
+                "stream-ordered {} ({size} at {off}) of file {f}",
+                if write { "write" } else { "read" }
+            );
+            if write {
+                held.store(off, &data);
+            } else if sim().download(p, size) != held.bytes(off, size) {
+                panic!(
+                    "thread {}: a stream-ordered read ({size} at {off}) of file {f} differs from the model",
+                    self.t
+                );
+            }
+            sh.figures.stream_ops.fetch_add(1, Ordering::Relaxed);
+            sh.figures
+                .bytes_checked
+                .fetch_add(size as u64, Ordering::Relaxed);
+        }
+        drop(locks);
+        if registered && self.rng.chance(2) {
+            check_code("hipFileStreamDeregister", hipFileStreamDeregister(stream));
+        }
+        // SAFETY: created above; its work has run.
+        unsafe { (sim().stream_destroy)(stream) };
     }
 
     /// A batch of reads and writes on distinct blocks, then reaped, cancelled or destroyed.
@@ -762,7 +844,8 @@ fn run_stress() {
     let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
     println!(
         "stress: {threads} threads x {:.1} s: {} reads and {} writes checked ({} MiB compared), \
-         {} batch operations ({} cancels, {} destroys in flight), {} registrations toggled, \
+         {} batch operations ({} cancels, {} destroys in flight), {} stream-ordered operations on \
+         {} streams, {} registrations toggled, \
          {} live settings, {} storms ({} opens); fds {} -> {}, threads {} -> {}, pinned bytes \
          {} -> {}, RSS {} -> {} KiB",
         elapsed.as_secs_f64(),
@@ -772,6 +855,8 @@ fn run_stress() {
         load(&f.batch_ops),
         load(&f.batch_cancels),
         load(&f.batch_destroys),
+        load(&f.stream_ops),
+        load(&f.streams),
         load(&f.registrations),
         load(&f.settings),
         load(&f.storms),

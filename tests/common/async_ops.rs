@@ -12,6 +12,15 @@ pub trait RawStream {
     fn raw(&self) -> *mut c_void;
 }
 
+/// A stream handle the caller owns (creates and destroys) itself.
+pub struct Raw(pub *mut c_void);
+
+impl RawStream for Raw {
+    fn raw(&self) -> *mut c_void {
+        self.0
+    }
+}
+
 /// The by-reference parameters of one operation (kept at a stable address until the stream
 /// has passed it).
 #[derive(Debug)]

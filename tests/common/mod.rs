@@ -270,6 +270,7 @@ pub struct Sim {
     pub get_device: unsafe extern "C" fn(*mut c_int) -> HipError,
     pub stream_create: unsafe extern "C" fn(*mut *mut c_void) -> HipError,
     pub stream_destroy: unsafe extern "C" fn(*mut c_void) -> HipError,
+    pub stream_synchronize: unsafe extern "C" fn(*mut c_void) -> HipError,
     pub pointer_get_attributes:
         unsafe extern "C" fn(*mut HipPointerAttribute, *const c_void) -> HipError,
     counter: unsafe extern "C" fn(*const c_char) -> u64,
@@ -308,6 +309,7 @@ pub fn sim() -> &'static Sim {
             get_device: load!(lib, "hipGetDevice"),
             stream_create: load!(lib, "hipStreamCreate"),
             stream_destroy: load!(lib, "hipStreamDestroy"),
+            stream_synchronize: load!(lib, "hipStreamSynchronize"),
             pointer_get_attributes: load!(lib, "hipPointerGetAttributes"),
             counter: load!(lib, "hipsimCounter"),
             reset: load!(lib, "hipsimResetCounters"),
