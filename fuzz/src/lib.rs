@@ -1374,7 +1374,7 @@ impl World {
             0 => u.arbitrary()?,
             _ => u.int_in_range(0..=15)?,
         };
-        match u.int_in_range(0..=4)? {
+        match u.int_in_range(0..=5)? {
             0 if self.streams.len() < 4 => {
                 let mut s = std::ptr::null_mut();
                 // SAFETY: valid out-pointer.
@@ -1406,9 +1406,28 @@ impl World {
                     self.streams[i].1 = false;
                 }
             }
+            4 => {
+                // Destroy a stream, deregistered first or not (the next stream the simulator
+                // creates may get its address, and must not inherit its registration).
+                if !self.streams.is_empty() {
+                    let i = u.choose_index(self.streams.len())?;
+                    let (st, registered) = self.streams.swap_remove(i);
+                    if registered && u.arbitrary::<bool>()? {
+                        check_err("hipFileStreamDeregister", hipFileStreamDeregister(st));
+                    }
+                    // SAFETY: our stream; its queued operations were waited for.
+                    unsafe { (sim().stream_destroy)(st) };
+                }
+            }
             _ => {
-                // The stream-ordered calls on the NULL stream; a queued operation is waited for
-                // before its parameters (locals here) go away, and its result checked.
+                // The stream-ordered calls on one of our streams or the NULL stream; a queued
+                // operation is waited for before its parameters (locals here) go away, and its
+                // result checked.
+                let stream = if self.streams.is_empty() || u.arbitrary::<bool>()? {
+                    std::ptr::null_mut()
+                } else {
+                    self.streams[u.choose_index(self.streams.len())?].0
+                };
                 let (fh, _) = self.pick_handle(u)?;
                 let mut size = size_edge(u)?;
                 let mut foff: hoff_t = 0;
@@ -1437,16 +1456,13 @@ impl World {
                         p(4, (&mut foff as *mut hoff_t).cast()).cast(),
                         p(8, (&mut boff as *mut hoff_t).cast()).cast(),
                         p(16, (&mut bytes as *mut libc::ssize_t).cast()).cast(),
-                        std::ptr::null_mut(),
+                        stream,
                     )
                 };
                 check_err("hipFile{Read,Write}Async", e);
                 if e.err == 0 {
-                    // SAFETY: the NULL stream.
-                    assert_eq!(
-                        unsafe { (sim().stream_synchronize)(std::ptr::null_mut()) },
-                        0
-                    );
+                    // SAFETY: the NULL stream or one of ours.
+                    assert_eq!(unsafe { (sim().stream_synchronize)(stream) }, 0);
                     // SAFETY: written by the stream's worker, which is done with it now.
                     let n = unsafe { std::ptr::read_volatile(&bytes) };
                     check_ssize("hipFile{Read,Write}Async result", n, size.min(0x7fff_f000));
