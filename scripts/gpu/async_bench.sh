@@ -2,7 +2,7 @@
 # T6: stream-ordered reads (hipFileReadAsync) against the synchronous calls, in one run, page
 # cache -> device: 64 MiB reads with 8 in flight, as one stream x 8 queued and as 8 streams x 1,
 # side by side with the synchronous T1 shape (1 GiB reads, one thread) and synchronous 64 MiB
-# reads from 8 threads; each async shape on streams registered with the three FIXED flags
+# reads from 1 thread (one at a time, as one stream runs its operations) and from 8 threads; each async shape on streams registered with the three FIXED flags
 # (`fixed`: size and offsets read at submission) and on unregistered streams (`none`), in rounds
 # (queue 8, wait for the streams) and kept in flight (`--keep-in-flight`: a new read as soon as
 # the oldest is done). The async rows also give the submitting thread's microseconds per call.
@@ -41,6 +41,7 @@ PY
 echo "== T6: 64 MiB reads, 8 in flight, page cache -> device (4 GiB per run, median of 3)"
 "$HF" bench --file "$F" --size 4G --io-size 64M --threads 8 --repeat 1 >/dev/null 2>&1  # creates and warms the file
 run sync_T1_1g_t1                   "" --io-size 1G --threads 1
+run sync_64m_t1                     "" --io-size 64M --threads 1
 run sync_64m_t8                     "" --io-size 64M --threads 8
 for flags in fixed none; do
     run async_64m_1stream_x8_$flags        "" --io-size 64M --api async --stream-flags $flags --streams 1 --depth 8
