@@ -348,16 +348,28 @@ fn range(i: usize) -> Option<(u64, u64)> {
     Some((lo, gpu::bar1_kib_of(0).ok().flatten().unwrap_or(0)))
 }
 
-/// The checks of a legacy setter's value (KiB): one whose byte count does not fit a `size_t`
-/// is no size (`CU_FILE_INVALID_VALUE`, as NVIDIA's library answers `SIZE_MAX`); 0 and values
-/// outside the parameter's range are `CU_FILE_DRIVER_UNSUPPORTED_LIMIT`.
+/// The checks of a legacy setter's value (KiB) against its parameter's range.
 fn in_range(i: usize, v: usize) -> Result<(), CUfileError_t> {
-    if v > usize::MAX / 1024 {
+    legacy_status(i, v as u64, range(i).unwrap_or((0, 0)))
+}
+
+/// The status NVIDIA's library gives a legacy setter's value `v` (KiB) of size parameter `i`
+/// whose range is `(lo, hi)` (`hi` 0: no known bound). 0 and values below the range are
+/// `CU_FILE_DRIVER_UNSUPPORTED_LIMIT`. Above it, the two sizes bounded by the GPU (device
+/// cache and pinned memory, at most its BAR1) answer `CU_FILE_INVALID_VALUE`, as does a size
+/// whose byte count no `size_t` holds where the bound is unknown: that is no amount of GPU
+/// memory; the others (direct I/O size, poll threshold) `CU_FILE_DRIVER_UNSUPPORTED_LIMIT`,
+/// `SIZE_MAX` included.
+fn legacy_status(i: usize, v: u64, (lo, hi): (u64, u64)) -> Result<(), CUfileError_t> {
+    if v == 0 || v < lo {
+        return Err(CUfileError_t::op(code::DRIVER_UNSUPPORTED_LIMIT));
+    }
+    let gpu_bound = SIZE[i].range.is_some_and(|(_, max)| max == 0);
+    let above = hi != 0 && v > hi;
+    if gpu_bound && (above || v > usize::MAX as u64 / 1024) {
         return Err(CUfileError_t::op(code::INVALID_VALUE));
     }
-    let (lo, hi) = range(i).unwrap_or((0, 0));
-    let v = v as u64;
-    if v == 0 || v < lo || (hi != 0 && v > hi) {
+    if above {
         return Err(CUfileError_t::op(code::DRIVER_UNSUPPORTED_LIMIT));
     }
     Ok(())
@@ -805,4 +817,58 @@ pub unsafe extern "C" fn cuFileExportPCIeTopology(filename: *const c_char) -> CU
         std::fs::write(&path, "// Topology file for cuFile.\nnull\n")
             .map_err(|_| CUfileError_t::op(code::INVALID_VALUE))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parameter's range with the GPU-dependent maximum set to `bar1` KiB, as [`range`]
+    /// makes it.
+    fn with_bar1(i: usize, bar1: u64) -> (u64, u64) {
+        let (lo, hi) = SIZE[i].range.unwrap();
+        (lo, if hi == 0 { bar1 } else { hi })
+    }
+
+    #[test]
+    fn legacy_setters_answer_as_nvidia_s_did_on_the_h200() {
+        // What NVIDIA's 1.15 library answered on the H200, whose BAR1 is 256 GiB.
+        const BAR1: u64 = 268_435_456;
+        const OK: c_int = 0;
+        const LIMIT: c_int = code::DRIVER_UNSUPPORTED_LIMIT;
+        const INVALID: c_int = code::INVALID_VALUE;
+        let max = usize::MAX as u64;
+        let cases: [(usize, u64, c_int); 13] = [
+            (5, 1024, OK),
+            (5, 0, LIMIT),
+            (5, 1 << 40, LIMIT),
+            (5, max, LIMIT),
+            (6, max, INVALID),
+            (6, 131_072, OK),
+            (8, max, INVALID),
+            (8, 16, LIMIT),
+            (8, max / 1024 + 1, INVALID),
+            (8, 536_870_912, INVALID),
+            (8, 33_554_432, OK),
+            (10, 8, OK),
+            (10, max, LIMIT),
+        ];
+        for (i, v, want) in cases {
+            let got = legacy_status(i, v, with_bar1(i, BAR1))
+                .err()
+                .map_or(OK, |e| e.err);
+            assert_eq!(got, want, "parameter {i}, {v} KiB");
+        }
+    }
+
+    #[test]
+    fn without_a_known_bar1_only_sizes_no_size_t_holds_are_refused_above() {
+        let max = usize::MAX as u64;
+        let status = |i: usize, v: u64| legacy_status(i, v, with_bar1(i, 0)).err().map(|e| e.err);
+        assert_eq!(status(8, max), Some(code::INVALID_VALUE));
+        assert_eq!(status(6, max / 1024 + 1), Some(code::INVALID_VALUE));
+        assert_eq!(status(6, max / 1024), None);
+        assert_eq!(status(8, 536_870_912), None);
+        assert_eq!(status(8, 16), Some(code::DRIVER_UNSUPPORTED_LIMIT));
+    }
 }

@@ -246,10 +246,11 @@ unsafe fn fill(out: *mut u8, which: Stats) -> Result<(), CUfileError_t> {
         Stats::L2 => 2,
         Stats::L3 => 3,
     };
-    need_open()?;
+    // NULL is refused first, while closed too (as NVIDIA's library does).
     if out.is_null() {
         return Err(CUfileError_t::op(code::INVALID_VALUE));
     }
+    need_open()?;
     let now = current()?;
     let st = state();
     if st.stats.level < needed {
