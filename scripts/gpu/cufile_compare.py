@@ -537,9 +537,11 @@ class Child:
             for i in (0, 5):
                 v = self.filled(1)
                 self.rec("bool_get[%d] %s" % (i, phase), "cuFileGetParameterBool", i, v, out=(v,))
-            for i in (0, 2):
-                v = self.filled(64)
-                self.rec("string_get[%d] len 64 %s" % (i, phase), "cuFileGetParameterString", i, v, 64, out=(v,))
+            # The log directory (longer than 8 bytes) also into buffers too short for it: cut, as
+            # the log file path is, or refused, as the logging level is?
+            for i, n in ((0, 64), (2, 64), (2, 8), (2, 1)):
+                v = self.filled(n)
+                self.rec("string_get[%d] len %d %s" % (i, n, phase), "cuFileGetParameterString", i, v, n, out=(v,))
             p = self.filled(56)
             self.rec("properties %s" % phase, "cuFileDriverGetProperties", p, out=(p,))
 
