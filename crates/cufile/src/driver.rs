@@ -6,10 +6,11 @@ use std::ffi::{c_char, c_int};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::abi::{code, CUfileDrvPropsNvfs, CUfileDrvProps_t, CUfileError_t};
-use crate::engine::{engine, Engine};
+use crate::engine::{cu, eng, engine, Engine};
 use crate::hip_abi::*;
 use crate::params::{self, Home, Slabs, BOOL, SIZE, STRING_COUNT};
-use crate::{boundary_op, config, gpu, log, stats};
+use crate::window::Window;
+use crate::{boundary_op, config, gpu, log};
 
 /// Everything this library keeps besides the engine.
 pub struct State {
@@ -26,7 +27,7 @@ pub struct State {
     pub p2p: [u32; 15],
     /// `cuFileSetStatsLevel` (overrides `profile.cufile_stats`).
     pub stats_level_set: Option<u64>,
-    pub stats: stats::Window,
+    pub stats: Window,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -51,7 +52,7 @@ pub fn state() -> StateGuard {
         gpu_slabs: None,
         p2p: [0; 15],
         stats_level_set: None,
-        stats: stats::Window::default(),
+        stats: Window::default(),
     });
     StateGuard(g)
 }
@@ -71,37 +72,12 @@ impl std::ops::DerefMut for StateGuard {
     }
 }
 
-/// The engine, or the status every call answers without one.
-pub fn eng() -> Result<&'static Engine, CUfileError_t> {
-    engine().ok_or(CUfileError_t::op(code::PLATFORM_NOT_SUPPORTED))
-}
-
-/// A hipFile failure as a cuFile status: the codes 5001–5038 are the same numbers; a GPU
-/// runtime failure (`hipFileHipDriverError`) is `CU_FILE_CUDA_DRIVER_ERROR` with the engine's
-/// `hip_drv_err` as `cu_err`. On NVIDIA that is the CUDA driver's `CUresult` for every code
-/// HIP has a twin of (the same number), and 999 (`CUDA_ERROR_UNKNOWN` too) for the others.
-pub fn cu(e: HipError) -> CUfileError_t {
-    match e.err {
-        HIP_DRIVER_ERROR => CUfileError_t {
-            err: code::CUDA_DRIVER_ERROR,
-            cu_err: e.hip_drv_err,
-        },
-        HIP_IO_MAX_ERROR => CUfileError_t::op(code::INTERNAL_ERROR),
-        other => CUfileError_t::op(other),
-    }
-}
-
-/// Whether the engine's driver is open.
-pub fn is_open(e: &Engine) -> bool {
-    e.use_count() > 0
-}
-
 /// `cuFileDriverOpen`, and every implicit open: at use count 0 the configuration is read and
 /// applied before the engine opens.
 pub fn open() -> Result<(), CUfileError_t> {
     let e = eng()?;
     let mut st = state();
-    if is_open(e) {
+    if e.is_open() {
         return e.driver_open().map_err(cu);
     }
     first_open(e, &mut st)
@@ -111,11 +87,11 @@ pub fn open() -> Result<(), CUfileError_t> {
 /// stream calls); an implicit open counts, as cuFile's does.
 pub fn ensure_open() -> Result<&'static Engine, CUfileError_t> {
     let e = eng()?;
-    if is_open(e) {
+    if e.is_open() {
         return Ok(e);
     }
     let mut st = state();
-    if !is_open(e) {
+    if !e.is_open() {
         first_open(e, &mut st)?;
     }
     Ok(e)
@@ -225,7 +201,7 @@ pub fn close() -> Result<(), CUfileError_t> {
     let e = eng()?;
     let mut st = state();
     e.driver_close().map_err(cu)?;
-    if !is_open(e) {
+    if !e.is_open() {
         st.p2p = [0; 15];
         st.stats.closed();
     }
@@ -387,7 +363,7 @@ fn legacy(
     in_range(i, kib)?;
     let e = eng()?;
     let mut st = state();
-    if is_open(e) {
+    if e.is_open() {
         drop(st);
         return limit(apply(e));
     }
@@ -459,7 +435,7 @@ fn index(param: c_int, count: usize) -> Result<usize, CUfileError_t> {
 
 /// Setters stage, and only while the driver is closed.
 fn closed_for_setting(e: &Engine) -> Result<(), CUfileError_t> {
-    if is_open(e) {
+    if e.is_open() {
         Err(CUfileError_t::op(code::DRIVER_ALREADY_OPEN))
     } else {
         Ok(())
@@ -476,7 +452,7 @@ pub unsafe extern "C" fn cuFileGetParameterSizeT(param: c_int, value: *mut usize
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
         let e = eng()?;
-        let open = is_open(e);
+        let open = e.is_open();
         let st = state();
         let v = match (SIZE[i].home, open, st.staged_size[i]) {
             (_, false, Some(v)) => v as usize,
@@ -513,7 +489,7 @@ pub unsafe extern "C" fn cuFileGetParameterBool(param: c_int, value: *mut bool) 
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
         let e = eng()?;
-        let open = is_open(e);
+        let open = e.is_open();
         let st = state();
         let v = match (BOOL[i].home, open, st.staged_bool[i]) {
             (_, false, Some(v)) => v,
@@ -552,13 +528,13 @@ pub unsafe extern "C" fn cuFileGetParameterString(
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
         let e = eng()?;
-        let open = is_open(e);
+        let open = e.is_open();
         let st = state();
         let v = match (open, &st.staged_string[i]) {
             (false, Some(v)) => v.clone(),
             // Ignored in secure-execution mode, as when opening the log: never reported either.
             _ if i == params::STRING_ENV_LOGFILE_PATH => {
-                crate::config::path_var("CUFILE_LOGFILE_PATH")
+                crate::env::path_var("CUFILE_LOGFILE_PATH")
                     .ok_or(CUfileError_t::op(code::INVALID_VALUE))?
             }
             _ if i == params::STRING_LOGGING_LEVEL && open => log::level_name().to_string(),

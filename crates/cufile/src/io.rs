@@ -3,8 +3,8 @@
 use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::driver::{cu, eng, ensure_open};
-use crate::engine::Engine;
+use crate::driver::ensure_open;
+use crate::engine::{cu, eng, Engine};
 use crate::hip_abi::*;
 use crate::{boundary, boundary_op};
 
@@ -87,7 +87,7 @@ pub extern "C" fn cuFileBufDeregister(base: *const c_void) -> CUfileError_t {
         }
         let e = eng()?;
         // The final close dropped every registration: cuFile answers "closing" then.
-        if !crate::driver::is_open(e) {
+        if !e.is_open() {
             return Err(CUfileError_t::op(code::DRIVER_CLOSING));
         }
         e.buf_deregister(base).map_err(cu)
@@ -308,7 +308,7 @@ pub unsafe extern "C" fn cuFileReadv(
     boundary(fail(code::INTERNAL_ERROR), || {
         // SAFETY: forwarded contract.
         let r = unsafe { vectored(false, fh, iov, iovcnt, file_offset) };
-        crate::stats::count_vectored(false, r);
+        crate::window::count_vectored(false, r);
         r
     })
 }
@@ -326,7 +326,7 @@ pub unsafe extern "C" fn cuFileWritev(
     boundary(fail(code::INTERNAL_ERROR), || {
         // SAFETY: forwarded contract.
         let r = unsafe { vectored(true, fh, iov, iovcnt, file_offset) };
-        crate::stats::count_vectored(true, r);
+        crate::window::count_vectored(true, r);
         r
     })
 }

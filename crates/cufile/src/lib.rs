@@ -15,6 +15,7 @@ mod abi;
 mod config;
 mod driver;
 mod engine;
+mod env;
 mod gpu;
 mod hip_abi;
 mod io;
@@ -22,6 +23,7 @@ mod log;
 mod params;
 mod stats;
 mod version;
+mod window;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
