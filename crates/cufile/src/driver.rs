@@ -5,12 +5,12 @@
 use std::ffi::{c_char, c_int};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::abi::{code, CUfileDrvPropsNvfs, CUfileDrvProps_t, CUfileError_t};
 use crate::engine::{cu, eng, engine, Engine};
 use crate::hip_abi::*;
 use crate::params::{self, Home, Slabs, BOOL, SIZE, STRING_COUNT};
 use crate::window::Window;
 use crate::{boundary_op, config, gpu, log};
+use cufile_abi::{code, CUfileDrvPropsNvfs, CUfileDrvProps_t, CUfileError_t};
 
 /// Everything this library keeps besides the engine.
 pub struct State {

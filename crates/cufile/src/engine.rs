@@ -13,8 +13,8 @@
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::OnceLock;
 
-use crate::abi::{code, CUfileError_t};
 use crate::hip_abi::*;
+use cufile_abi::{code, CUfileError_t};
 
 type Op0 = unsafe extern "C" fn() -> HipError;
 

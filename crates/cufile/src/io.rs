@@ -2,11 +2,11 @@
 
 use std::ffi::{c_int, c_uint, c_void};
 
-use crate::abi::*;
 use crate::driver::ensure_open;
 use crate::engine::{cu, eng, Engine};
 use crate::hip_abi::*;
 use crate::{boundary, boundary_op};
+use cufile_abi::*;
 
 /// # Safety
 /// `fh` and `descr` are NULL or valid (a writable handle, a readable descriptor).
@@ -22,11 +22,12 @@ pub unsafe extern "C" fn cuFileHandleRegister(
         // SAFETY: non-NULL and readable per the C contract.
         let d = unsafe { descr.read() };
         // Linux descriptors only: Win32 handles and user-space file systems are not served.
-        if d.kind != HANDLE_TYPE_OPAQUE_FD {
+        if d.type_ != HANDLE_TYPE_OPAQUE_FD {
             return Err(CUfileError_t::op(code::IO_NOT_SUPPORTED));
         }
-        // The union's `int fd`: the low half of the pointer-sized member.
-        let fd = d.handle as usize as u32 as c_int;
+        // SAFETY: every bit pattern is an `int`, and the union's first 4 bytes are the
+        // caller's (`fd` is what consumers write).
+        let fd = unsafe { d.handle.fd };
         // SAFETY: F_GETFL only inspects the descriptor table.
         if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFL) } < 0 {
             return Err(CUfileError_t::op(code::INVALID_VALUE));

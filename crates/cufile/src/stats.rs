@@ -8,12 +8,12 @@
 
 use std::ffi::c_int;
 
-use crate::abi::{code, CUfileError_t};
 use crate::boundary_op;
 use crate::driver::state;
 use crate::engine::eng;
 use crate::version::{self, Stats};
 use crate::window::{current, Window};
+use cufile_abi::{code, CUfileError_t};
 
 fn need_open() -> Result<(), CUfileError_t> {
     if eng()?.is_open() {

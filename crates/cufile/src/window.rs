@@ -10,11 +10,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::abi::{
-    CUfileError_t, PER_GPU_SIZE, STATS_L1_READV_OFFSET, STATS_L1_SIZE, STATS_L3_SIZE,
-};
 use crate::engine::{cu, eng};
 use crate::hip_abi::HIP_STATS_L1_SIZE;
+use cufile_abi::{
+    CUfileError_t, PER_GPU_SIZE, STATS_L1_READV_OFFSET, STATS_L1_SIZE, STATS_L3_SIZE,
+};
 
 pub(crate) const WORDS: usize = STATS_L3_SIZE / 8;
 
