@@ -66,6 +66,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 from cufile_probe import CUFILE_ERRORS, find_libcufile  # noqa: E402
+from cufile_types import CUfileDescr, CUfileError as Err, CUfileIOVec as IoVec  # noqa: E402
 
 FORGED = ("a value that was never a handle: -1 with 5027, as cuFile 1.17+ answers (ours reports 1180); "
           "1.15 answered EINVAL")
@@ -156,19 +157,6 @@ KNOWN = {
 }
 
 # ---- the child: one library, the whole sequence ---------------------------------------------------
-
-
-class Err(ctypes.Structure):
-    _fields_ = [("err", ctypes.c_int), ("cu_err", ctypes.c_int)]
-
-
-class Descr(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int), ("pad", ctypes.c_int), ("fd", ctypes.c_int),
-                ("pad2", ctypes.c_int), ("fs_ops", ctypes.c_void_p)]
-
-
-class IoVec(ctypes.Structure):
-    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
 
 
 SIZES = {"props": 56, "l1": 624, "l2": 1136, "l3": 5112}
@@ -405,12 +393,12 @@ class Child:
 
     def handles(self):
         def register(step, fd, kind=1, descr=True):
-            dsc = Descr(type=kind, fd=fd)
+            dsc = CUfileDescr.of_fd(fd, kind)
             fh = ctypes.c_void_p()
             self.rec("handle_register[%s]" % step, "cuFileHandleRegister", ctypes.byref(fh),
                      ctypes.byref(dsc) if descr else None)
         fh = ctypes.c_void_p()
-        self.rec("handle_register[NULL handle]", "cuFileHandleRegister", None, ctypes.byref(Descr(type=1, fd=0)))
+        self.rec("handle_register[NULL handle]", "cuFileHandleRegister", None, ctypes.byref(CUfileDescr.of_fd(0)))
         register("NULL descriptor", 0, descr=False)
         register("fd -1", -1)
         dfd = os.open(self.work, os.O_RDONLY | os.O_DIRECTORY)
