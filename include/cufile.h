@@ -649,8 +649,8 @@ CUfileError_t cuFileDriverGetProperties(CUfileDrvProps_t *props);
  * @param poll_threshold_size  Threshold in KiB, within the range of
  *                             CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB (4 and up).
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
- * @retval CU_FILE_INVALID_VALUE             The threshold in bytes does not fit a size_t.
- * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  The threshold is 0 or outside the range.
+ * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  The threshold is 0 or outside the range (SIZE_MAX
+ *                                           included); nothing is staged or applied.
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
  * @par Thread safety
  * Safe from any thread.
@@ -666,8 +666,7 @@ CUfileError_t cuFileDriverSetPollMode(bool poll, size_t poll_threshold_size);
  *
  * @param max_direct_io_size  Size in KiB.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
- * @retval CU_FILE_INVALID_VALUE             The size in bytes does not fit a size_t.
- * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  Outside 64 to 16384.
+ * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  Outside 64 to 16384 (SIZE_MAX included).
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
  * @par Thread safety
  * Safe from any thread.
@@ -684,9 +683,11 @@ CUfileError_t cuFileDriverSetMaxDirectIOSize(size_t max_direct_io_size);
  *
  * @param max_cache_size  Budget in KiB, at least 4.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
- * @retval CU_FILE_INVALID_VALUE             The budget in bytes does not fit a size_t.
- * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  0, above GPU 0's BAR1 size (where it is known),
- *                                           or a value the engine refuses (below 4).
+ * @retval CU_FILE_INVALID_VALUE             Above GPU 0's BAR1 size (the maximum
+ *                                           cuFileGetParameterMinMaxValue() reports), or,
+ *                                           where that is unknown, a budget whose byte count
+ *                                           does not fit a size_t.
+ * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  0, or a value the engine refuses (below 4).
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
  * @par Thread safety
  * Safe from any thread.
@@ -703,10 +704,11 @@ CUfileError_t cuFileDriverSetMaxCacheSize(size_t max_cache_size);
  *
  * @param max_pinned_size  Size in KiB.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
- * @retval CU_FILE_INVALID_VALUE             The size in bytes does not fit a size_t (SIZE_MAX,
- *                                           as NVIDIA's library answers it).
- * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  Below 64, or above GPU 0's BAR1 size (where it is
- *                                           known).
+ * @retval CU_FILE_INVALID_VALUE             Above GPU 0's BAR1 size (the maximum
+ *                                           cuFileGetParameterMinMaxValue() reports), or,
+ *                                           where that is unknown, a size whose byte count
+ *                                           does not fit a size_t (SIZE_MAX).
+ * @retval CU_FILE_DRIVER_UNSUPPORTED_LIMIT  Below 64.
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED    libhipfile.so.0 cannot be loaded.
  * @par Thread safety
  * Safe from any thread.
@@ -1471,8 +1473,9 @@ CUfileError_t cuFileStatsReset(void);
  *
  * @param stats  Receives the statistics.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           `stats` is NULL (checked first, while closed too), or
+ *                                         the level in force is below 1.
  * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The driver is closed.
- * @retval CU_FILE_INVALID_VALUE           `stats` is NULL, or the level in force is below 1.
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
  * @par Thread safety
  * Safe from any thread.
@@ -1488,8 +1491,9 @@ CUfileError_t cuFileGetStatsL1(CUfileStatsLevel1_t *stats);
  *
  * @param stats  Receives the statistics.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           `stats` is NULL (checked first, while closed too), or
+ *                                         the level in force is below 2.
  * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The driver is closed.
- * @retval CU_FILE_INVALID_VALUE           `stats` is NULL, or the level in force is below 2.
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
  * @par Thread safety
  * Safe from any thread.
@@ -1505,8 +1509,9 @@ CUfileError_t cuFileGetStatsL2(CUfileStatsLevel2_t *stats);
  *
  * @param stats  Receives the statistics.
  * @return CU_FILE_SUCCESS, or one of the statuses below in .err.
+ * @retval CU_FILE_INVALID_VALUE           `stats` is NULL (checked first, while closed too), or
+ *                                         the level in force is below 3.
  * @retval CU_FILE_DRIVER_NOT_INITIALIZED  The driver is closed.
- * @retval CU_FILE_INVALID_VALUE           `stats` is NULL, or the level in force is below 3.
  * @retval CU_FILE_PLATFORM_NOT_SUPPORTED  libhipfile.so.0 cannot be loaded.
  * @par Thread safety
  * Safe from any thread.

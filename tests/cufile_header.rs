@@ -18,7 +18,9 @@
 //! warning-free; `tests/cufile-exported-symbols.txt` (what `nm -D --defined-only` of the future
 //! `libcufile.so.0` must print) equals the set of functions our header declares, and NVIDIA's
 //! header declares the same set; NVIDIA's library exports exactly that set plus its ten
-//! undocumented internal helpers; and no comment of NVIDIA's header appears in ours.
+//! undocumented internal helpers; no comment of NVIDIA's header appears in ours; and the one
+//! Rust definition of the cuFile types (`crates/cufile/abi`) has the header's sizes, offsets
+//! and values.
 
 mod common;
 
@@ -810,4 +812,119 @@ fn suite_built_with_nvidia_s_header_passes_against_our_library() {
             .any(|l| l.starts_with("cufile suite: ") && l.ends_with(" checks, 0 failures")),
         "{out}"
     );
+}
+
+/// The one Rust definition of the cuFile types (`crates/cufile/abi`, which libcufile.so.0, the
+/// engine's cuFile path, the simulator and the fuzz target use) against `include/cufile.h`:
+/// every size and member offset, every `CUfileOpError` value and the flag values, printed by
+/// a C program compiled against the header.
+#[test]
+fn the_rust_cufile_types_are_the_header_s() {
+    use cufile_abi::*;
+    use std::mem::{offset_of, size_of};
+    let mut checks: Vec<(String, usize)> = vec![];
+    let mut check = |c: &str, rust: usize| checks.push((c.to_string(), rust));
+    check("sizeof(CUfileError_t)", size_of::<CUfileError_t>());
+    check(
+        "offsetof(CUfileError_t, cu_err)",
+        offset_of!(CUfileError_t, cu_err),
+    );
+    check("sizeof(CUfileDrvProps_t)", size_of::<CUfileDrvProps_t>());
+    macro_rules! nvfs {
+        ($($f:ident),*) => {$(
+            check(
+                concat!("offsetof(CUfileDrvProps_t, nvfs.", stringify!($f), ")"),
+                offset_of!(CUfileDrvProps_t, nvfs) + offset_of!(CUfileDrvPropsNvfs, $f),
+            );
+        )*};
+    }
+    nvfs!(
+        major_version,
+        minor_version,
+        poll_thresh_size,
+        max_direct_io_size,
+        dstatusflags,
+        dcontrolflags
+    );
+    macro_rules! fields {
+        ($t:ident: $($f:ident = $c:literal),*) => {$(
+            check(concat!("offsetof(", stringify!($t), ", ", $c, ")"), offset_of!($t, $f));
+        )*};
+    }
+    fields!(CUfileDrvProps_t: fflags = "fflags", max_device_cache_size = "max_device_cache_size",
+        per_buffer_cache_size = "per_buffer_cache_size",
+        max_device_pinned_mem_size = "max_device_pinned_mem_size",
+        max_batch_io_size = "max_batch_io_size",
+        max_batch_io_timeout_msecs = "max_batch_io_timeout_msecs");
+    check("sizeof(CUfileDescr_t)", size_of::<CUfileDescr_t>());
+    check(
+        "sizeof(((CUfileDescr_t *)0)->handle)",
+        size_of::<CUfileDescrHandle>(),
+    );
+    fields!(CUfileDescr_t: type_ = "type", handle = "handle", fs_ops = "fs_ops");
+    check("sizeof(CUfileIOVec_t)", size_of::<CUfileIOVec_t>());
+    fields!(CUfileIOVec_t: base = "base", len = "len");
+    check("sizeof(CUfileIOParams_t)", size_of::<CUfileIOParams_t>());
+    fields!(CUfileIOParams_t: mode = "mode", dev_ptr_base = "u.batch.devPtr_base",
+        file_offset = "u.batch.file_offset", dev_ptr_offset = "u.batch.devPtr_offset",
+        size = "u.batch.size", fh = "fh", opcode = "opcode", cookie = "cookie");
+    check("sizeof(CUfileIOEvents_t)", size_of::<CUfileIOEvents_t>());
+    fields!(CUfileIOEvents_t: cookie = "cookie", status = "status", ret = "ret");
+    check("sizeof(CUfileStatsLevel1_t)", STATS_L1_SIZE);
+    check("sizeof(CUfileStatsLevel2_t)", STATS_L2_SIZE);
+    check("sizeof(CUfileStatsLevel3_t)", STATS_L3_SIZE);
+    check(
+        "offsetof(CUfileStatsLevel1_t, readv_ops)",
+        STATS_L1_READV_OFFSET,
+    );
+    check("sizeof(CUfilePerGpuStats_t)", PER_GPU_SIZE);
+    check(
+        "sizeof(((CUfileStatsLevel3_t *)0)->per_gpu_stats) / sizeof(CUfilePerGpuStats_t)",
+        MAX_GPUS,
+    );
+    check(
+        "CU_FILE_HANDLE_TYPE_OPAQUE_FD",
+        HANDLE_TYPE_OPAQUE_FD as usize,
+    );
+    check("1u << CU_FILE_NVME_SUPPORTED", NVME_SUPPORTED as usize);
+    check(
+        "1u << CU_FILE_NVME_P2P_SUPPORTED",
+        NVME_P2P_SUPPORTED as usize,
+    );
+    check("1u << CU_FILE_USE_POLL_MODE", USE_POLL_MODE as usize);
+    check(
+        "1u << CU_FILE_ALLOW_COMPAT_MODE",
+        ALLOW_COMPAT_MODE as usize,
+    );
+    for (name, value) in code::ALL {
+        check(&format!("CU_FILE_{name}"), *value as usize);
+    }
+    // And no status of the header is missing: its table counted.
+    check("0 CUFILEOP_STATUS_ENTRIES", code::ALL.len());
+
+    let dir = out_dir("cufile_header");
+    let source = dir.join("rust_types.c");
+    let mut c = String::from(
+        "#include <stddef.h>\n#include <stdio.h>\n#include \"cufile.h\"\n\
+         #define CUFILE_OP(value, name, message) +1\nint main(void)\n{\n",
+    );
+    let mut expected = String::new();
+    for (expr, rust) in &checks {
+        c.push_str(&format!(
+            "    printf(\"%s = %zu\\n\", {:?}, (size_t)({expr}));\n",
+            expr
+        ));
+        expected.push_str(&format!("{expr} = {rust}\n"));
+    }
+    c.push_str("    return 0;\n}\n");
+    std::fs::write(&source, c).unwrap();
+    let exe = dir.join("rust_types");
+    let mut build = Command::new("gcc");
+    build
+        .args(["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(our_include())
+        .arg(&source)
+        .arg("-o")
+        .arg(&exe);
+    common::cc::build_and_run(build, "the generated rust_types.c", &exe, &expected);
 }

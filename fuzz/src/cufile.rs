@@ -28,51 +28,16 @@ use std::sync::{Once, OnceLock};
 
 // The library under test, linked in: its C ABI is what the harness calls.
 use cufile as _;
+use cufile_abi::{
+    CUfileError_t as CuErr, CUfileIOEvents_t as IoEvent, CUfileIOParams_t as IoParams,
+    CUfileIOVec_t as IoVec,
+};
 use libfuzzer_sys::arbitrary::{Result as AResult, Unstructured};
 
 use super::{
     fd_list, hipsim_path, open_fd, pattern, scratch_dir, size_edge, trace, Guarded, CALLS, CHECKED,
     FILE_MAX,
 };
-
-/// `CUfileError_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-struct CuErr {
-    err: c_int,
-    cu_err: c_int,
-}
-
-/// `CUfileIOVec_t`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct IoVec {
-    base: *mut c_void,
-    len: usize,
-}
-
-/// `CUfileIOParams_t` (64 bytes).
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct IoParams {
-    mode: c_int,
-    base: *mut c_void,
-    file_offset: i64,
-    buf_offset: i64,
-    size: usize,
-    fh: *mut c_void,
-    opcode: c_int,
-    cookie: *mut c_void,
-}
-
-/// `CUfileIOEvents_t` (24 bytes).
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct IoEvent {
-    cookie: *mut c_void,
-    status: c_int,
-    ret: usize,
-}
 
 // Calls that take only values (handles are opaque to the caller) are safe for any argument:
 // that is the C contract the library must keep.
@@ -1140,9 +1105,9 @@ impl World {
             };
             entries.push(IoParams {
                 mode: if u.int_in_range(0..=15)? == 0 { 0 } else { 1 },
-                base: b.map_or(std::ptr::null_mut(), |b| self.bufs[b].addr as *mut c_void),
+                dev_ptr_base: b.map_or(std::ptr::null_mut(), |b| self.bufs[b].addr as *mut c_void),
                 file_offset: u.int_in_range(0..=(FILE_MAX as u32))? as i64,
-                buf_offset: boff,
+                dev_ptr_offset: boff,
                 size,
                 fh,
                 // Reads only: batch writes would leave the models unpredictable until reaped.

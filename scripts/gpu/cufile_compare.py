@@ -4,6 +4,7 @@ registered file, the same sequence in two fresh processes (one per library), eve
 every output byte compared; a table of the differences at the end.
 
   python3 scripts/gpu/cufile_compare.py [--nvidia PATH] [--ours PATH] [--out FILE] [--json FILE]
+  python3 scripts/gpu/cufile_compare.py --from-json FILE [--nvidia PATH] [--out FILE]
 
 --nvidia: NVIDIA's library (default: searched in the Python environment, nvidia/cu13/lib or
 nvidia/cufile/lib, as scripts/gpu/cufile_probe.py finds it); --ours: ours (default
@@ -13,6 +14,9 @@ directory of its own with CUFILE_LOGFILE_PATH there (no cufile.log elsewhere). W
 CUFILE_SUITE_CUDA=<libhipsim.so> HIPFILE_PLATFORM=nvidia HIPFILE_CUDA_LIBRARY=<libhipsim.so> runs
 it on the simulator (ours against ours: a check of the script itself).
 
+--from-json tabulates the records of an earlier run (its --json file) again with this
+script's reasons, running nothing (to check the reasons against a run's data).
+
 The sequence (each step named; the statuses and output structures of each are recorded):
   closed:   version, use count, both closes, every size/bool/string parameter getter (indices
             -1..N+1; strings into buffers of 64, 8 and 1 bytes), min/max, slab arrays,
@@ -21,8 +25,9 @@ The sequence (each step named; the statuses and output structures of each are re
             statistics calls (the level read after each), BAR size (GPUs 0, -1, 99),
             properties (NULL, then a struct filled with 0xAB). While closed, every call is
             followed by a use-count step, and by a close where the count is not 0: NVIDIA's
-            1.15 opened its driver implicitly in one of them in the second H200 run, and this
-            names the call
+            1.15 opens its driver implicitly in the calls that ask the GPU about memory (BAR
+            size, SetMaxCacheSize/SetMaxPinnedMemSize, the ranges of parameters 6 and 8), and
+            these steps show each one
   open:     open (twice), properties, every getter again, setters (refused while open), the
             legacy setters (DeepSpeed sets the direct I/O size after its open), statistics
             level/start/stop/reset and levels 1-3 (structures of the 1.19 size filled with 0xAB,
@@ -35,6 +40,10 @@ The sequence (each step named; the statuses and output structures of each are re
             final close, the getters closed again; last the calls that may end a process
             (NVIDIA's 1.15 dies with SIGSEGV in cuFileBatchIOSetUp(NULL, n)): a step that does
             not return is reported as such
+  staging:  in a fresh process of its own (steps named "staging: ..."): values staged before
+            any call that asks the GPU (so before any implicit open), read back closed, after
+            the open (and a batch set-up of 64, 65 and 128 entries against the staged batch
+            size) and after the close: whether each library applies what was staged
   header:   the error strings of NVIDIA's cufile.h (next to its library) against include/cufile.h
             (cufileop_status_error is an inline function of the header, not a library export)
 
@@ -57,12 +66,20 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 from cufile_probe import CUFILE_ERRORS, find_libcufile  # noqa: E402
+from cufile_types import CUfileDescr, CUfileError as Err, CUfileIOVec as IoVec  # noqa: E402
 
 FORGED = ("a value that was never a handle: -1 with 5027, as cuFile 1.17+ answers (ours reports 1180); "
           "1.15 answered EINVAL")
-IMPLICIT_OPEN = ("NVIDIA's 1.15 cuFileDriverGetProperties opens its driver (it initialises CUDA and the "
-                 "driver first, even for a NULL argument; without CUDA it answers 5011); cuFile 1.17+ "
-                 "returns the staged properties without opening, as ours (1180) does")
+IMPLICIT_OPEN = ("NVIDIA's 1.15 opens its driver implicitly, and leaves it open, in the calls that ask the GPU "
+                 "about memory (BAR size, SetMaxCacheSize/SetMaxPinnedMemSize, the ranges of parameters 6 and 8), "
+                 "any argument; ours opens implicitly only for registrations and I/O, as cuFile documents")
+STAGED = ("NVIDIA's 1.15 ignored what was staged after an implicit open had loaded its configuration (at "
+          "minmax[6] closed); ours applies staged values at the next open, as cuFile documents")
+CLOSED_GETTERS = ("closed, ours answers the value the next open uses (staged, else configured: ERROR, 16384 KiB, "
+                  "33554432 KiB); NVIDIA's 1.15 its built-in values (0, WARN, SIZE_MAX/1024) until a "
+                  "configuration is loaded, its last running value after a close")
+# The phases after the setters ran: there NVIDIA's 1.15 had loaded its configuration already.
+LATER_PHASES = ("closed after setting", "open", "closed again")
 
 
 def both_succeeded(why):
@@ -70,9 +87,16 @@ def both_succeeded(why):
     return lambda x, y: why if x and y and x.get("status") == [0, 0] and y.get("status") == [0, 0] else None
 
 
-# Differences predicted from the cuFile specification, with the reason documented for them
-# (docs/cufile.md lists the same). Keys are step names (a trailing '*' matches a prefix); a
-# value is the reason, or a function of the two records giving it (None: not explained).
+def later(why):
+    """A reason that holds only for the phases after the setters (see LATER_PHASES)."""
+    return lambda step: why if step.endswith(LATER_PHASES) else None
+
+
+# Differences predicted from the cuFile specification or explained by the runs, with the
+# reason documented for them (docs/cufile.md lists the same). Keys are step names (a trailing
+# '*' matches a prefix); the first key that matches gives the reason. A value is the reason,
+# or a function of the step name (one argument) or of the two records (two) giving it (None:
+# not explained).
 KNOWN = {
     "version": "ours reports 1180 and fills cuFile 1.18's layouts (1190 with "
                "HIPFILE_CUFILE_API_LEVEL=1.19); NVIDIA's here is 1.15",
@@ -100,41 +124,39 @@ KNOWN = {
     "cufilewrite[size 0]": FORGED,
     "cufileread[NULL buffer]": FORGED,
     "cufilewrite[NULL buffer]": FORGED,
-    "string_get[0]*": "closed, ours answers the level the next open uses (ERROR, cuFile's running default); "
-                      "1.15 answers WARN before an open",
-    "bool_get[4]*": "execution.parallel_io: ours answers the engine's (true, cuFile's documented default); "
-                    "1.15 answers false before an open",
     "minmax[2]*": "ours reports cuFile 1.19's ranges (max_io_threads 0..128; 1.15: 0..32)",
-    "size_get[5]*": "ours answers the value the next open uses (cuFile's default 16384 KiB); 1.15 answers 1024 "
-                    "before an open",
+    "size_get[5] closed after setting": STAGED,
+    "size_get[5] open": STAGED,
+    "size_get[5]*": CLOSED_GETTERS,
     "size_get[6]*": "the engine's bounce budget (HIPFILE_BOUNCE_BUDGET, 256 MiB) is ours; cuFile's 131072 KiB",
-    "size_get[8]*": "ours answers the value the next open uses (33554432 KiB); 1.15 answers SIZE_MAX/1024 "
-                    "before an open",
-    "use_count after properties*": IMPLICIT_OPEN,
-    "close after properties*": IMPLICIT_OPEN,
+    "size_get[8]*": CLOSED_GETTERS,
+    "string_get[0]*": CLOSED_GETTERS,
+    "size_get[9]*": later(STAGED),
+    "size_get[10]*": later(STAGED),
+    "bool_get[0]*": later(STAGED),
+    "bool_get[5]*": later(STAGED),
+    "string_get[2]*": later(STAGED),
+    "batch_setup(128)": STAGED + " (here io_batchsize 64: 128 entries are too many)",
+    "use_count after minmax[6]*": IMPLICIT_OPEN,
+    "close after minmax[6]*": IMPLICIT_OPEN,
+    "use_count after minmax[8]*": IMPLICIT_OPEN,
+    "close after minmax[8]*": IMPLICIT_OPEN,
+    "use_count after legacy MaxCacheSize*": IMPLICIT_OPEN,
+    "close after legacy MaxCacheSize*": IMPLICIT_OPEN,
+    "use_count after legacy MaxPinnedMemSize*": IMPLICIT_OPEN,
+    "close after legacy MaxPinnedMemSize*": IMPLICIT_OPEN,
+    "use_count after bar[*": IMPLICIT_OPEN,
+    "close after bar[*": IMPLICIT_OPEN,
     "properties*": both_succeeded(
-        "ours describes the engine's configuration (staged values applied or shown, the poll mode bit, "
-        "per_buffer_cache_size 1024, the engine's bounce budget as max_device_cache_size); NVIDIA's "
-        "1.15 describes its nvidia-fs side in compat mode (per_buffer_cache_size 0, staged values "
-        "not shown)"),
+        "ours describes the engine's configuration (staged values applied or shown, the poll bit, the 1.19 "
+        "control bits of boolean parameters 12-13, per_buffer_cache_size 1024, the bounce budget as "
+        "max_device_cache_size); NVIDIA's 1.15 its nvidia-fs side in compat mode (per_buffer_cache_size 0), "
+        "without what it ignored after its implicit open"),
     "batch_setup(NULL)": "NVIDIA's 1.15 dereferences the NULL batch handle pointer (the process dies with "
                          "SIGSEGV); ours answers CU_FILE_INVALID_VALUE",
 }
 
 # ---- the child: one library, the whole sequence ---------------------------------------------------
-
-
-class Err(ctypes.Structure):
-    _fields_ = [("err", ctypes.c_int), ("cu_err", ctypes.c_int)]
-
-
-class Descr(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int), ("pad", ctypes.c_int), ("fd", ctypes.c_int),
-                ("pad2", ctypes.c_int), ("fs_ops", ctypes.c_void_p)]
-
-
-class IoVec(ctypes.Structure):
-    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
 
 
 SIZES = {"props": 56, "l1": 624, "l2": 1136, "l3": 5112}
@@ -169,9 +191,12 @@ class Child:
         # While closed, every call is followed by the use count (and a close where it is not 0).
         self.watch = False
         self.seen = {}
+        self.prefix = ""
 
     def unique(self, step):
-        """Step names are keys: a repeated one gets its ordinal ("stats_start closed #2")."""
+        """Step names are keys: a repeated one gets its ordinal ("stats_start closed #2"); the
+        sequence's prefix goes first."""
+        step = self.prefix + step
         n = self.seen.get(step, 0) + 1
         self.seen[step] = n
         return step if n == 1 else "%s #%d" % (step, n)
@@ -217,7 +242,8 @@ class Child:
 
     def count_after(self, step):
         """The use count after a call made while closed; a close where the call opened the
-        driver (so that the next call is made closed again)."""
+        driver (so that the next call is made closed again). `step` has its prefix already."""
+        step = step[len(self.prefix):]
         if self.use_count("use_count after %s" % step) > 0:
             self.watch = False
             self.rec("close after %s" % step, "cuFileDriverClose_v2")
@@ -367,12 +393,12 @@ class Child:
 
     def handles(self):
         def register(step, fd, kind=1, descr=True):
-            dsc = Descr(type=kind, fd=fd)
+            dsc = CUfileDescr.of_fd(fd, kind)
             fh = ctypes.c_void_p()
             self.rec("handle_register[%s]" % step, "cuFileHandleRegister", ctypes.byref(fh),
                      ctypes.byref(dsc) if descr else None)
         fh = ctypes.c_void_p()
-        self.rec("handle_register[NULL handle]", "cuFileHandleRegister", None, ctypes.byref(Descr(type=1, fd=0)))
+        self.rec("handle_register[NULL handle]", "cuFileHandleRegister", None, ctypes.byref(CUfileDescr.of_fd(0)))
         register("NULL descriptor", 0, descr=False)
         register("fd -1", -1)
         dfd = os.open(self.work, os.O_RDONLY | os.O_DIRECTORY)
@@ -471,6 +497,58 @@ class Child:
         self.risky()
         return self.records
 
+    def staging(self):
+        """A fresh process that stages values before anything asks the GPU (no implicit open
+        before them), opens, reads them back and closes: whether each library applies what was
+        staged, apart from the main sequence (where NVIDIA's 1.15 had loaded its configuration
+        in an implicit open before its setters ran). Step names start with "staging: "."""
+        self.prefix = "staging: "
+        self.cuda()
+        self.watch = True
+        sz = ctypes.c_size_t
+        self.lib.cuFileSetParameterSizeT.argtypes = [ctypes.c_int, sz]
+        self.lib.cuFileSetParameterBool.argtypes = [ctypes.c_int, ctypes.c_bool]
+        self.lib.cuFileDriverSetPollMode.argtypes = [ctypes.c_bool, sz]
+        self.lib.cuFileDriverSetMaxDirectIOSize.argtypes = [sz]
+        self.rec("size_set[9]=64", "cuFileSetParameterSizeT", 9, 64)
+        self.rec("size_set[5]=4096", "cuFileSetParameterSizeT", 5, 4096)
+        self.rec("bool_set[5]", "cuFileSetParameterBool", 5, True)
+        self.rec("string_set[2]", "cuFileSetParameterString", 2, ctypes.c_char_p(self.work.encode()))
+        self.rec("string_set[0]=INFO", "cuFileSetParameterString", 0, ctypes.c_char_p(b"INFO"))
+        self.rec("legacy poll(true,8)", "cuFileDriverSetPollMode", True, 8)
+        self.rec("legacy MaxDirectIOSize(1024)", "cuFileDriverSetMaxDirectIOSize", 1024)
+
+        def getters(phase):
+            for i in (5, 9, 10):
+                v = self.filled(8)
+                self.rec("size_get[%d] %s" % (i, phase), "cuFileGetParameterSizeT", i, v, out=(v,))
+            for i in (0, 5):
+                v = self.filled(1)
+                self.rec("bool_get[%d] %s" % (i, phase), "cuFileGetParameterBool", i, v, out=(v,))
+            # The log directory (longer than 8 bytes) also into buffers too short for it: cut, as
+            # the log file path is, or refused, as the logging level is?
+            for i, n in ((0, 64), (2, 64), (2, 8), (2, 1)):
+                v = self.filled(n)
+                self.rec("string_get[%d] len %d %s" % (i, n, phase), "cuFileGetParameterString", i, v, n, out=(v,))
+            p = self.filled(56)
+            self.rec("properties %s" % phase, "cuFileDriverGetProperties", p, out=(p,))
+
+        getters("closed")
+        self.watch = False
+        self.rec("open", "cuFileDriverOpen")
+        getters("open")
+        bh = ctypes.c_void_p()
+        for nr in (64, 65, 128):
+            r = self.rec("batch_setup(%d)" % nr, "cuFileBatchIOSetUp", ctypes.byref(bh), nr)
+            if r.get("status") == [0, 0]:
+                self.lib.cuFileBatchIODestroy.argtypes = [ctypes.c_void_p]
+                self.lib.cuFileBatchIODestroy.restype = None
+                self.lib.cuFileBatchIODestroy(bh)
+        self.rec("close", "cuFileDriverClose_v2")
+        self.watch = True
+        getters("closed again")
+        return self.records
+
     def risky(self):
         """Last, as they may end a process (NVIDIA's 1.15 dies with SIGSEGV in
         cuFileBatchIOSetUp(NULL, n), so that is the very last): what ran before is kept either
@@ -509,14 +587,15 @@ def header_strings(path):
     return out
 
 
-def run_child(lib, label):
+def run_child(lib, label, sequence="main"):
     # The same prefix for both: the paths the parameters report then have the same length.
     work = tempfile.mkdtemp(prefix="cufile-compare-")
     jf = os.path.join(work, "records.json")
     env = dict(os.environ)
     env["CUFILE_LOGFILE_PATH"] = os.path.join(work, "cufile.log")
     env.pop("LD_PRELOAD", None)
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", lib, "--work", work, "--json", jf],
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", lib, "--work", work, "--json", jf,
+                        "--sequence", sequence],
                        cwd=work, env=env, capture_output=True, text=True, timeout=300)
     recs, pending = [], None
     for line in open(jf) if os.path.exists(jf) else []:
@@ -528,8 +607,8 @@ def run_child(lib, label):
             recs.append(r)
     if p.returncode != 0:
         # What ran is compared; a call begun and never returned is where the process died.
-        print("%s: the process ended with status %d after %d steps (%s)\n%s\n%s" % (
-            label, p.returncode, len(recs), "in: %s" % pending if pending else
+        print("%s (%s sequence): the process ended with status %d after %d steps (%s)\n%s\n%s" % (
+            label, sequence, p.returncode, len(recs), "in: %s" % pending if pending else
             "last: %s" % (recs[-1]["step"] if recs else "none"), p.stdout[-2000:], p.stderr[-2000:]))
         if pending:
             recs.append({"step": pending, "died": p.returncode})
@@ -592,42 +671,19 @@ def first_diff(a, b):
 def known(step, x, y):
     for k, why in KNOWN.items():
         if (k.endswith("*") and step.startswith(k[:-1])) or k == step:
-            return why(x, y) if callable(why) else why
+            if not callable(why):
+                return why
+            return why(step) if why.__code__.co_argcount == 1 else why(x, y)
     return None
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--nvidia")
-    ap.add_argument("--ours", default=os.path.join(ROOT, ".gpu/lib/libcufile.so.0"))
-    ap.add_argument("--out")
-    ap.add_argument("--json")
-    ap.add_argument("--child")
-    ap.add_argument("--work")
-    a = ap.parse_args()
-    if a.child:
-        Child(a.child, a.work, a.json).run()
-        return 0
-    nvidia = a.nvidia or find_libcufile()
-    if not nvidia or not os.path.exists(nvidia):
-        print("NVIDIA's libcufile.so.0 not found (pass --nvidia PATH)")
-        return 2
-    if not os.path.exists(a.ours):
-        print("ours not found: %s (see scripts/gpu/cufile_consumers.sh for the build)" % a.ours)
-        return 2
-    out_dir = os.environ.get("OUT", "./gpu-out")
-    os.makedirs(out_dir, exist_ok=True)
-    out = a.out or os.path.join(out_dir, "cufile_compare.txt")
-    jpath = a.json or os.path.join(out_dir, "cufile_compare.json")
-    nv, nv_work = normalised(*run_child(nvidia, "nvidia"))
-    us, us_work = normalised(*run_child(a.ours, "ours"))
-    if not nv or not us:
-        return 2
-    lines = ["cuFile side by side: NVIDIA %s against ours %s" % (nvidia, a.ours)]
+def table(nv, us, nvidia):
+    """The differences of two record lists: (number of identical steps, rows of step, NVIDIA,
+    ours, reason); the error strings of NVIDIA's header (next to `nvidia`, if known) too."""
     by_nv = {r["step"]: r for r in nv}
     by_us = {r["step"]: r for r in us}
     steps = [r["step"] for r in nv] + [r["step"] for r in us if r["step"] not in by_nv]
-    same, rows = 0, []
+    same, rows, notes = 0, [], []
     for s in steps:
         x, y = by_nv.get(s), by_us.get(s)
         if x == y:
@@ -637,8 +693,8 @@ def main():
         detail = first_diff(x or {}, y or {})
         rows.append((s, show(x), show(y), why + (" [" + detail + "]" if detail else "")))
     # Error strings: NVIDIA's header next to its library against ours.
-    nv_h = os.path.join(os.path.dirname(os.path.dirname(nvidia)), "include", "cufile.h")
-    if os.path.exists(nv_h):
+    nv_h = nvidia and os.path.join(os.path.dirname(os.path.dirname(nvidia)), "include", "cufile.h")
+    if nv_h and os.path.exists(nv_h):
         a_s, b_s = header_strings(nv_h), header_strings(os.path.join(ROOT, "include", "cufile.h"))
         for code in sorted(set(a_s) | set(b_s)):
             if a_s.get(code) != b_s.get(code):
@@ -647,7 +703,54 @@ def main():
             else:
                 same += 1
     else:
-        lines.append("(NVIDIA's cufile.h not found at %s: error strings not compared)" % nv_h)
+        notes.append("(NVIDIA's cufile.h not found at %s: error strings not compared)" % nv_h)
+    return same, rows, notes
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nvidia")
+    ap.add_argument("--ours", default=os.path.join(ROOT, ".gpu/lib/libcufile.so.0"))
+    ap.add_argument("--out")
+    ap.add_argument("--json")
+    ap.add_argument("--from-json", help="tabulate the records of an earlier run (its --json file) again, "
+                                        "with the reasons of this script; nothing is run")
+    ap.add_argument("--child")
+    ap.add_argument("--sequence", default="main", choices=("main", "staging"))
+    ap.add_argument("--work")
+    a = ap.parse_args()
+    if a.child:
+        child = Child(a.child, a.work, a.json)
+        child.staging() if a.sequence == "staging" else child.run()
+        return 0
+    out_dir = os.environ.get("OUT", "./gpu-out")
+    if a.from_json:
+        d = json.load(open(a.from_json))
+        nv, us, nvidia = d["nvidia"], d["ours"], a.nvidia
+        logs = "(records of %s)" % a.from_json
+    else:
+        nvidia = a.nvidia or find_libcufile()
+        if not nvidia or not os.path.exists(nvidia):
+            print("NVIDIA's libcufile.so.0 not found (pass --nvidia PATH)")
+            return 2
+        if not os.path.exists(a.ours):
+            print("ours not found: %s (see scripts/gpu/cufile_consumers.sh for the build)" % a.ours)
+            return 2
+        nv, nv_work = normalised(*run_child(nvidia, "nvidia"))
+        us, us_work = normalised(*run_child(a.ours, "ours"))
+        if not nv or not us:
+            return 2
+        # The staging sequence, each in a fresh process of its own; its steps are prefixed.
+        nv_s, nv_s_work = normalised(*run_child(nvidia, "nvidia", "staging"))
+        us_s, us_s_work = normalised(*run_child(a.ours, "ours", "staging"))
+        nv, us = nv + nv_s, us + us_s
+        logs = "logs: %s/cufile.log and %s/cufile.log (NVIDIA), %s/cufile.log and %s/cufile.log (ours)" % (
+            nv_work, nv_s_work, us_work, us_s_work)
+    os.makedirs(out_dir, exist_ok=True)
+    out = a.out or os.path.join(out_dir, "cufile_compare.txt")
+    jpath = a.json or os.path.join(out_dir, "cufile_compare.json")
+    same, rows, notes = table(nv, us, nvidia)
+    lines = ["cuFile side by side: NVIDIA %s against ours %s" % (nvidia, a.ours)] + notes
     lines.append("%d steps identical, %d differ (%d not explained: NEW)" % (
         same, len(rows), sum(1 for r in rows if r[3].startswith("NEW"))))
     w = [max(len(r[i]) for r in rows + [("step", "NVIDIA", "ours", "reason")]) for i in range(3)]
@@ -657,13 +760,13 @@ def main():
     lines.append(fmt % tuple("-" * x for x in w + [6]))
     for r in rows:
         lines.append(fmt % (r[0][:60], r[1][:60], r[2][:60], r[3]))
-    lines.append("logs: %s/cufile.log (NVIDIA), %s/cufile.log (ours)" % (nv_work, us_work))
+    lines.append(logs)
     text = "\n".join(lines)
     print(text)
     open(out, "w").write(text + "\n")
-    json.dump({"nvidia": nv, "ours": us}, open(jpath, "w"), indent=1)
+    if not a.from_json:
+        json.dump({"nvidia": nv, "ours": us}, open(jpath, "w"), indent=1)
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -25,6 +25,10 @@ import struct
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
+from cufile_types import CUfileDescr, CUfileIOEvents, CUfileIOParams  # noqa: E402
+
 GiB = 1 << 30
 
 
@@ -241,22 +245,6 @@ def use_count(cufile):
     return n
 
 
-class Descr(ctypes.Structure):
-    # int type; (padding); union { int fd; void *handle; } at 8; const CUfileFSOps_t *fs_ops.
-    _fields_ = [("type", ctypes.c_int), ("pad", ctypes.c_int), ("fd", ctypes.c_int),
-                ("pad2", ctypes.c_int), ("fs_ops", ctypes.c_void_p)]
-
-
-class IOParams(ctypes.Structure):
-    _fields_ = [("mode", ctypes.c_int), ("devPtr_base", ctypes.c_void_p), ("file_offset", ctypes.c_int64),
-                ("devPtr_offset", ctypes.c_int64), ("size", ctypes.c_size_t), ("fh", ctypes.c_void_p),
-                ("opcode", ctypes.c_int), ("cookie", ctypes.c_void_p)]
-
-
-class IOEvents(ctypes.Structure):
-    _fields_ = [("cookie", ctypes.c_void_p), ("status", ctypes.c_int), ("ret", ctypes.c_size_t)]
-
-
 class Timespec(ctypes.Structure):
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
@@ -415,8 +403,8 @@ def bindings(d):
     from cuda.bindings import cufile
 
     assert ctypes.sizeof(Descr) == 24 and Descr.fd.offset == 8 and Descr.fs_ops.offset == 16
-    assert ctypes.sizeof(IOParams) == 64 and IOParams.fh.offset == 40 and IOParams.cookie.offset == 56
-    assert ctypes.sizeof(IOEvents) == 24 and IOEvents.status.offset == 8 and IOEvents.ret.offset == 16
+    assert ctypes.sizeof(CUfileIOParams) == 64 and CUfileIOParams.fh.offset == 40 and CUfileIOParams.cookie.offset == 56
+    assert ctypes.sizeof(CUfileIOEvents) == 24 and CUfileIOEvents.status.offset == 8 and CUfileIOEvents.ret.offset == 16
     n = 8 << 20
     path = os.path.join(d, "bindings-%d.bin" % os.getpid())
     st = Steps()
@@ -460,7 +448,7 @@ def bindings(d):
         st.call("driver_set_max_direct_io_size(1024) while open", cufile.driver_set_max_direct_io_size, 1024)
         done.append("parameters")
         fd = os.open(path, os.O_CREAT | os.O_RDWR | getattr(os, "O_DIRECT", 0), 0o644)
-        descr = Descr(type=1, fd=fd)
+        descr = CUfileDescr.of_fd(fd)
         ok, fh = st.call("handle_register (O_DIRECT)", cufile.handle_register, ctypes.addressof(descr))
         if not ok:
             return finish("handle_register failed")
@@ -508,12 +496,12 @@ def bindings(d):
         dst.fill(0)
         cupy.cuda.runtime.deviceSynchronize()
         ok, bid = st.call("batch_io_set_up(2)", batch_set_up, cufile, 2)
-        params = (IOParams * 2)()
+        params = (CUfileIOParams * 2)()
         for i in range(2):
-            params[i] = IOParams(mode=1, devPtr_base=dst.data.ptr, file_offset=i * (1 << 20) + 11,
+            params[i] = CUfileIOParams(mode=1, devPtr_base=dst.data.ptr, file_offset=i * (1 << 20) + 11,
                                  devPtr_offset=i * (2 << 20), size=1 << 20, fh=fh, opcode=0, cookie=100 + i)
         st.call("batch_io_submit(2)", cufile.batch_io_submit, bid, 2, ctypes.addressof(params), 0)
-        events = (IOEvents * 2)()
+        events = (CUfileIOEvents * 2)()
         nr = ctypes.c_uint(2)
         ts = Timespec(10, 0)
         st.call("batch_io_get_status", cufile.batch_io_get_status, bid, 2, ctypes.addressof(nr),

@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 import gpuutil  # noqa: E402
+from cufile_types import CUfileDescr, CUfileError  # noqa: E402
 
 # cufile.h (cuFile 1.19): CUFILEOP_BASE_ERR = 5000
 CUFILE_ERRORS = {
@@ -92,18 +93,6 @@ def find_libcufile():
 
 # ------------------------------------------------------------------------------------------------
 # worker
-
-
-class CUfileError(ctypes.Structure):
-    _fields_ = [("err", ctypes.c_int), ("cu_err", ctypes.c_int)]
-
-
-class _Handle(ctypes.Union):
-    _fields_ = [("fd", ctypes.c_int), ("handle", ctypes.c_void_p)]
-
-
-class CUfileDescr(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int), ("handle", _Handle), ("fs_ops", ctypes.c_void_p)]
 
 
 class DeviceMem:
@@ -201,10 +190,7 @@ def worker(a):
     for odirect in (1, 0):
         flags = os.O_RDONLY | (os.O_DIRECT if odirect else 0)
         fd = os.open(a.file, flags)
-        descr = CUfileDescr()
-        descr.type = 1  # CU_FILE_HANDLE_TYPE_OPAQUE_FD
-        descr.handle.fd = fd
-        descr.fs_ops = None
+        descr = CUfileDescr.of_fd(fd)
         fh = ctypes.c_void_p()
         r = lib.cuFileHandleRegister(ctypes.byref(fh), ctypes.byref(descr))
         reg = "ok" if r.err == 0 else "err:" + err_text(r.err)

@@ -10,71 +10,32 @@
 //! Lock order: `handles` is a leaf; cuFile is called with it held only while registering.
 
 use std::collections::HashMap;
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::{c_int, c_void};
 use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 
 use super::symbols::sym;
+use cufile_abi::{CUfileDescr_t, CUfileDrvProps_t, CUfileError_t, NVME_P2P_SUPPORTED};
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 use parking_lot::RwLock;
 
 use super::FastpathFault;
 use crate::vocab::Direction;
 
-/// `CUfileError_t`.
+/// `CUfileDrvProps_t`, with room to spare in case a newer cuFile writes more.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct CuFileError {
-    err: c_int,
-    cu_err: c_int,
-}
-
-/// The `nvfs` part of `CUfileDrvProps_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct CuFileNvfsProps {
-    major_version: c_uint,
-    minor_version: c_uint,
-    poll_thresh_size: usize,
-    max_direct_io_size: usize,
-    dstatusflags: c_uint,
-    dcontrolflags: c_uint,
-}
-
-/// `CUfileDrvProps_t` (56 bytes), with room to spare in case a newer cuFile writes more.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct CuFileDrvProps {
-    nvfs: CuFileNvfsProps,
-    fflags: c_uint,
-    max_device_cache_size: c_uint,
-    per_buffer_cache_size: c_uint,
-    max_device_pinned_mem_size: c_uint,
-    max_batch_io_size: c_uint,
-    max_batch_io_timeout_msecs: c_uint,
+#[derive(Default)]
+struct PaddedProps {
+    props: CUfileDrvProps_t,
     _spare: [u64; 16],
 }
-
-/// `CUfileDescr_t` (24 bytes).
-#[repr(C)]
-struct CuFileDescr {
-    kind: c_int,
-    fd: u64,
-    fs_ops: *const c_void,
-}
-
-const _: () = assert!(std::mem::size_of::<CuFileDescr>() == 24);
-const _: () = assert!(std::mem::offset_of!(CuFileDrvProps, fflags) == 32);
-
-/// `CU_FILE_NVME_P2P_SUPPORTED` bit of `dstatusflags`.
-const NVME_P2P_SUPPORTED: c_uint = 1 << 11;
 
 type ReadFn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize, i64, i64) -> isize;
 type WriteFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize, i64, i64) -> isize;
 
 /// cuFile's entry points.
 struct CuFileApi {
-    handle_register: unsafe extern "C" fn(*mut *mut c_void, *mut CuFileDescr) -> CuFileError,
+    handle_register: unsafe extern "C" fn(*mut *mut c_void, *mut CUfileDescr_t) -> CUfileError_t,
     handle_deregister: unsafe extern "C" fn(*mut c_void),
     read: ReadFn,
     write: WriteFn,
@@ -152,8 +113,8 @@ impl CuFile {
         // SAFETY: loading NVIDIA's library runs its initialisers; that is the purpose.
         let lib = unsafe { Library::open(Some(name), RTLD_NOW | RTLD_LOCAL) }
             .map_err(|e| format!("{name} not loadable ({e})"))?;
-        let open: unsafe extern "C" fn() -> CuFileError = sym(&lib, "cuFileDriverOpen")?;
-        let props_fn: unsafe extern "C" fn(*mut CuFileDrvProps) -> CuFileError =
+        let open: unsafe extern "C" fn() -> CUfileError_t = sym(&lib, "cuFileDriverOpen")?;
+        let props_fn: unsafe extern "C" fn(*mut PaddedProps) -> CUfileError_t =
             sym(&lib, "cuFileDriverGetProperties")?;
         let api = CuFileApi {
             handle_register: sym(&lib, "cuFileHandleRegister")?,
@@ -174,13 +135,13 @@ impl CuFile {
                 e.err, e.cu_err
             ));
         }
-        let mut props = CuFileDrvProps::default();
+        let mut props = PaddedProps::default();
         // SAFETY: a valid, oversized out-structure.
         let e = unsafe { props_fn(&mut props) };
         if e.err != 0 {
             return Err(format!("cuFileDriverGetProperties failed with {}", e.err));
         }
-        let nvfs = props.nvfs;
+        let nvfs = props.props.nvfs;
         if nvfs.major_version == 0 && nvfs.dstatusflags & NVME_P2P_SUPPORTED == 0 {
             return Err("cuFile reports no GPUDirect Storage path (no nvidia-fs driver, no P2PDMA): it would only run its own compat mode".into());
         }
@@ -211,11 +172,7 @@ impl CuFile {
                 Registration::Refused(code) => Err(code),
             };
         }
-        let mut descr = CuFileDescr {
-            kind: 1,
-            fd: fd as u32 as u64,
-            fs_ops: std::ptr::null(),
-        };
+        let mut descr = CUfileDescr_t::fd(fd);
         let mut h: *mut c_void = std::ptr::null_mut();
         // SAFETY: valid out-pointer and descriptor (CU_FILE_HANDLE_TYPE_OPAQUE_FD).
         let e = unsafe { (self.api.handle_register)(&mut h, &mut descr) };

@@ -208,6 +208,12 @@ static void parameters_while_closed(void)
     ST(cuFileDriverSetMaxPinnedMemSize(SIZE_MAX), CU_FILE_INVALID_VALUE);
     ST(cuFileDriverSetMaxCacheSize(SIZE_MAX / 1024 + 1), CU_FILE_INVALID_VALUE);
     ST(cuFileDriverSetMaxPinnedMemSize(16), CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
+    /* Beyond their ranges the direct I/O size and the poll threshold are limits, SIZE_MAX
+     * included (NVIDIA: 5003), and nothing is staged. */
+    ST(cuFileDriverSetMaxDirectIOSize(SIZE_MAX), CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
+    ST(cuFileDriverSetPollMode(true, SIZE_MAX), CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
+    ST(cuFileGetParameterSizeT(CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB, &v), CU_FILE_SUCCESS);
+    CHECK(v == 8, "a refused poll threshold was staged: %zu", v);
 }
 
 static void properties_and_open_parameters(void)
@@ -260,6 +266,8 @@ static void properties_and_open_parameters(void)
     ST(cuFileDriverSetMaxPinnedMemSize(SIZE_MAX), CU_FILE_INVALID_VALUE);
     ST(cuFileDriverSetMaxPinnedMemSize(33554432), CU_FILE_SUCCESS);
     ST(cuFileDriverSetMaxPinnedMemSize(16), CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
+    ST(cuFileDriverSetMaxDirectIOSize(SIZE_MAX), CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
+    ST(cuFileDriverSetPollMode(true, SIZE_MAX), CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
     ST(cuFileDriverGetProperties(&p), CU_FILE_SUCCESS);
     CHECK(p.nvfs.max_direct_io_size == 1024, "max_direct_io_size %zu", p.nvfs.max_direct_io_size);
     CHECK(p.nvfs.poll_thresh_size == 16, "poll_thresh_size %zu", p.nvfs.poll_thresh_size);
@@ -755,6 +763,10 @@ static void statistics(void)
 
     ST(cuFileGetVersion(&stats_version), CU_FILE_SUCCESS);
     ST(cuFileGetStatsL1((CUfileStatsLevel1_t *)l1), CU_FILE_DRIVER_NOT_INITIALIZED);
+    /* NULL is refused first, while closed too (as NVIDIA's). */
+    ST(cuFileGetStatsL1(NULL), CU_FILE_INVALID_VALUE);
+    ST(cuFileGetStatsL2(NULL), CU_FILE_INVALID_VALUE);
+    ST(cuFileGetStatsL3(NULL), CU_FILE_INVALID_VALUE);
     ST(cuFileStatsStart(), CU_FILE_DRIVER_NOT_INITIALIZED);
     ST(cuFileSetStatsLevel(4), CU_FILE_INVALID_VALUE);
     ST(cuFileSetStatsLevel(-1), CU_FILE_INVALID_VALUE);

@@ -1,7 +1,6 @@
 //! `cufile.json`: the file cuFile reads at the first driver open (`$CUFILE_ENV_PATH_JSON`, else
-//! `/etc/cufile.json`), read the same way here; and which of cuFile's variables name files,
-//! ignored in secure-execution mode (a set-user-ID program must not read or write where its
-//! caller says).
+//! `/etc/cufile.json`), read the same way here; and cuFile's variables of numbers and switches
+//! (those that name files are `env.rs`'s).
 //!
 //! The parser is our own (about a hundred lines) rather than a dependency: NVIDIA's files are
 //! JSON with `//` and `/* */` comments and trailing commas (its stock file and its guides
@@ -11,6 +10,8 @@
 //! a scalar where an array is expected is a one-element array.
 
 use std::collections::BTreeMap;
+
+use crate::env::{path_var, secure_execution, PATH_VARIABLES};
 
 /// A JSON value.
 #[derive(Clone, Debug, PartialEq)]
@@ -249,32 +250,6 @@ fn flatten(prefix: &str, v: &Value, out: &mut Flat) {
             out.insert(prefix.to_string(), other.clone());
         }
     }
-}
-
-/// cuFile's environment variables that name a file: ignored in secure-execution mode.
-pub const PATH_VARIABLES: &[&str] = &["CUFILE_ENV_PATH_JSON", "CUFILE_LOGFILE_PATH"];
-
-/// Whether this process runs in secure-execution mode (`getauxval(AT_SECURE)`: a set-user-ID,
-/// set-group-ID or file-capability program), whose environment belongs to a less privileged
-/// user. The same few lines as libhipfile's own check: this library does not link the hipfile
-/// crate (it reaches the engine through libhipfile's C ABI only), and exporting a C function
-/// from libhipfile for one flag would widen an ABI that must stay exactly hipFile's.
-pub fn secure_execution() -> bool {
-    static SECURE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    // SAFETY: getauxval reads the auxiliary vector the kernel gave the process; it has no
-    // preconditions and answers 0 for a type it does not know.
-    *SECURE.get_or_init(|| unsafe { libc::getauxval(libc::AT_SECURE) } != 0)
-}
-
-/// `name`, one of [`PATH_VARIABLES`], from the environment (empty included); `None` when
-/// unset or in secure-execution mode, where a set-user-ID program must not let its caller
-/// choose which file it reads or writes (as glibc ignores `LD_PRELOAD` there).
-pub fn path_var(name: &str) -> Option<String> {
-    debug_assert!(PATH_VARIABLES.contains(&name));
-    if secure_execution() {
-        return None;
-    }
-    std::env::var(name).ok()
 }
 
 /// Say once, in the log and on standard error, which variables secure-execution mode makes

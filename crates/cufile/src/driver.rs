@@ -5,11 +5,12 @@
 use std::ffi::{c_char, c_int};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::abi::{code, CUfileDrvPropsNvfs, CUfileDrvProps_t, CUfileError_t};
-use crate::engine::{engine, Engine};
+use crate::engine::{cu, eng, engine, Engine};
 use crate::hip_abi::*;
 use crate::params::{self, Home, Slabs, BOOL, SIZE, STRING_COUNT};
-use crate::{boundary_op, config, gpu, log, stats};
+use crate::window::Window;
+use crate::{boundary_op, config, gpu, log};
+use cufile_abi::{code, CUfileDrvPropsNvfs, CUfileDrvProps_t, CUfileError_t};
 
 /// Everything this library keeps besides the engine.
 pub struct State {
@@ -26,7 +27,7 @@ pub struct State {
     pub p2p: [u32; 15],
     /// `cuFileSetStatsLevel` (overrides `profile.cufile_stats`).
     pub stats_level_set: Option<u64>,
-    pub stats: stats::Window,
+    pub stats: Window,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -51,7 +52,7 @@ pub fn state() -> StateGuard {
         gpu_slabs: None,
         p2p: [0; 15],
         stats_level_set: None,
-        stats: stats::Window::default(),
+        stats: Window::default(),
     });
     StateGuard(g)
 }
@@ -71,37 +72,12 @@ impl std::ops::DerefMut for StateGuard {
     }
 }
 
-/// The engine, or the status every call answers without one.
-pub fn eng() -> Result<&'static Engine, CUfileError_t> {
-    engine().ok_or(CUfileError_t::op(code::PLATFORM_NOT_SUPPORTED))
-}
-
-/// A hipFile failure as a cuFile status: the codes 5001–5038 are the same numbers; a GPU
-/// runtime failure (`hipFileHipDriverError`) is `CU_FILE_CUDA_DRIVER_ERROR` with the engine's
-/// `hip_drv_err` as `cu_err`. On NVIDIA that is the CUDA driver's `CUresult` for every code
-/// HIP has a twin of (the same number), and 999 (`CUDA_ERROR_UNKNOWN` too) for the others.
-pub fn cu(e: HipError) -> CUfileError_t {
-    match e.err {
-        HIP_DRIVER_ERROR => CUfileError_t {
-            err: code::CUDA_DRIVER_ERROR,
-            cu_err: e.hip_drv_err,
-        },
-        HIP_IO_MAX_ERROR => CUfileError_t::op(code::INTERNAL_ERROR),
-        other => CUfileError_t::op(other),
-    }
-}
-
-/// Whether the engine's driver is open.
-pub fn is_open(e: &Engine) -> bool {
-    e.use_count() > 0
-}
-
 /// `cuFileDriverOpen`, and every implicit open: at use count 0 the configuration is read and
 /// applied before the engine opens.
 pub fn open() -> Result<(), CUfileError_t> {
     let e = eng()?;
     let mut st = state();
-    if is_open(e) {
+    if e.is_open() {
         return e.driver_open().map_err(cu);
     }
     first_open(e, &mut st)
@@ -111,11 +87,11 @@ pub fn open() -> Result<(), CUfileError_t> {
 /// stream calls); an implicit open counts, as cuFile's does.
 pub fn ensure_open() -> Result<&'static Engine, CUfileError_t> {
     let e = eng()?;
-    if is_open(e) {
+    if e.is_open() {
         return Ok(e);
     }
     let mut st = state();
-    if !is_open(e) {
+    if !e.is_open() {
         first_open(e, &mut st)?;
     }
     Ok(e)
@@ -225,7 +201,7 @@ pub fn close() -> Result<(), CUfileError_t> {
     let e = eng()?;
     let mut st = state();
     e.driver_close().map_err(cu)?;
-    if !is_open(e) {
+    if !e.is_open() {
         st.p2p = [0; 15];
         st.stats.closed();
     }
@@ -348,16 +324,28 @@ fn range(i: usize) -> Option<(u64, u64)> {
     Some((lo, gpu::bar1_kib_of(0).ok().flatten().unwrap_or(0)))
 }
 
-/// The checks of a legacy setter's value (KiB): one whose byte count does not fit a `size_t`
-/// is no size (`CU_FILE_INVALID_VALUE`, as NVIDIA's library answers `SIZE_MAX`); 0 and values
-/// outside the parameter's range are `CU_FILE_DRIVER_UNSUPPORTED_LIMIT`.
+/// The checks of a legacy setter's value (KiB) against its parameter's range.
 fn in_range(i: usize, v: usize) -> Result<(), CUfileError_t> {
-    if v > usize::MAX / 1024 {
+    legacy_status(i, v as u64, range(i).unwrap_or((0, 0)))
+}
+
+/// The status NVIDIA's library gives a legacy setter's value `v` (KiB) of size parameter `i`
+/// whose range is `(lo, hi)` (`hi` 0: no known bound). 0 and values below the range are
+/// `CU_FILE_DRIVER_UNSUPPORTED_LIMIT`. Above it, the two sizes bounded by the GPU (device
+/// cache and pinned memory, at most its BAR1) answer `CU_FILE_INVALID_VALUE`, as does a size
+/// whose byte count no `size_t` holds where the bound is unknown: that is no amount of GPU
+/// memory; the others (direct I/O size, poll threshold) `CU_FILE_DRIVER_UNSUPPORTED_LIMIT`,
+/// `SIZE_MAX` included.
+fn legacy_status(i: usize, v: u64, (lo, hi): (u64, u64)) -> Result<(), CUfileError_t> {
+    if v == 0 || v < lo {
+        return Err(CUfileError_t::op(code::DRIVER_UNSUPPORTED_LIMIT));
+    }
+    let gpu_bound = SIZE[i].range.is_some_and(|(_, max)| max == 0);
+    let above = hi != 0 && v > hi;
+    if gpu_bound && (above || v > usize::MAX as u64 / 1024) {
         return Err(CUfileError_t::op(code::INVALID_VALUE));
     }
-    let (lo, hi) = range(i).unwrap_or((0, 0));
-    let v = v as u64;
-    if v == 0 || v < lo || (hi != 0 && v > hi) {
+    if above {
         return Err(CUfileError_t::op(code::DRIVER_UNSUPPORTED_LIMIT));
     }
     Ok(())
@@ -375,7 +363,7 @@ fn legacy(
     in_range(i, kib)?;
     let e = eng()?;
     let mut st = state();
-    if is_open(e) {
+    if e.is_open() {
         drop(st);
         return limit(apply(e));
     }
@@ -447,7 +435,7 @@ fn index(param: c_int, count: usize) -> Result<usize, CUfileError_t> {
 
 /// Setters stage, and only while the driver is closed.
 fn closed_for_setting(e: &Engine) -> Result<(), CUfileError_t> {
-    if is_open(e) {
+    if e.is_open() {
         Err(CUfileError_t::op(code::DRIVER_ALREADY_OPEN))
     } else {
         Ok(())
@@ -464,7 +452,7 @@ pub unsafe extern "C" fn cuFileGetParameterSizeT(param: c_int, value: *mut usize
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
         let e = eng()?;
-        let open = is_open(e);
+        let open = e.is_open();
         let st = state();
         let v = match (SIZE[i].home, open, st.staged_size[i]) {
             (_, false, Some(v)) => v as usize,
@@ -501,7 +489,7 @@ pub unsafe extern "C" fn cuFileGetParameterBool(param: c_int, value: *mut bool) 
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
         let e = eng()?;
-        let open = is_open(e);
+        let open = e.is_open();
         let st = state();
         let v = match (BOOL[i].home, open, st.staged_bool[i]) {
             (_, false, Some(v)) => v,
@@ -540,13 +528,13 @@ pub unsafe extern "C" fn cuFileGetParameterString(
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
         let e = eng()?;
-        let open = is_open(e);
+        let open = e.is_open();
         let st = state();
         let v = match (open, &st.staged_string[i]) {
             (false, Some(v)) => v.clone(),
             // Ignored in secure-execution mode, as when opening the log: never reported either.
             _ if i == params::STRING_ENV_LOGFILE_PATH => {
-                crate::config::path_var("CUFILE_LOGFILE_PATH")
+                crate::env::path_var("CUFILE_LOGFILE_PATH")
                     .ok_or(CUfileError_t::op(code::INVALID_VALUE))?
             }
             _ if i == params::STRING_LOGGING_LEVEL && open => log::level_name().to_string(),
@@ -805,4 +793,58 @@ pub unsafe extern "C" fn cuFileExportPCIeTopology(filename: *const c_char) -> CU
         std::fs::write(&path, "// Topology file for cuFile.\nnull\n")
             .map_err(|_| CUfileError_t::op(code::INVALID_VALUE))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parameter's range with the GPU-dependent maximum set to `bar1` KiB, as [`range`]
+    /// makes it.
+    fn with_bar1(i: usize, bar1: u64) -> (u64, u64) {
+        let (lo, hi) = SIZE[i].range.unwrap();
+        (lo, if hi == 0 { bar1 } else { hi })
+    }
+
+    #[test]
+    fn legacy_setters_answer_as_nvidia_s_did_on_the_h200() {
+        // What NVIDIA's 1.15 library answered on the H200, whose BAR1 is 256 GiB.
+        const BAR1: u64 = 268_435_456;
+        const OK: c_int = 0;
+        const LIMIT: c_int = code::DRIVER_UNSUPPORTED_LIMIT;
+        const INVALID: c_int = code::INVALID_VALUE;
+        let max = usize::MAX as u64;
+        let cases: [(usize, u64, c_int); 13] = [
+            (5, 1024, OK),
+            (5, 0, LIMIT),
+            (5, 1 << 40, LIMIT),
+            (5, max, LIMIT),
+            (6, max, INVALID),
+            (6, 131_072, OK),
+            (8, max, INVALID),
+            (8, 16, LIMIT),
+            (8, max / 1024 + 1, INVALID),
+            (8, 536_870_912, INVALID),
+            (8, 33_554_432, OK),
+            (10, 8, OK),
+            (10, max, LIMIT),
+        ];
+        for (i, v, want) in cases {
+            let got = legacy_status(i, v, with_bar1(i, BAR1))
+                .err()
+                .map_or(OK, |e| e.err);
+            assert_eq!(got, want, "parameter {i}, {v} KiB");
+        }
+    }
+
+    #[test]
+    fn without_a_known_bar1_only_sizes_no_size_t_holds_are_refused_above() {
+        let max = usize::MAX as u64;
+        let status = |i: usize, v: u64| legacy_status(i, v, with_bar1(i, 0)).err().map(|e| e.err);
+        assert_eq!(status(8, max), Some(code::INVALID_VALUE));
+        assert_eq!(status(6, max / 1024 + 1), Some(code::INVALID_VALUE));
+        assert_eq!(status(6, max / 1024), None);
+        assert_eq!(status(8, 536_870_912), None);
+        assert_eq!(status(8, 16), Some(code::DRIVER_UNSUPPORTED_LIMIT));
+    }
 }

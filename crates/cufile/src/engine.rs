@@ -14,6 +14,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::OnceLock;
 
 use crate::hip_abi::*;
+use cufile_abi::{code, CUfileError_t};
 
 type Op0 = unsafe extern "C" fn() -> HipError;
 
@@ -89,6 +90,26 @@ static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
 /// The engine, or `None` after one log line saying why it could not be loaded.
 pub fn engine() -> Option<&'static Engine> {
     ENGINE.get_or_init(load).as_ref().ok()
+}
+
+/// The engine, or the status every call answers without one.
+pub(crate) fn eng() -> Result<&'static Engine, CUfileError_t> {
+    engine().ok_or(CUfileError_t::op(code::PLATFORM_NOT_SUPPORTED))
+}
+
+/// A hipFile failure as a cuFile status: the codes 5001–5038 are the same numbers; a GPU
+/// runtime failure (`hipFileHipDriverError`) is `CU_FILE_CUDA_DRIVER_ERROR` with the engine's
+/// `hip_drv_err` as `cu_err`. On NVIDIA that is the CUDA driver's `CUresult` for every code
+/// HIP has a twin of (the same number), and 999 (`CUDA_ERROR_UNKNOWN` too) for the others.
+pub(crate) fn cu(e: HipError) -> CUfileError_t {
+    match e.err {
+        HIP_DRIVER_ERROR => CUfileError_t {
+            err: code::CUDA_DRIVER_ERROR,
+            cu_err: e.hip_drv_err,
+        },
+        HIP_IO_MAX_ERROR => CUfileError_t::op(code::INTERNAL_ERROR),
+        other => CUfileError_t::op(other),
+    }
 }
 
 fn load() -> Result<Engine, String> {
@@ -235,6 +256,11 @@ impl Engine {
     pub fn use_count(&self) -> i64 {
         // SAFETY: no arguments.
         unsafe { (self.raw.use_count)() }
+    }
+
+    /// Whether the driver is open (its use count is above 0).
+    pub(crate) fn is_open(&self) -> bool {
+        self.use_count() > 0
     }
 
     pub fn properties(&self) -> HipResult<HipProps> {

@@ -10,7 +10,10 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
-use crate::abi::{code, CUfileError_t, CUDA_ERROR_NOT_INITIALIZED};
+use cufile_abi::{code, CUfileError_t};
+
+/// `CUDA_ERROR_NOT_INITIALIZED`: the `cu_err` of calls that need CUDA where there is none.
+const CUDA_ERROR_NOT_INITIALIZED: c_int = 3;
 
 /// A CUDA driver entry point, if a CUDA driver is in the process.
 fn cuda_symbol(name: &CStr) -> Option<*mut c_void> {

@@ -2,11 +2,11 @@
 
 use std::ffi::{c_int, c_uint, c_void};
 
-use crate::abi::*;
-use crate::driver::{cu, eng, ensure_open};
-use crate::engine::Engine;
+use crate::driver::ensure_open;
+use crate::engine::{cu, eng, Engine};
 use crate::hip_abi::*;
 use crate::{boundary, boundary_op};
+use cufile_abi::*;
 
 /// # Safety
 /// `fh` and `descr` are NULL or valid (a writable handle, a readable descriptor).
@@ -22,11 +22,12 @@ pub unsafe extern "C" fn cuFileHandleRegister(
         // SAFETY: non-NULL and readable per the C contract.
         let d = unsafe { descr.read() };
         // Linux descriptors only: Win32 handles and user-space file systems are not served.
-        if d.kind != HANDLE_TYPE_OPAQUE_FD {
+        if d.type_ != HANDLE_TYPE_OPAQUE_FD {
             return Err(CUfileError_t::op(code::IO_NOT_SUPPORTED));
         }
-        // The union's `int fd`: the low half of the pointer-sized member.
-        let fd = d.handle as usize as u32 as c_int;
+        // SAFETY: every bit pattern is an `int`, and the union's first 4 bytes are the
+        // caller's (`fd` is what consumers write).
+        let fd = unsafe { d.handle.fd };
         // SAFETY: F_GETFL only inspects the descriptor table.
         if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFL) } < 0 {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
@@ -87,7 +88,7 @@ pub extern "C" fn cuFileBufDeregister(base: *const c_void) -> CUfileError_t {
         }
         let e = eng()?;
         // The final close dropped every registration: cuFile answers "closing" then.
-        if !crate::driver::is_open(e) {
+        if !e.is_open() {
             return Err(CUfileError_t::op(code::DRIVER_CLOSING));
         }
         e.buf_deregister(base).map_err(cu)
@@ -308,7 +309,7 @@ pub unsafe extern "C" fn cuFileReadv(
     boundary(fail(code::INTERNAL_ERROR), || {
         // SAFETY: forwarded contract.
         let r = unsafe { vectored(false, fh, iov, iovcnt, file_offset) };
-        crate::stats::count_vectored(false, r);
+        crate::window::count_vectored(false, r);
         r
     })
 }
@@ -326,7 +327,7 @@ pub unsafe extern "C" fn cuFileWritev(
     boundary(fail(code::INTERNAL_ERROR), || {
         // SAFETY: forwarded contract.
         let r = unsafe { vectored(true, fh, iov, iovcnt, file_offset) };
-        crate::stats::count_vectored(true, r);
+        crate::window::count_vectored(true, r);
         r
     })
 }

@@ -11,10 +11,10 @@
 //! 1.19 parameters, `cufile.json`, cuFile's log) is kept here. No panic crosses the C
 //! boundary.
 
-mod abi;
 mod config;
 mod driver;
 mod engine;
+mod env;
 mod gpu;
 mod hip_abi;
 mod io;
@@ -22,10 +22,11 @@ mod log;
 mod params;
 mod stats;
 mod version;
+mod window;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use abi::{code, CUfileError_t};
+use cufile_abi::{code, CUfileError_t};
 
 /// Bytes that say which library this is, for a reader of the file (the engine does not use
 /// a `libcufile.so.0` that carries them as its GPU-direct path: that would be itself).

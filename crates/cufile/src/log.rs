@@ -19,7 +19,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Mutex;
 
-use crate::config;
+use crate::env;
 
 /// cuFile's levels, least severe first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,11 +79,11 @@ fn initial() -> State {
         .ok()
         .and_then(|v| Level::parse(&v))
         .unwrap_or(Level::Error);
-    let path = match config::path_var("CUFILE_LOGFILE_PATH") {
+    let path = match env::path_var("CUFILE_LOGFILE_PATH") {
         Some(p) if p.is_empty() => None,
         Some(p) => Some(p),
         // The working directory is the caller's choice: not for a set-user-ID program.
-        None if config::secure_execution() => None,
+        None if env::secure_execution() => None,
         None => Some("cufile.log".to_string()),
     };
     State {
@@ -165,7 +165,7 @@ pub fn configure(level: Option<&str>, dir: Option<&str>) {
             s.level = l;
         }
     }
-    if config::path_var("CUFILE_LOGFILE_PATH").is_none() {
+    if env::path_var("CUFILE_LOGFILE_PATH").is_none() {
         if let Some(d) = dir.filter(|d| !d.is_empty()) {
             let p = format!("{}/cufile.log", d.trim_end_matches('/'));
             if s.path.as_deref() != Some(&p) {

@@ -46,7 +46,7 @@
 
 use std::sync::OnceLock;
 
-use crate::abi::{STATS_L1_READV_OFFSET, STATS_L1_SIZE, STATS_L2_SIZE, STATS_L3_SIZE};
+use cufile_abi::{STATS_L1_READV_OFFSET, STATS_L1_SIZE, STATS_L2_SIZE, STATS_L3_SIZE};
 
 /// The environment variable by which a deployment declares 1.19 consumers only.
 pub const ENV: &str = "HIPFILE_CUFILE_API_LEVEL";

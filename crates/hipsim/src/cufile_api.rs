@@ -39,8 +39,11 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_uint, c_void};
-use std::mem::{offset_of, size_of};
 
+use cufile_abi::{
+    CUfileDescr_t, CUfileDrvPropsNvfs, CUfileDrvProps_t, CUfileError_t, ALLOW_COMPAT_MODE,
+    HANDLE_TYPE_OPAQUE_FD, NVME_P2P_SUPPORTED, NVME_SUPPORTED,
+};
 use parking_lot::Mutex;
 
 use crate::counters::{self, Gauge};
@@ -49,37 +52,8 @@ use crate::faults::{self, Fault};
 use crate::ffi::guarded;
 use crate::memory;
 
-/// `CUfileOpError` values used by the simulator.
-pub mod code {
-    use std::ffi::c_int;
-
-    /// `CU_FILE_SUCCESS`.
-    pub const SUCCESS: c_int = 0;
-    /// `CU_FILE_DRIVER_NOT_INITIALIZED`.
-    pub const DRIVER_NOT_INITIALIZED: c_int = 5001;
-    /// `CU_FILE_IO_NOT_SUPPORTED`.
-    pub const IO_NOT_SUPPORTED: c_int = 5008;
-    /// `CU_FILE_CUDA_DRIVER_ERROR` (`cu_err` holds the `CUresult`).
-    pub const CUDA_DRIVER_ERROR: c_int = 5011;
-    /// `CU_FILE_CUDA_MEMORY_TYPE_INVALID`.
-    pub const CUDA_MEMORY_TYPE_INVALID: c_int = 5013;
-    /// `CU_FILE_CUDA_POINTER_RANGE_ERROR`.
-    pub const CUDA_POINTER_RANGE_ERROR: c_int = 5014;
-    /// `CU_FILE_INVALID_FILE_TYPE`.
-    pub const INVALID_FILE_TYPE: c_int = 5018;
-    /// `CU_FILE_INVALID_VALUE`.
-    pub const INVALID_VALUE: c_int = 5022;
-    /// `CU_FILE_MEMORY_ALREADY_REGISTERED`.
-    pub const MEMORY_ALREADY_REGISTERED: c_int = 5023;
-    /// `CU_FILE_MEMORY_NOT_REGISTERED`.
-    pub const MEMORY_NOT_REGISTERED: c_int = 5024;
-    /// `CU_FILE_HANDLE_NOT_REGISTERED`.
-    pub const HANDLE_NOT_REGISTERED: c_int = 5027;
-    /// `CU_FILE_HANDLE_ALREADY_REGISTERED`.
-    pub const HANDLE_ALREADY_REGISTERED: c_int = 5028;
-    /// `CU_FILE_INTERNAL_ERROR`.
-    pub const INTERNAL_ERROR: c_int = 5030;
-}
+/// `CUfileOpError` values.
+pub use cufile_abi::code;
 
 /// Names of the `CUfileOpError` values (for fault settings given by name).
 const ERROR_NAMES: &[(c_int, &str)] = &[
@@ -139,100 +113,6 @@ pub fn error_name(code: c_int) -> Option<&'static str> {
         .map(|&(_, n)| n)
 }
 
-/// `CUfileError_t`: returned by value (8 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CuFileError {
-    /// `CUfileOpError`.
-    pub err: c_int,
-    /// `CUresult`, for `CU_FILE_CUDA_DRIVER_ERROR`.
-    pub cu_err: c_int,
-}
-
-impl CuFileError {
-    /// A cuFile error without a CUDA error.
-    pub const fn of(err: c_int) -> CuFileError {
-        CuFileError { err, cu_err: 0 }
-    }
-}
-
-/// The `nvfs` member of `CUfileDrvProps_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CuFileNvfsProps {
-    /// nvidia-fs major version (0: no nvidia-fs).
-    pub major_version: c_uint,
-    /// nvidia-fs minor version.
-    pub minor_version: c_uint,
-    /// Poll-mode threshold, KiB.
-    pub poll_thresh_size: usize,
-    /// Largest direct I/O, KiB.
-    pub max_direct_io_size: usize,
-    /// `CUfileDriverStatusFlags` bits.
-    pub dstatusflags: c_uint,
-    /// `CUfileDriverControlFlags` bits.
-    pub dcontrolflags: c_uint,
-}
-
-/// `CUfileDrvProps_t` (56 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CuFileDrvProps {
-    /// Driver properties.
-    pub nvfs: CuFileNvfsProps,
-    /// `CUfileFeatureFlags` bits.
-    pub fflags: c_uint,
-    /// KiB.
-    pub max_device_cache_size: c_uint,
-    /// KiB.
-    pub per_buffer_cache_size: c_uint,
-    /// KiB.
-    pub max_device_pinned_mem_size: c_uint,
-    /// Entries.
-    pub max_batch_io_size: c_uint,
-    /// Milliseconds.
-    pub max_batch_io_timeout_msecs: c_uint,
-}
-
-/// The `handle` union of `CUfileDescr_t`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub union CuFileDescrHandle {
-    /// Linux: the file descriptor.
-    pub fd: c_int,
-    /// Windows handle.
-    pub handle: *mut c_void,
-}
-
-/// `CUfileDescr_t` (24 bytes).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct CuFileDescr {
-    /// `CUfileFileHandleType`.
-    pub type_: c_int,
-    /// The descriptor.
-    pub handle: CuFileDescrHandle,
-    /// `const CUfileFSOps_t *` (user-space file systems; ignored).
-    pub fs_ops: *const c_void,
-}
-
-const _: () = assert!(size_of::<CuFileError>() == 8);
-const _: () = assert!(size_of::<CuFileNvfsProps>() == 32);
-const _: () = assert!(size_of::<CuFileDrvProps>() == 56);
-const _: () = assert!(offset_of!(CuFileDrvProps, fflags) == 32);
-const _: () = assert!(offset_of!(CuFileDrvProps, max_batch_io_timeout_msecs) == 52);
-const _: () = assert!(size_of::<CuFileDescr>() == 24);
-const _: () = assert!(offset_of!(CuFileDescr, handle) == 8);
-const _: () = assert!(offset_of!(CuFileDescr, fs_ops) == 16);
-
-/// `CU_FILE_HANDLE_TYPE_OPAQUE_FD`.
-pub const HANDLE_TYPE_OPAQUE_FD: c_int = 1;
-/// `CU_FILE_NVME_SUPPORTED` bit of `dstatusflags`.
-pub const NVME_SUPPORTED: c_uint = 1 << 4;
-/// `CU_FILE_NVME_P2P_SUPPORTED` bit of `dstatusflags`.
-pub const NVME_P2P_SUPPORTED: c_uint = 1 << 11;
-/// `CU_FILE_ALLOW_COMPAT_MODE` bit of `dcontrolflags`.
-pub const ALLOW_COMPAT_MODE: c_uint = 1 << 1;
 /// nvidia-fs version reported with `cufile_gds` = 1.
 pub const GDS_VERSION: (c_uint, c_uint) = (2, 17);
 /// `CUDA_ERROR_NO_DEVICE`.
@@ -258,9 +138,9 @@ static DRIVER: Mutex<Driver> = Mutex::new(Driver {
     bufs: BTreeMap::new(),
 });
 
-fn require_open(d: &Driver) -> Result<(), CuFileError> {
+fn require_open(d: &Driver) -> Result<(), CUfileError_t> {
     if d.opens == 0 {
-        Err(CuFileError::of(code::DRIVER_NOT_INITIALIZED))
+        Err(CUfileError_t::op(code::DRIVER_NOT_INITIALIZED))
     } else {
         Ok(())
     }
@@ -268,8 +148,11 @@ fn require_open(d: &Driver) -> Result<(), CuFileError> {
 
 /// Runs the body of a cuFile entry point returning `CUfileError_t`: counts the call under
 /// `name` and turns a panic into `CU_FILE_INTERNAL_ERROR`.
-fn cufile_call(name: &'static str, body: impl FnOnce() -> Result<(), CuFileError>) -> CuFileError {
-    guarded(name, CuFileError::of(code::INTERNAL_ERROR), || {
+fn cufile_call(
+    name: &'static str,
+    body: impl FnOnce() -> Result<(), CUfileError_t>,
+) -> CUfileError_t {
+    guarded(name, CUfileError_t::op(code::INTERNAL_ERROR), || {
         body().err().unwrap_or_default()
     })
 }
@@ -296,10 +179,10 @@ fn fault_code(f: Fault) -> c_int {
 
 /// `CUfileError_t cuFileDriverOpen(void)`: reference counted.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileDriverOpen() -> CuFileError {
+pub unsafe extern "C" fn cuFileDriverOpen() -> CUfileError_t {
     cufile_call("cuFileDriverOpen", || {
         if device::count() == 0 {
-            return Err(CuFileError {
+            return Err(CUfileError_t {
                 err: code::CUDA_DRIVER_ERROR,
                 cu_err: CUDA_ERROR_NO_DEVICE,
             });
@@ -311,7 +194,7 @@ pub unsafe extern "C" fn cuFileDriverOpen() -> CuFileError {
     })
 }
 
-fn driver_close() -> Result<(), CuFileError> {
+fn driver_close() -> Result<(), CUfileError_t> {
     let mut d = DRIVER.lock();
     require_open(&d)?;
     d.opens -= 1;
@@ -328,22 +211,22 @@ fn driver_close() -> Result<(), CuFileError> {
 /// `CUfileError_t cuFileDriverClose(void)`: drops one open; the last one forgets every handle
 /// and buffer.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileDriverClose() -> CuFileError {
+pub unsafe extern "C" fn cuFileDriverClose() -> CUfileError_t {
     cufile_call("cuFileDriverClose", driver_close)
 }
 
 /// `CUfileError_t cuFileDriverClose_v2(void)`: as `cuFileDriverClose`.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileDriverClose_v2() -> CuFileError {
+pub unsafe extern "C" fn cuFileDriverClose_v2() -> CUfileError_t {
     cufile_call("cuFileDriverClose_v2", driver_close)
 }
 
 /// The properties reported now (depends on the `cufile_gds` setting).
-pub fn properties() -> CuFileDrvProps {
+pub fn properties() -> CUfileDrvProps_t {
     let gds = faults::get(Fault::CufileGds) != 0;
     let (major_version, minor_version) = if gds { GDS_VERSION } else { (0, 0) };
-    CuFileDrvProps {
-        nvfs: CuFileNvfsProps {
+    CUfileDrvProps_t {
+        nvfs: CUfileDrvPropsNvfs {
             major_version,
             minor_version,
             poll_thresh_size: 4,
@@ -367,11 +250,11 @@ pub fn properties() -> CuFileDrvProps {
 
 /// `CUfileError_t cuFileDriverGetProperties(CUfileDrvProps_t *props)`.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileDriverGetProperties(props: *mut CuFileDrvProps) -> CuFileError {
+pub unsafe extern "C" fn cuFileDriverGetProperties(props: *mut CUfileDrvProps_t) -> CUfileError_t {
     cufile_call("cuFileDriverGetProperties", || {
         require_open(&DRIVER.lock())?;
         if props.is_null() {
-            return Err(CuFileError::of(code::INVALID_VALUE));
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
         // SAFETY: module contract: `props` is valid for a write of the structure.
         unsafe { props.write(properties()) };
@@ -382,16 +265,16 @@ pub unsafe extern "C" fn cuFileDriverGetProperties(props: *mut CuFileDrvProps) -
 // ---- file handles --------------------------------------------------------------------------
 
 /// Checks that `fd` is an open descriptor of a regular file or block device.
-fn check_file(fd: c_int) -> Result<(), CuFileError> {
+fn check_file(fd: c_int) -> Result<(), CUfileError_t> {
     // SAFETY: fstat writes into a zeroed, properly sized struct.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `st` is a valid out-pointer; an invalid fd yields EBADF.
     if fd < 0 || unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return Err(CuFileError::of(code::INVALID_VALUE));
+        return Err(CUfileError_t::op(code::INVALID_VALUE));
     }
     match st.st_mode & libc::S_IFMT {
         libc::S_IFREG | libc::S_IFBLK => Ok(()),
-        _ => Err(CuFileError::of(code::INVALID_FILE_TYPE)),
+        _ => Err(CUfileError_t::op(code::INVALID_FILE_TYPE)),
     }
 }
 
@@ -399,21 +282,21 @@ fn check_file(fd: c_int) -> Result<(), CuFileError> {
 #[no_mangle]
 pub unsafe extern "C" fn cuFileHandleRegister(
     fh: *mut *mut c_void,
-    descr: *mut CuFileDescr,
-) -> CuFileError {
+    descr: *mut CUfileDescr_t,
+) -> CUfileError_t {
     cufile_call("cuFileHandleRegister", || {
         require_open(&DRIVER.lock())?;
         if fh.is_null() || descr.is_null() {
-            return Err(CuFileError::of(code::INVALID_VALUE));
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
         // SAFETY: module contract: `descr` points to a valid descriptor.
         let descr = unsafe { descr.read() };
         if descr.type_ != HANDLE_TYPE_OPAQUE_FD {
-            return Err(CuFileError::of(code::IO_NOT_SUPPORTED));
+            return Err(CUfileError_t::op(code::IO_NOT_SUPPORTED));
         }
         let injected = fault_code(Fault::CufileRegisterError);
         if injected != 0 {
-            return Err(CuFileError::of(injected));
+            return Err(CUfileError_t::op(injected));
         }
         // SAFETY: every variant of the union is plain data; `fd` is the low 4 bytes.
         let fd = unsafe { descr.handle.fd };
@@ -421,7 +304,7 @@ pub unsafe extern "C" fn cuFileHandleRegister(
         let mut d = DRIVER.lock();
         require_open(&d)?;
         if d.handles.values().any(|&f| f == fd) {
-            return Err(CuFileError::of(code::HANDLE_ALREADY_REGISTERED));
+            return Err(CUfileError_t::op(code::HANDLE_ALREADY_REGISTERED));
         }
         let h = d.next_handle;
         d.next_handle += 0x10;
@@ -452,18 +335,18 @@ pub unsafe extern "C" fn cuFileBufRegister(
     buf: *const c_void,
     length: usize,
     _flags: c_int,
-) -> CuFileError {
+) -> CUfileError_t {
     cufile_call("cuFileBufRegister", || {
         require_open(&DRIVER.lock())?;
         let start = buf as usize;
         if start == 0 || length == 0 {
-            return Err(CuFileError::of(code::INVALID_VALUE));
+            return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
         let region = memory::lookup(start)
             .filter(|r| r.kind == memory::Kind::Device)
-            .ok_or(CuFileError::of(code::CUDA_MEMORY_TYPE_INVALID))?;
+            .ok_or(CUfileError_t::op(code::CUDA_MEMORY_TYPE_INVALID))?;
         if !region.contains(start, length) {
-            return Err(CuFileError::of(code::CUDA_POINTER_RANGE_ERROR));
+            return Err(CUfileError_t::op(code::CUDA_POINTER_RANGE_ERROR));
         }
         let end = start + length;
         let mut d = DRIVER.lock();
@@ -474,7 +357,7 @@ pub unsafe extern "C" fn cuFileBufRegister(
             .next_back()
             .is_some_and(|(&s, &l)| s + l > start);
         if overlaps {
-            return Err(CuFileError::of(code::MEMORY_ALREADY_REGISTERED));
+            return Err(CUfileError_t::op(code::MEMORY_ALREADY_REGISTERED));
         }
         d.bufs.insert(start, length);
         counters::gauge_add(Gauge::CufileBufs, 1);
@@ -484,12 +367,12 @@ pub unsafe extern "C" fn cuFileBufRegister(
 
 /// `CUfileError_t cuFileBufDeregister(const void *bufPtr_base)`: the exact registered start.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileBufDeregister(buf: *const c_void) -> CuFileError {
+pub unsafe extern "C" fn cuFileBufDeregister(buf: *const c_void) -> CUfileError_t {
     cufile_call("cuFileBufDeregister", || {
         let mut d = DRIVER.lock();
         require_open(&d)?;
         if d.bufs.remove(&(buf as usize)).is_none() {
-            return Err(CuFileError::of(code::MEMORY_NOT_REGISTERED));
+            return Err(CUfileError_t::op(code::MEMORY_NOT_REGISTERED));
         }
         counters::gauge_sub(Gauge::CufileBufs, 1);
         Ok(())

@@ -11,6 +11,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use common::*;
+use cufile_abi::{CUfileDescr_t, CUfileDrvPropsNvfs, CUfileDrvProps_t, CUfileError_t};
 
 const NOT_INITIALIZED: c_int = 5001;
 const IO_NOT_SUPPORTED: c_int = 5008;
@@ -25,10 +26,10 @@ const HANDLE_NOT_REGISTERED: c_int = 5027;
 const HANDLE_ALREADY_REGISTERED: c_int = 5028;
 const INTERNAL_ERROR: c_int = 5030;
 
-const OK: CuFileError = CuFileError { err: 0, cu_err: 0 };
+const OK: CUfileError_t = CUfileError_t { err: 0, cu_err: 0 };
 
-fn err(code: c_int) -> CuFileError {
-    CuFileError {
+fn err(code: c_int) -> CUfileError_t {
+    CUfileError_t {
         err: code,
         cu_err: 0,
     }
@@ -112,16 +113,16 @@ impl Drop for Driver<'_> {
     }
 }
 
-fn props(s: &Sim) -> (CuFileError, CuFileDrvProps) {
-    let mut p = CuFileDrvProps::default();
+fn props(s: &Sim) -> (CUfileError_t, CUfileDrvProps_t) {
+    let mut p = CUfileDrvProps_t::default();
     // SAFETY: valid out-pointer.
     let e = unsafe { (s.cuFileDriverGetProperties)(&mut p) };
     (e, p)
 }
 
-fn register(s: &Sim, fd: c_int) -> Result<*mut c_void, CuFileError> {
+fn register(s: &Sim, fd: c_int) -> Result<*mut c_void, CUfileError_t> {
     let mut h = ptr::null_mut();
-    let mut d = CuFileDescr::fd(fd);
+    let mut d = CUfileDescr_t::fd(fd);
     // SAFETY: valid out-pointer and descriptor.
     let e = unsafe { (s.cuFileHandleRegister)(&mut h, &mut d) };
     if e == OK {
@@ -138,12 +139,12 @@ fn deregister(s: &Sim, h: *mut c_void) {
     unsafe { (s.cuFileHandleDeregister)(h) };
 }
 
-fn buf_register(s: &Sim, p: *const c_void, len: usize) -> CuFileError {
+fn buf_register(s: &Sim, p: *const c_void, len: usize) -> CUfileError_t {
     // SAFETY: plain call; the simulator validates the pointer.
     unsafe { (s.cuFileBufRegister)(p, len, 0) }
 }
 
-fn buf_deregister(s: &Sim, p: *const c_void) -> CuFileError {
+fn buf_deregister(s: &Sim, p: *const c_void) -> CUfileError_t {
     // SAFETY: plain call.
     unsafe { (s.cuFileBufDeregister)(p) }
 }
@@ -180,13 +181,13 @@ fn free(s: &Sim, p: *mut c_void) {
 #[test]
 fn struct_layouts() {
     let (s, _g) = sim();
-    assert_eq!(size_of::<CuFileError>(), 8);
-    assert_eq!(size_of::<CuFileNvfsProps>(), 32);
-    assert_eq!(size_of::<CuFileDrvProps>(), 56);
-    assert_eq!(offset_of!(CuFileDrvProps, fflags), 32);
-    assert_eq!(size_of::<CuFileDescr>(), 24);
-    assert_eq!(offset_of!(CuFileDescr, handle), 8);
-    assert_eq!(offset_of!(CuFileDescr, fs_ops), 16);
+    assert_eq!(size_of::<CUfileError_t>(), 8);
+    assert_eq!(size_of::<CUfileDrvPropsNvfs>(), 32);
+    assert_eq!(size_of::<CUfileDrvProps_t>(), 56);
+    assert_eq!(offset_of!(CUfileDrvProps_t, fflags), 32);
+    assert_eq!(size_of::<CUfileDescr_t>(), 24);
+    assert_eq!(offset_of!(CUfileDescr_t, handle), 8);
+    assert_eq!(offset_of!(CUfileDescr_t, fs_ops), 16);
     // The simulator writes exactly 56 bytes, at the offsets of the C structure.
     set_fault(s, "cufile_gds", 1);
     let _d = Driver::open(s);
@@ -210,7 +211,7 @@ fn driver_open_close_and_properties() {
     let (s, _g) = sim();
     assert_eq!(counter(s, "cufile_driver_opens"), 0);
     let mut h = ptr::null_mut();
-    let mut d = CuFileDescr::fd(0);
+    let mut d = CUfileDescr_t::fd(0);
     // SAFETY: valid pointers.
     unsafe {
         assert_eq!(props(s).0, err(NOT_INITIALIZED));
@@ -283,7 +284,7 @@ fn driver_open_close_and_properties() {
     set_fault(s, "device_count", 1);
     assert_eq!(
         e,
-        CuFileError {
+        CUfileError_t {
             err: CUDA_DRIVER_ERROR,
             cu_err: 100
         }
@@ -301,7 +302,7 @@ fn handle_registration_rules() {
     let driver = Driver::open(s);
 
     let mut h = 7usize as *mut c_void;
-    let mut d = CuFileDescr::fd(fd);
+    let mut d = CUfileDescr_t::fd(fd);
     // SAFETY: NULL arguments and bad descriptor types are refused.
     unsafe {
         assert_eq!(
@@ -312,12 +313,12 @@ fn handle_registration_rules() {
             (s.cuFileHandleRegister)(&mut h, ptr::null_mut()),
             err(INVALID_VALUE)
         );
-        let mut win = CuFileDescr { type_: 2, ..d };
+        let mut win = CUfileDescr_t { type_: 2, ..d };
         assert_eq!(
             (s.cuFileHandleRegister)(&mut h, &mut win),
             err(IO_NOT_SUPPORTED)
         );
-        let mut userspace = CuFileDescr { type_: 3, ..d };
+        let mut userspace = CUfileDescr_t { type_: 3, ..d };
         assert_eq!(
             (s.cuFileHandleRegister)(&mut h, &mut userspace),
             err(IO_NOT_SUPPORTED)

@@ -8,6 +8,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+use cufile_abi::{CUfileDescr_t, CUfileDrvProps_t, CUfileError_t};
 use libloading::Library;
 
 pub type Stream = *mut c_void;
@@ -47,59 +48,6 @@ impl FileHandle {
     pub fn fd(fd: c_int) -> Self {
         FileHandle {
             handle: fd as u32 as u64,
-        }
-    }
-}
-
-/// `CUfileError_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CuFileError {
-    pub err: c_int,
-    pub cu_err: c_int,
-}
-
-/// The `nvfs` member of `CUfileDrvProps_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CuFileNvfsProps {
-    pub major_version: c_uint,
-    pub minor_version: c_uint,
-    pub poll_thresh_size: usize,
-    pub max_direct_io_size: usize,
-    pub dstatusflags: c_uint,
-    pub dcontrolflags: c_uint,
-}
-
-/// `CUfileDrvProps_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CuFileDrvProps {
-    pub nvfs: CuFileNvfsProps,
-    pub fflags: c_uint,
-    pub max_device_cache_size: c_uint,
-    pub per_buffer_cache_size: c_uint,
-    pub max_device_pinned_mem_size: c_uint,
-    pub max_batch_io_size: c_uint,
-    pub max_batch_io_timeout_msecs: c_uint,
-}
-
-/// `CUfileDescr_t`, with the handle union as the 8 bytes it occupies.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct CuFileDescr {
-    pub type_: c_int,
-    pub handle: u64,
-    pub fs_ops: *const c_void,
-}
-
-impl CuFileDescr {
-    /// `CU_FILE_HANDLE_TYPE_OPAQUE_FD` for `fd`.
-    pub fn fd(fd: c_int) -> Self {
-        CuFileDescr {
-            type_: 1,
-            handle: fd as u32 as u64,
-            fs_ops: std::ptr::null(),
         }
     }
 }
@@ -273,14 +221,14 @@ api! {
     cuGetErrorString: fn(c_int, *mut *const c_char) -> c_int;
     cuGetErrorName: fn(c_int, *mut *const c_char) -> c_int;
 
-    cuFileDriverOpen: fn() -> CuFileError;
-    cuFileDriverClose: fn() -> CuFileError;
-    cuFileDriverClose_v2: fn() -> CuFileError;
-    cuFileDriverGetProperties: fn(*mut CuFileDrvProps) -> CuFileError;
-    cuFileHandleRegister: fn(*mut *mut c_void, *mut CuFileDescr) -> CuFileError;
+    cuFileDriverOpen: fn() -> CUfileError_t;
+    cuFileDriverClose: fn() -> CUfileError_t;
+    cuFileDriverClose_v2: fn() -> CUfileError_t;
+    cuFileDriverGetProperties: fn(*mut CUfileDrvProps_t) -> CUfileError_t;
+    cuFileHandleRegister: fn(*mut *mut c_void, *mut CUfileDescr_t) -> CUfileError_t;
     cuFileHandleDeregister: fn(*mut c_void);
-    cuFileBufRegister: fn(*const c_void, usize, c_int) -> CuFileError;
-    cuFileBufDeregister: fn(*const c_void) -> CuFileError;
+    cuFileBufRegister: fn(*const c_void, usize, c_int) -> CUfileError_t;
+    cuFileBufDeregister: fn(*const c_void) -> CUfileError_t;
     cuFileRead: fn(*mut c_void, *mut c_void, usize, i64, i64) -> isize;
     cuFileWrite: fn(*mut c_void, *const c_void, usize, i64, i64) -> isize;
 }
