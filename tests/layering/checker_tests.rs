@@ -3,8 +3,8 @@
 
 use super::cycles::import_cycles;
 use super::rules::{
-    beyond_the_safe_api, layering_violations, public_items, table_problems,
-    unsafe_and_export_violations,
+    beyond_the_safe_api, confined_violations, layering_violations, public_items, table_problems,
+    Confined,
 };
 use super::tree::{Crate, Sources};
 
@@ -192,12 +192,31 @@ fn the_module_tree_is_followed_from_the_root() {
 }
 
 #[test]
-fn unsafe_and_exports_are_found_in_code_only() {
+fn confined_identifiers_are_found_in_code_only() {
     let files = [
         ("src/lib.rs", "mod engine;\nmod ffi;\n"),
-        ("src/ffi/mod.rs", "#[no_mangle]\npub unsafe extern \"C\" fn f() {}\n"),
-        ("src/engine/mod.rs", "mod lend;\n/// Never unsafe.\nfn g() {\n    let _ = \"#[no_mangle] unsafe\";\n}\n#[unsafe(no_mangle)]\nfn h() {}\n"),
-        ("src/engine/lend/mod.rs", "fn f() {\n    unsafe { g() }\n}\n"),
+        (
+            "src/ffi/mod.rs",
+            "#[no_mangle]\npub unsafe extern \"C\" fn f(h: usize) {\n    T::from_c_handle(h);\n}\n",
+        ),
+        (
+            "src/engine/mod.rs",
+            concat!(
+                "mod lend;\n",
+                "/// Never unsafe, no from_c_handle.\n",
+                "fn g() {\n",
+                "    let _ = \"#[no_mangle] unsafe\";\n",
+                "}\n",
+                "#[unsafe(no_mangle)]\n",
+                "fn h(t: T) -> usize {\n",
+                "    t.c_handle()\n",
+                "}\n",
+            ),
+        ),
+        (
+            "src/engine/lend/mod.rs",
+            "fn f() {\n    unsafe { g() }\n}\n",
+        ),
     ];
     let sources: Sources = files
         .iter()
@@ -205,11 +224,26 @@ fn unsafe_and_exports_are_found_in_code_only() {
         .collect();
     let c = Crate::load(&sources, "src/lib.rs");
     assert!(c.problems.is_empty(), "{:?}", c.problems);
+    let rules = [
+        Confined {
+            names: &["unsafe"],
+            places: &["src/ffi/", "src/engine/lend/"],
+        },
+        Confined {
+            names: &["no_mangle", "export_name"],
+            places: &["src/ffi/"],
+        },
+        Confined {
+            names: &["from_c_handle", "c_handle"],
+            places: &["src/ffi/", "src/engine/token.rs"],
+        },
+    ];
     assert_eq!(
-        unsafe_and_export_violations(&c, &sources),
+        confined_violations(&c, &sources, &rules),
         [
-            "src/engine/mod.rs:6: #[no_mangle] outside src/ffi/",
-            "src/engine/mod.rs:6: unsafe outside the allowed places",
+            "src/engine/mod.rs:6: `unsafe` outside src/ffi/, src/engine/lend/",
+            "src/engine/mod.rs:6: `no_mangle` outside src/ffi/",
+            "src/engine/mod.rs:8: `c_handle` outside src/ffi/, src/engine/token.rs",
         ]
     );
 }

@@ -4,7 +4,6 @@
 use proc_macro2::{TokenStream, TokenTree};
 
 use super::tree::{expand_use, line_of, Crate, Sources};
-use super::{EXPORTS_ALLOWED, UNSAFE_ALLOWED};
 
 fn layer_of(layers: &[&[&str]], module: &str) -> Option<usize> {
     layers.iter().position(|row| row.contains(&module))
@@ -77,21 +76,31 @@ fn identifiers(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-/// `unsafe` outside the allowed places, and exported symbols outside `src/ffi/` (the first of
-/// each per file).
-pub(crate) fn unsafe_and_export_violations(c: &Crate, sources: &Sources) -> Vec<String> {
+/// Identifiers that may appear only in some places.
+pub(crate) struct Confined {
+    pub(crate) names: &'static [&'static str],
+    /// Files, or directories (ending in `/`).
+    pub(crate) places: &'static [&'static str],
+}
+
+/// For each rule and file outside its places, the first of its identifiers the file has.
+pub(crate) fn confined_violations(c: &Crate, sources: &Sources, rules: &[Confined]) -> Vec<String> {
     let mut out = Vec::new();
     for f in c.file_module.keys() {
         let ids = identifiers(&sources[f]);
-        let first = |names: &[&str]| ids.iter().find(|(_, i)| names.contains(&i.as_str()));
-        if !f.starts_with(EXPORTS_ALLOWED) {
-            if let Some((line, name)) = first(&["no_mangle", "export_name"]) {
-                out.push(format!("{f}:{line}: #[{name}] outside {EXPORTS_ALLOWED}"));
+        for rule in rules {
+            if rule
+                .places
+                .iter()
+                .any(|p| f == p || (p.ends_with('/') && f.starts_with(p)))
+            {
+                continue;
             }
-        }
-        if !UNSAFE_ALLOWED.iter().any(|a| f.starts_with(a) || f == a) {
-            if let Some((line, _)) = first(&["unsafe"]) {
-                out.push(format!("{f}:{line}: unsafe outside the allowed places"));
+            if let Some((line, name)) = ids.iter().find(|(_, i)| rule.names.contains(&i.as_str())) {
+                out.push(format!(
+                    "{f}:{line}: `{name}` outside {}",
+                    rule.places.join(", ")
+                ));
             }
         }
     }
