@@ -23,8 +23,13 @@
 //! - `sys`: raw operating-system calls.
 //! - `vocab`: the vocabulary every layer shares.
 #![warn(missing_docs)]
-#![deny(unsafe_op_in_unsafe_fn)]
-#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+// Every `unsafe` operation sits in its own block, even in an `unsafe fn`, with the `// SAFETY:`
+// line that says why it holds; every public `unsafe fn` documents its contract (`# Safety`).
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
 
 pub mod api;
 pub(crate) mod backend;

@@ -52,9 +52,23 @@ pub const MAX_OPS: usize = 128;
 /// one operation in this many.
 const OPS_PER_TURN: usize = 32;
 
-/// An opaque batch handle: `(generation << 32) | (slot + 1)`; never 0.
+/// An opaque batch handle: `(generation << 32) | (slot + 1)`; never 0. Only the C door turns a
+/// handle's value into a token and back; everything else passes it through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BatchToken(pub usize);
+pub struct BatchToken(usize);
+
+impl BatchToken {
+    /// The token of a handle's value as C passed it. Any value will do: one this registry
+    /// never gave out, or a stale one, fails its lookup.
+    pub(crate) fn from_c_handle(value: usize) -> BatchToken {
+        BatchToken(value)
+    }
+
+    /// The value of the handle C is given.
+    pub(crate) fn c_handle(self) -> usize {
+        self.0
+    }
+}
 
 /// How an entry asks to be run (`hipFileBatchMode_t`): batch mode is the only one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 #![deny(unsafe_code)]
 
 use std::collections::HashMap;
+use std::fmt;
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
@@ -12,9 +13,30 @@ use super::slots::Slots;
 use crate::error::{Error, Result};
 use crate::request::file::File;
 
-/// An opaque file handle token: `(generation << 32) | (slot + 1)`; never 0.
+/// An opaque file handle token: `(generation << 32) | (slot + 1)`; never 0. Only the C door
+/// turns a handle's value into a token and back; everything else passes it through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FileToken(pub usize);
+pub struct FileToken(usize);
+
+impl FileToken {
+    /// The token of a handle's value as C passed it. Any value will do: one this registry
+    /// never gave out, or a stale one, fails its lookup.
+    pub(crate) fn from_c_handle(value: usize) -> FileToken {
+        FileToken(value)
+    }
+
+    /// The value of the handle C is given.
+    pub(crate) fn c_handle(self) -> usize {
+        self.0
+    }
+}
+
+/// Logs show the handle as C saw it.
+impl fmt::LowerHex for FileToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::LowerHex::fmt(&self.0, f)
+    }
+}
 
 /// Registered files by handle and by client descriptor.
 #[derive(Default)]
@@ -104,5 +126,13 @@ mod tests {
         let held = r.get(t2).cloned().unwrap();
         assert!(Arc::ptr_eq(&r.remove(t2).unwrap(), &held));
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn a_token_is_the_value_c_holds() {
+        let t = FileToken::from_c_handle(0x1_0000_0002);
+        assert_eq!(t.c_handle(), 0x1_0000_0002);
+        // What the logs print is the handle as C saw it.
+        assert_eq!(format!("{t:#x}"), "0x100000002");
     }
 }

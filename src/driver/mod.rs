@@ -272,7 +272,7 @@ impl Driver {
             return;
         }
         let Some(file) = st.files.remove(token) else {
-            tracing::debug!(target: "hipfile", "deregistration of unknown handle {:#x} ignored", token.0);
+            tracing::debug!(target: "hipfile", "deregistration of unknown handle {token:#x} ignored");
             return;
         };
         drop(st);

@@ -472,7 +472,7 @@ impl Shared {
 
     /// Of `streams`, those that failed, with their error.
     fn failed_streams(&self, mut streams: Vec<StreamHandle>) -> Vec<(StreamHandle, RtError)> {
-        streams.sort_unstable_by_key(|s| s.0);
+        streams.sort_unstable();
         streams.dedup();
         streams
             .into_iter()

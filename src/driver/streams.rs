@@ -90,7 +90,7 @@ impl StreamRegistry {
                 let mut map = self.map.lock();
                 if map.get(&stream) == Some(&info) {
                     map.remove(&stream);
-                    tracing::info!(target: "hipfile", "stream {:#x} was registered, then destroyed without hipFileStreamDeregister: the stream now at that address is not registered", stream.0);
+                    tracing::info!(target: "hipfile", "stream {stream:#x} was registered, then destroyed without hipFileStreamDeregister: the stream now at that address is not registered");
                 }
                 None
             }

@@ -30,7 +30,7 @@ pub unsafe extern "C" fn hipFileBatchIOSetUp(
         // SAFETY: NULL or writable, per the C contract.
         let out = unsafe { Out::new(batch_idp, "NULL batch handle pointer") }?;
         let token = driver().batch_setup(max_nr)?;
-        out.write(token.0 as hipFileBatchHandle_t);
+        out.write(token.c_handle() as hipFileBatchHandle_t);
         Ok(())
     })
 }
@@ -58,7 +58,7 @@ pub unsafe extern "C" fn hipFileBatchIOSubmit(
             return Err(Error::InvalidValue("NULL operation array"));
         }
         let nr = nr as usize;
-        let ctx = driver().batch_admit(BatchToken(batch_idp as usize), nr)?;
+        let ctx = driver().batch_admit(BatchToken::from_c_handle(batch_idp as usize), nr)?;
         // SAFETY: non-NULL here; the caller guarantees `nr` readable entries, and `nr` is at
         // most the context's capacity (128). Copied at once: the caller may reuse its array as
         // soon as the call returns.
@@ -77,7 +77,7 @@ fn op_params(p: &hipFileIOParams_t) -> OpParams {
         file_offset: u64::try_from(b.file_offset).ok(),
         buffer_offset: usize::try_from(b.devPtr_offset).ok(),
         size: b.size,
-        file: FileToken(p.fh as usize),
+        file: FileToken::from_c_handle(p.fh as usize),
         dir: match p.opcode {
             o if o == hipFileBatchRead => Some(Direction::Read),
             o if o == hipFileBatchWrite => Some(Direction::Write),
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn hipFileBatchIOGetStatus(
 ) -> hipFileError_t {
     boundary_op(|| {
         // Upstream's order: the handle first.
-        let ctx = driver().batch_context(BatchToken(batch_idp as usize))?;
+        let ctx = driver().batch_context(BatchToken::from_c_handle(batch_idp as usize))?;
         if nr.is_null() {
             return Err(Error::InvalidValue("NULL nr"));
         }
@@ -156,7 +156,7 @@ pub unsafe extern "C" fn hipFileBatchIOGetStatus(
 /// a later `GetStatus`); running ones finish. Unknown handle → `hipFileInvalidValue`.
 #[no_mangle]
 pub extern "C" fn hipFileBatchIOCancel(batch_idp: hipFileBatchHandle_t) -> hipFileError_t {
-    boundary_op(|| driver().batch_cancel(BatchToken(batch_idp as usize)))
+    boundary_op(|| driver().batch_cancel(BatchToken::from_c_handle(batch_idp as usize)))
 }
 
 /// `hipFileBatchIODestroy`: the handle goes stale, operations not started are cancelled and
@@ -164,6 +164,6 @@ pub extern "C" fn hipFileBatchIOCancel(batch_idp: hipFileBatchHandle_t) -> hipFi
 #[no_mangle]
 pub extern "C" fn hipFileBatchIODestroy(batch_idp: hipFileBatchHandle_t) {
     boundary((), || {
-        driver().batch_destroy(BatchToken(batch_idp as usize))
+        driver().batch_destroy(BatchToken::from_c_handle(batch_idp as usize))
     })
 }

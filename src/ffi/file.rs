@@ -37,7 +37,7 @@ pub unsafe extern "C" fn hipFileHandleRegister(
         let token = driver().register_file(fd)?;
         // SAFETY: non-NULL and valid per the C contract. The token is an integer, not an
         // address: it is never dereferenced, so it carries no provenance.
-        unsafe { fh.write(std::ptr::without_provenance_mut::<c_void>(token.0)) };
+        unsafe { fh.write(std::ptr::without_provenance_mut::<c_void>(token.c_handle())) };
         Ok(())
     })
 }
@@ -48,7 +48,7 @@ pub unsafe extern "C" fn hipFileHandleRegister(
 pub extern "C" fn hipFileHandleDeregister(fh: hipFileHandle_t) {
     boundary((), || {
         if !fh.is_null() {
-            driver().deregister_file(FileToken(fh as usize));
+            driver().deregister_file(FileToken::from_c_handle(fh as usize));
         }
     })
 }

@@ -27,7 +27,7 @@ fn read_write<const WRITE: bool>(
         };
         match driver().io(
             dir,
-            FileToken(fh as usize),
+            FileToken::from_c_handle(fh as usize),
             base,
             size,
             u64::try_from(file_offset).ok(),

@@ -20,7 +20,7 @@ use crate::vocab::{Address, Direction};
 pub extern "C" fn hipFileStreamRegister(stream: hipStream_t, flags: c_uint) -> hipFileError_t {
     boundary_op(|| {
         let flags = StreamFlags::from_bits(flags)?;
-        driver().register_stream(StreamHandle(stream as usize), flags)
+        driver().register_stream(StreamHandle::from_c_handle(stream as usize), flags)
     })
 }
 
@@ -28,7 +28,7 @@ pub extern "C" fn hipFileStreamRegister(stream: hipStream_t, flags: c_uint) -> h
 /// for the stream-ordered operations queued on it to finish.
 #[no_mangle]
 pub extern "C" fn hipFileStreamDeregister(stream: hipStream_t) -> hipFileError_t {
-    boundary_op(|| driver().deregister_stream(StreamHandle(stream as usize)))
+    boundary_op(|| driver().deregister_stream(StreamHandle::from_c_handle(stream as usize)))
 }
 
 /// The caller's by-reference parameters of one operation. The application keeps them valid
@@ -107,9 +107,9 @@ fn async_io(
     }
     driver().submit_async(
         dir,
-        FileToken(fh as usize),
+        FileToken::from_c_handle(fh as usize),
         Address::of(buffer_base),
-        StreamHandle(stream as usize),
+        StreamHandle::from_c_handle(stream as usize),
         Box::new(CallerParams {
             size_p,
             file_offset_p,

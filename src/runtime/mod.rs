@@ -23,6 +23,7 @@ mod symbols;
 use std::ffi::c_void;
 use std::fmt;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[cfg(any(test, feature = "test-internals"))]
 pub use loader::install;
@@ -267,13 +268,43 @@ pub struct PointerInfo {
 }
 
 /// An opaque stream as the application or the runtime knows it (`hipStream_t` / `CUstream`).
-/// Zero is the default (NULL) stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub struct StreamHandle(pub usize);
+/// Zero is the default (NULL) stream. The runtimes (this module's children) make and read its
+/// value; above them, only the C door turns an application's stream into one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct StreamHandle(usize);
 
-/// An opaque event handle (`hipEvent_t` / `CUevent`).
+impl StreamHandle {
+    /// The stream whose value C passed (`hipStream_t`, `CUstream`): never dereferenced; one
+    /// that is not a stream is the runtime's to refuse.
+    pub(crate) fn from_c_handle(value: usize) -> StreamHandle {
+        StreamHandle(value)
+    }
+}
+
+/// Logs show the stream as the application knows it.
+impl fmt::LowerHex for StreamHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::LowerHex::fmt(&self.0, f)
+    }
+}
+
+/// A [`StreamHandle`] that threads read and replace without a lock.
+#[derive(Debug, Default)]
+pub(crate) struct AtomicStream(AtomicUsize);
+
+impl AtomicStream {
+    pub(crate) fn load(&self, order: Ordering) -> StreamHandle {
+        StreamHandle(self.0.load(order))
+    }
+
+    pub(crate) fn store(&self, stream: StreamHandle, order: Ordering) {
+        self.0.store(stream.0, order);
+    }
+}
+
+/// An opaque event handle (`hipEvent_t` / `CUevent`), made and read by the runtimes only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct EventHandle(pub usize);
+pub struct EventHandle(usize);
 
 /// What [`Runtime::enter_device`] changed on the calling thread, for [`Runtime::leave_device`].
 #[derive(Debug, PartialEq, Eq)]

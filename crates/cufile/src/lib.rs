@@ -11,6 +11,14 @@
 //! 1.19 parameters, `cufile.json`, cuFile's log) is kept here. No panic crosses the C
 //! boundary.
 
+// Every `unsafe` operation sits in its own block, even in an `unsafe fn`, with the `// SAFETY:`
+// line that says why it holds; every public `unsafe fn` documents its contract (`# Safety`).
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
+
 mod config;
 mod driver;
 mod engine;

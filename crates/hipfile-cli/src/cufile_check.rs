@@ -124,11 +124,11 @@ fn loaded() -> Option<Loaded> {
     let sym = unsafe { libc::dlsym(h, c"cuFileDriverOpen".as_ptr()) };
     // SAFETY: Dl_info is plain data that dladdr fills for an address inside a loaded object.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    if sym.is_null()
-        || unsafe { libc::dladdr(sym as *const c_void, &mut info) } == 0
-        || info.dli_fname.is_null()
-    {
+    if sym.is_null() {
+        return None;
+    }
+    // SAFETY: `sym` is an address inside a loaded object and `info` is ours to fill.
+    if unsafe { libc::dladdr(sym as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
         return None;
     }
     // SAFETY: dladdr gives a NUL-terminated path owned by the loader.

@@ -7,6 +7,14 @@
 //!
 //! The global `--sim[=PATH]` runs any of them on the simulated GPU runtime (`libhipsim.so`).
 
+// Every `unsafe` operation sits in its own block, even in an `unsafe fn`, with the `// SAFETY:`
+// line that says why it holds; every public `unsafe fn` documents its contract (`# Safety`).
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
+
 mod bench;
 mod check;
 mod cp;

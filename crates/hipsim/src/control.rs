@@ -49,8 +49,8 @@ pub unsafe extern "C" fn hipsimSetFault(name: *const c_char, value: i64) -> c_in
 /// `name` must be NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn hipsimGetFault(name: *const c_char) -> i64 {
-    // SAFETY: caller contract.
     guarded("", 0, || {
+        // SAFETY: caller contract (NULL or a NUL-terminated string).
         unsafe { c_str(name) }
             .and_then(faults::get_by_name)
             .unwrap_or(0)

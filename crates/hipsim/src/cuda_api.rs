@@ -572,10 +572,11 @@ unsafe fn write_attribute(
     if strict && region.is_none() {
         return Err(SimError::INVALID_VALUE);
     }
-    // SAFETY (all writes below): the caller guarantees `data` is valid for the attribute's
-    // type; write_unaligned tolerates any alignment.
+    // Each write below is of the attribute's type.
     macro_rules! put {
         ($t:ty, $v:expr) => {
+            // SAFETY: the caller guarantees `data` is valid for a write of the attribute's
+            // type; write_unaligned tolerates any alignment.
             unsafe { data.cast::<$t>().write_unaligned($v) }
         };
     }

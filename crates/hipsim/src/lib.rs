@@ -22,7 +22,13 @@
 //! link the rlib into a process that also dlopens `libhipsim.so`, or the process would hold two
 //! independent copies of the simulated machine.
 
-#![deny(unsafe_op_in_unsafe_fn)]
+// Every `unsafe` operation sits in its own block, even in an `unsafe fn`, with the `// SAFETY:`
+// line that says why it holds; every public `unsafe fn` documents its contract (`# Safety`).
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
 
 pub mod control;
 pub mod copy;

@@ -31,13 +31,15 @@
 //! every serial of the last one ([`Stage::idle`]); a mailbox is reused only once every block of
 //! its launch returned.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::runtime::{stage as kernel, MappedHost, RtError, RtResult, Runtime, StreamHandle};
+use crate::runtime::{
+    stage as kernel, AtomicStream, MappedHost, RtError, RtResult, Runtime, StreamHandle,
+};
 use crate::vocab::Address;
 
 /// Blocks the kernel supports.
@@ -121,7 +123,7 @@ pub(crate) struct Stage {
     rt: &'static dyn Runtime,
     device: i32,
     /// The stream of the operation it serves now (its kernel's stream, which the waits look at).
-    stream: AtomicUsize,
+    stream: AtomicStream,
     ctl: MappedHost,
     slots: MappedHost,
     seg: usize,
@@ -172,7 +174,7 @@ impl Stage {
         Ok(Stage {
             rt,
             device,
-            stream: AtomicUsize::new(0),
+            stream: AtomicStream::default(),
             ctl,
             slots,
             seg,
@@ -209,7 +211,7 @@ impl Stage {
     /// Serve the operation whose kernel runs on `stream` with mailbox `mail` (its kernel
     /// started): the kernel copies its segments from the next serial on.
     pub(crate) fn assign(&self, mail: &Mail, stream: StreamHandle) {
-        self.stream.store(stream.0, Ordering::Release);
+        self.stream.store(stream, Ordering::Release);
         self.grid.store(mail.grid, Ordering::Release);
         let first = self.next.load(Ordering::Acquire).wrapping_add(1);
         mail.words().first.store(first, Ordering::Relaxed);
@@ -279,9 +281,7 @@ impl Stage {
     /// writes are visible). `None` while the stream is still running.
     fn stream_gone(&self, ok: impl Fn() -> bool) -> Option<RtError> {
         let restore = self.rt.enter_device(self.device).ok()?;
-        let state = self
-            .rt
-            .stream_query(StreamHandle(self.stream.load(Ordering::Acquire)));
+        let state = self.rt.stream_query(self.stream.load(Ordering::Acquire));
         self.rt.leave_device(restore);
         match state {
             // Still running; or the application destroyed the stream handle, which lets queued
