@@ -17,6 +17,7 @@
 mod common;
 
 use common::cc::{out_dir, root, run, text};
+use common::header_define;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -166,43 +167,19 @@ fn headers_compile_in_older_language_modes() {
     }
 }
 
-/// The value of `#define NAME <value>` in the header (exactly one definition).
-fn header_define(header: &str, name: &str) -> u32 {
-    let values: Vec<&str> = header
-        .lines()
-        .filter_map(|line| {
-            let mut words = line.split_whitespace();
-            match (words.next(), words.next(), words.next(), words.next()) {
-                (Some("#define"), Some(n), Some(value), None) if n == name => Some(value),
-                _ => None,
-            }
-        })
-        .collect();
-    assert_eq!(
-        values.len(),
-        1,
-        "expected one `#define {name} <n>` in hipfile.h, found {values:?}"
-    );
-    values[0]
-        .parse()
-        .unwrap_or_else(|e| panic!("#define {name} {}: not a number: {e}", values[0]))
-}
-
 #[test]
 fn version_macros_match_abi_rs() {
     use hipfile::ffi::abi;
-    let header =
-        std::fs::read_to_string(root().join("include/hipfile.h")).expect("read include/hipfile.h");
     assert_eq!(
-        header_define(&header, "HIPFILE_VERSION_MAJOR"),
+        header_define("HIPFILE_VERSION_MAJOR"),
         abi::HIPFILE_VERSION_MAJOR
     );
     assert_eq!(
-        header_define(&header, "HIPFILE_VERSION_MINOR"),
+        header_define("HIPFILE_VERSION_MINOR"),
         abi::HIPFILE_VERSION_MINOR
     );
     assert_eq!(
-        header_define(&header, "HIPFILE_VERSION_PATCH"),
+        header_define("HIPFILE_VERSION_PATCH"),
         abi::HIPFILE_VERSION_PATCH
     );
     // API level 0.5.0.

@@ -16,95 +16,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use common::async_ops::{read_async, write_async, Params, RawStream};
+use common::async_ops::{read_async, write_async, Params, Stream};
 use common::*;
 
 const K4: usize = 4096;
 /// `hipFileInvalidValue`.
 const INVALID_VALUE: isize = 5022;
-
-type HipStream = *mut c_void;
-type HostFn = unsafe extern "C" fn(*mut c_void);
-
-/// The simulator's stream, event and wait-value entry points the tests use themselves.
-struct StreamApi {
-    _lib: libloading::Library,
-    create_with_flags: unsafe extern "C" fn(*mut HipStream, c_uint) -> HipError,
-    synchronize: unsafe extern "C" fn(HipStream) -> HipError,
-    query: unsafe extern "C" fn(HipStream) -> HipError,
-    wait_value32: unsafe extern "C" fn(HipStream, *mut c_void, u32, c_uint, u32) -> HipError,
-    launch_host_func: unsafe extern "C" fn(HipStream, HostFn, *mut c_void) -> HipError,
-}
-
-// SAFETY: function pointers and a library handle; hipsim is thread-safe.
-unsafe impl Sync for StreamApi {}
-// SAFETY: as above.
-unsafe impl Send for StreamApi {}
-
-fn api() -> &'static StreamApi {
-    static API: OnceLock<StreamApi> = OnceLock::new();
-    API.get_or_init(|| {
-        // SAFETY: our own simulator library, already loaded by the library under test.
-        let lib = unsafe { libloading::Library::new(hipsim_path()) }.expect("load hipsim");
-        macro_rules! f {
-            ($name:literal) => {
-                // SAFETY: the symbol has the C signature of the field it is stored in.
-                *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
-                    .unwrap_or_else(|e| panic!("hipsim lacks {}: {e}", $name))
-            };
-        }
-        StreamApi {
-            create_with_flags: f!("hipStreamCreateWithFlags"),
-            synchronize: f!("hipStreamSynchronize"),
-            query: f!("hipStreamQuery"),
-            wait_value32: f!("hipStreamWaitValue32"),
-            launch_host_func: f!("hipLaunchHostFunc"),
-            _lib: lib,
-        }
-    })
-}
-
-/// An application stream (blocking, as `hipStreamCreate` makes them), destroyed on drop.
-struct Stream(HipStream);
-
-// SAFETY: a stream handle may be used from any thread.
-unsafe impl Send for Stream {}
-// SAFETY: as above.
-unsafe impl Sync for Stream {}
-
-impl RawStream for Stream {
-    fn raw(&self) -> *mut c_void {
-        self.0
-    }
-}
-
-impl Stream {
-    fn new() -> Stream {
-        let mut s = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        assert_eq!(unsafe { (api().create_with_flags)(&mut s, 0) }, 0);
-        Stream(s)
-    }
-
-    fn sync(&self) {
-        // SAFETY: a live stream (or NULL).
-        assert_eq!(unsafe { (api().synchronize)(self.0) }, 0);
-    }
-
-    fn idle(&self) -> bool {
-        // SAFETY: as above.
-        unsafe { (api().query)(self.0) == 0 }
-    }
-}
-
-impl Drop for Stream {
-    fn drop(&mut self) {
-        if !self.0.is_null() {
-            // SAFETY: created by hipStreamCreateWithFlags.
-            unsafe { (sim().stream_destroy)(self.0) };
-        }
-    }
-}
 
 /// A word of pinned memory a stream waits on until the test releases it.
 struct Pause {
@@ -127,7 +44,7 @@ impl Pause {
         unsafe { word.write(0) };
         // SAFETY: a live stream, a word of pinned memory; flags 1: equal.
         assert_eq!(
-            unsafe { (api().wait_value32)(stream.0, p, 1, 1, u32::MAX) },
+            unsafe { (sim().stream_wait_value32)(stream.0, p, 1, 1, u32::MAX) },
             0
         );
         Pause { word }
@@ -699,7 +616,7 @@ fn read_behind_a_blocked_callback(
     // SAFETY: the data outlives the call (leaked).
     assert_eq!(
         unsafe {
-            (api().launch_host_func)(
+            (sim().launch_host_func)(
                 other.0,
                 block_until_released,
                 blocker as *const _ as *mut c_void,

@@ -10,55 +10,12 @@ mod common;
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
-use common::async_ops::{read_async, write_async, Params, RawStream};
+use common::async_ops::{read_async, write_async, Params, Stream};
 use common::*;
 
 const N: usize = 64 << 10;
 /// `hipFileInternalError`.
 const INTERNAL_ERROR: isize = 5030;
-
-/// `hipStreamSynchronize` of the simulator.
-fn synchronize(s: *mut c_void) {
-    type Sync = unsafe extern "C" fn(*mut c_void) -> HipError;
-    static F: OnceLock<(libloading::Library, Sync)> = OnceLock::new();
-    let (_, f) = F.get_or_init(|| {
-        // SAFETY: our own simulator library, already loaded by the library under test.
-        let lib = unsafe { libloading::Library::new(hipsim_path()) }.expect("load hipsim");
-        // SAFETY: the symbol has this C signature.
-        let f: Sync = *unsafe { lib.get(b"hipStreamSynchronize\0") }.expect("hipStreamSynchronize");
-        (lib, f)
-    });
-    // SAFETY: a stream of the simulator.
-    assert_eq!(unsafe { f(s) }, 0);
-}
-
-/// An application stream, destroyed on drop.
-struct Stream(*mut c_void);
-
-impl Stream {
-    fn new() -> Stream {
-        let mut s = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        assert_eq!(unsafe { (sim().stream_create)(&mut s) }, 0);
-        Stream(s)
-    }
-    fn sync(&self) {
-        synchronize(self.0);
-    }
-}
-
-impl RawStream for Stream {
-    fn raw(&self) -> *mut c_void {
-        self.0
-    }
-}
-
-impl Drop for Stream {
-    fn drop(&mut self) {
-        // SAFETY: created by hipStreamCreate.
-        unsafe { (sim().stream_destroy)(self.0) };
-    }
-}
 
 /// Whether the fastpath can serve the scratch directory (it needs `O_DIRECT`).
 fn fastpath_possible() -> bool {

@@ -16,18 +16,6 @@ use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-fn code(c: c_int) -> hipFileError_t {
-    hipFileError_t::op(c)
-}
-
-fn setup(max_nr: c_uint) -> hipFileBatchHandle_t {
-    let mut h: hipFileBatchHandle_t = null_mut();
-    // SAFETY: valid out-pointer.
-    assert_eq!(unsafe { hipFileBatchIOSetUp(&mut h, max_nr) }, OK);
-    assert!(!h.is_null());
-    h
-}
-
 fn params(
     fh: hipFileHandle_t,
     opcode: c_int,
@@ -111,10 +99,6 @@ fn reap_all(h: hipFileBatchHandle_t, n: usize) -> Vec<hipFileIOEvents_t> {
     out
 }
 
-fn count() -> i64 {
-    hipFileUseCount()
-}
-
 struct Setup {
     path: std::path::PathBuf,
     fd: c_int,
@@ -166,10 +150,10 @@ child_test!(set_up_rules, {
         assert_eq!(hipFileBatchIOSetUp(&mut h, 129), code(hipFileInvalidValue));
     }
     assert_eq!(h as usize, 0x1234, "left untouched on failure");
-    let (a, b) = (setup(128), setup(1));
+    let (a, b) = (batch_setup(128), batch_setup(1));
     assert_ne!(a, b, "contexts coexist");
     assert_eq!(
-        count(),
+        use_count(),
         0,
         "set-up works on a closed driver and does not open it"
     );
@@ -187,12 +171,12 @@ child_test!(set_up_rules, {
         unsafe { hipFileBatchIOSetUp(&mut h, 9) },
         code(hipFileInvalidValue)
     );
-    hipFileBatchIODestroy(setup(8));
+    hipFileBatchIODestroy(batch_setup(8));
 });
 
 child_test!(submit_checks_in_order_and_all_or_nothing, {
     let (f, dev) = file_and_buffer("batch-checks", libc::O_RDWR);
-    let h = setup(4);
+    let h = batch_setup(4);
     let good = || params(f.fh, hipFileBatchRead, dev.ptr, 0, 0, 4096, 1);
     // SAFETY: NULL arrays with nr as stated.
     unsafe {
@@ -310,9 +294,9 @@ child_test!(submit_checks_in_order_and_all_or_nothing, {
     hipFileBatchIODestroy(h);
     // A closed driver fails every entry with 5030 (and the driver stays closed).
     assert_eq!(hipFileDriverClose(), OK);
-    let h = setup(4);
+    let h = batch_setup(4);
     assert_eq!(submit(h, &mut [good()]), code(hipFileInternalError));
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     hipFileBatchIODestroy(h);
     // SAFETY: allocated above.
     unsafe { (sim().host_free)(host) };
@@ -325,7 +309,7 @@ fn reads_and_writes(compat: bool) {
     let reg = sim().device_alloc(LEN);
     assert_eq!(buf_register(reg.ptr, LEN), OK);
     let unreg = sim().device_alloc(LEN); // resolved per entry, as hipFileRead does
-    let h = setup(64);
+    let h = batch_setup(64);
     // 32 reads of 32 KiB into each buffer at various offsets, the last one past the end of
     // the file (short).
     let mut ops = Vec::new();
@@ -360,7 +344,7 @@ fn reads_and_writes(compat: bool) {
         300,
     ));
     assert_eq!(submit(h, &mut ops), OK);
-    assert_eq!(count(), 1, "the driver was open");
+    assert_eq!(use_count(), 1, "the driver was open");
     let ev = reap_all(h, ops.len());
     let (r, u) = (sim().download(reg.ptr, LEN), sim().download(unreg.ptr, LEN));
     for (e, op) in ev.iter().zip({
@@ -426,7 +410,7 @@ child_test!(
 
 child_test!(get_status_rules, {
     let (f, dev) = file_and_buffer("batch-status", libc::O_RDWR);
-    let h = setup(8);
+    let h = batch_setup(8);
     let mut ev = [hipFileIOEvents_t {
         cookie: null_mut(),
         status: 0,
@@ -509,7 +493,7 @@ child_test!(
     {
         // Read-only descriptor: a batch write fails in pwrite with EBADF → ret = -EBADF.
         let (ro, dev) = file_and_buffer("batch-fail", libc::O_RDONLY);
-        let h = setup(4);
+        let h = batch_setup(4);
         assert_eq!(
             submit(
                 h,
@@ -541,7 +525,7 @@ child_test!(
 /// in flight), 200 ms.
 fn four_reads_overlap(tag: &str, per_submission: usize) {
     let (f, dev) = file_and_buffer(tag, libc::O_RDWR);
-    let h = setup(8);
+    let h = batch_setup(8);
     let mut ops = reads_4k(f.fh, dev.ptr, 4);
     let t0 = Instant::now();
     for op in ops.chunks_mut(per_submission) {
@@ -600,7 +584,7 @@ child_test!(
     ],
     {
         let (f, dev) = file_and_buffer("batch-fair", libc::O_RDWR);
-        let (busy, other) = (setup(128), setup(1));
+        let (busy, other) = (batch_setup(128), batch_setup(1));
         let mut many: Vec<_> = (0..96)
             .map(|i| {
                 let off = ((i % 16) * 4096) as i64;
@@ -641,7 +625,7 @@ child_test!(
     ],
     {
         let (f, dev) = file_and_buffer("batch-overlap-fail", libc::O_RDWR);
-        let h = setup(8);
+        let h = batch_setup(8);
         sim().fault("fail_copy_after", 1);
         sim().fault("fail_copy", 1);
         let mut ops = reads_4k(f.fh, dev.ptr, 3);
@@ -689,14 +673,14 @@ child_test!(
         for round in 0..300 {
             open_driver();
             let fh = register_fd(fd);
-            let h = setup(8);
+            let h = batch_setup(8);
             let mut ops = reads_4k(fh, dev.ptr, 8);
             assert_eq!(submit(h, &mut ops), OK);
             assert_eq!(reap_all(h, 8).len(), 8);
             hipFileBatchIODestroy(h);
             hipFileHandleDeregister(fh);
             assert_eq!(hipFileDriverClose().err, 0);
-            assert_eq!(count(), 0);
+            assert_eq!(use_count(), 0);
             assert_eq!(
                 sim().counter("streams_live"),
                 streams0,
@@ -721,7 +705,7 @@ child_test!(
     ],
     {
         let (f, dev) = file_and_buffer("batch-cancel", libc::O_RDWR);
-        let h = setup(8);
+        let h = batch_setup(8);
         let mut ops = reads_4k(f.fh, dev.ptr, 8);
         let t0 = Instant::now();
         assert_eq!(submit(h, &mut ops), OK);
@@ -778,7 +762,7 @@ child_test!(
         let (f, dev) = file_and_buffer("batch-destroy", libc::O_RDWR);
         let data = pattern(4096, 5);
         sim().upload(dev.ptr, &data);
-        let h = setup(8);
+        let h = batch_setup(8);
         let mut ops: Vec<_> = (0..3usize)
             .map(|i| {
                 params(
@@ -805,14 +789,14 @@ child_test!(
         assert_eq!(status(h, 0, 4, None).err(), Some(code(hipFileInvalidValue)));
         // Driver close to 0 cancels and drains every context and clears them: the handle
         // is stale afterwards.
-        let h = setup(8);
+        let h = batch_setup(8);
         let later = pattern(4096, 6);
         sim().upload(dev.ptr, &later);
         let before = sim().counter("hipMemcpy");
         assert_eq!(submit(h, &mut ops), OK);
         wait_for_a_copy(before);
         assert_eq!(hipFileDriverClose(), OK);
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
         let on_disk = std::fs::read(&f.path).unwrap();
         assert_eq!(
             &on_disk[..4096],
@@ -851,7 +835,7 @@ child_test!(
         let (f, dev) = file_and_buffer("batch-close-race", libc::O_RDWR);
         let data = pattern(4096, 7);
         sim().upload(dev.ptr, &data);
-        let h = setup(4);
+        let h = batch_setup(4);
         let mut ops: Vec<_> = (0..2usize)
             .map(|i| {
                 params(
@@ -869,7 +853,7 @@ child_test!(
         assert_eq!(submit(h, &mut ops), OK);
         // The first write is running (its copy takes 1 s): another thread closes to 0.
         wait_for_a_copy(before);
-        assert_eq!(count(), 1);
+        assert_eq!(use_count(), 1);
         let closer = std::thread::spawn(|| hipFileDriverClose());
         std::thread::sleep(Duration::from_millis(50));
         let ev = status(h, 2, 4, None).expect("the handle answers while its write runs");
@@ -884,7 +868,7 @@ child_test!(
             "the running write completed, the pending one was cancelled"
         );
         assert_eq!(closer.join().unwrap(), OK);
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
         let on_disk = std::fs::read(&f.path).unwrap();
         assert_eq!(&on_disk[..4096], &data[..]);
         assert_eq!(&on_disk[4096..8192], &f.contents[4096..8192]);
@@ -902,7 +886,7 @@ child_test!(
         let dev = sim().device_alloc(1 << 20);
         assert_eq!(buf_register(dev.ptr, 1 << 20), OK);
         open_driver();
-        let h = setup(128);
+        let h = batch_setup(128);
         let (fh, base, hu) = (f.fh as usize, dev.ptr as usize, h as usize);
         let reaped = std::sync::Mutex::new(Vec::new());
         std::thread::scope(|s| {
@@ -957,7 +941,7 @@ child_test!(
         let dev = sim().device_alloc(1 << 16);
         for round in 0..50usize {
             assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
-            let h = setup(4);
+            let h = batch_setup(4);
             let mut op = [params(f.fh, 0, dev.ptr, 0, 0, 4096, round)];
             assert_eq!(submit(h, &mut op), OK);
             if round % 2 == 0 {
@@ -973,7 +957,7 @@ child_test!(
         }
         // The file handle too: deregistered after a destroy, so its descriptor can be registered
         // again (a handle still in use would be kept and the second registration refused).
-        let h = setup(4);
+        let h = batch_setup(4);
         assert_eq!(
             submit(h, &mut [params(f.fh, 0, dev.ptr, 0, 0, 4096, 1)]),
             OK
@@ -1019,7 +1003,7 @@ child_test!(
         let efbig = (-(libc::EFBIG as isize)) as usize;
         // One byte fits below the limit: one chunk (4 KiB), then eight (512 KiB).
         for (round, size) in [(0usize, 4096usize), (1, 1 << 19)] {
-            let h = setup(1);
+            let h = batch_setup(1);
             let mut op = [params(
                 f.fh,
                 hipFileBatchWrite,
@@ -1049,7 +1033,7 @@ child_test!(
             assert_eq!(n, 1, "round {round}: hipFileWrite reports the prefix");
         }
         // Nothing reached the file: Failed with the error too.
-        let h = setup(1);
+        let h = batch_setup(1);
         let mut op = [params(
             f.fh,
             hipFileBatchWrite,
@@ -1150,7 +1134,7 @@ fn run_rand_case(c: &RandCase) -> Result<(), TestCaseError> {
     if c.registered {
         assert_eq!(buf_register(dev.ptr, SLOT * SLOTS), OK);
     }
-    let h = setup(SLOTS as c_uint);
+    let h = batch_setup(SLOTS as c_uint);
     for (b, batch) in c.batches.iter().enumerate() {
         let ops = independent(batch, model.len());
         let mut entries = Vec::new();

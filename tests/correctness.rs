@@ -11,17 +11,6 @@ use std::ptr::null_mut;
 
 use common::*;
 
-fn code(c: c_int) -> hipFileError_t {
-    hipFileError_t::op(c)
-}
-
-fn setup(max_nr: c_uint) -> hipFileBatchHandle_t {
-    let mut h: hipFileBatchHandle_t = null_mut();
-    // SAFETY: valid out-pointer.
-    assert_eq!(unsafe { hipFileBatchIOSetUp(&mut h, max_nr) }, OK);
-    h
-}
-
 fn read_entry(fh: hipFileHandle_t, base: *mut c_void, off: i64) -> hipFileIOParams_t {
     hipFileIOParams_t {
         mode: hipFileBatch,
@@ -99,7 +88,7 @@ child_test!(
         let guard = GuardedEntries::new();
         let entries: Vec<_> = (0..4).map(|i| read_entry(fh, dev.ptr, i * 4096)).collect();
         let four = guard.place(&entries);
-        let h = setup(4);
+        let h = batch_setup(4);
         // SAFETY: the pointers are as described; the calls must not read past 4 entries.
         unsafe {
             assert_eq!(hipFileBatchIOSubmit(h, 5, four, 0), code(hipFileBatchFull));
@@ -378,7 +367,7 @@ child_test!(
         assert_eq!(on_disk[LIMIT - 1000..LIMIT - 7], data[..993]);
         assert_eq!(on_disk[LIMIT - 7..], host[..7]);
         // Batch: the operation is Failed with the error (upstream's rule for batch events).
-        let h = setup(1);
+        let h = batch_setup(1);
         let mut op = read_entry(fh, dev.ptr, 0);
         op.opcode = hipFileBatchWrite;
         // SAFETY: the union's batch member is the one in use.
@@ -566,10 +555,6 @@ child_test!(
     }
 );
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 // Item 4: an application linked with a GPU runtime under another file name (here the
 // simulator, libhipsim.so) gets it without any HIPFILE_* variable: device memory works.
 #[test]
@@ -577,7 +562,7 @@ fn a_runtime_in_the_process_is_found_by_its_symbols() {
     let exe = cprog::compile("runtime_detect");
     let scratch = scratch_dir();
     let out = cprog::run(&exe, &["device", scratch.to_str().unwrap()], &[]);
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    let (stdout, stderr) = (stdout(&out), stderr(&out));
     assert!(
         out.status.success() && stdout.contains("detect: ok"),
         "{}:\n{stdout}\n{stderr}",
@@ -596,7 +581,7 @@ fn host_only_mode_is_announced() {
     let scratch = scratch_dir();
     let run = |env: &[(&str, &str)]| {
         let out = cprog::run(&exe, &["host", scratch.to_str().unwrap()], env);
-        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        let (stdout, stderr) = (stdout(&out), stderr(&out));
         assert!(
             out.status.success() && stdout.contains("detect: ok"),
             "{}:\n{stdout}\n{stderr}",

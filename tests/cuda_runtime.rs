@@ -40,15 +40,9 @@ child_test!(
         cuda().make_current();
         let len = 9 << 20;
         let dev = cuda().alloc(len);
-        let path = scratch_file("cuda-rt");
         let data = pattern(len, 21);
-        make_file(&path, &data);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .unwrap();
-        let fh = register_fd(file.as_raw_fd());
+        let file = TestFile::rw("cuda-rt", &data);
+        let fh = file.fh;
         assert_eq!(hipFileBufRegister(dev, len, 0), hipFileError_t::SUCCESS);
         // SAFETY: a registered handle and buffer of `len` bytes.
         assert_eq!(unsafe { hipFileRead(fh, dev, len, 0, 0) }, len as isize);
@@ -66,7 +60,7 @@ child_test!(
         cuda().upload(dev, &new);
         // SAFETY: as above.
         assert_eq!(unsafe { hipFileWrite(fh, dev, 3 << 20, 12345, 0) }, 3 << 20);
-        let on_disk = std::fs::read(&path).unwrap();
+        let on_disk = file.contents();
         assert_eq!(&on_disk[12345..12345 + (3 << 20)], &new[..]);
         assert!(sim().counter("cuMemcpyHtoDAsync_v2") + sim().counter("cuMemcpyHtoD_v2") > 0);
         assert_eq!(
@@ -74,8 +68,6 @@ child_test!(
             0,
             "the CUDA runtime never calls HIP"
         );
-        hipFileHandleDeregister(fh);
-        let _ = std::fs::remove_file(&path);
     }
 );
 
@@ -206,11 +198,9 @@ child_test!(
             hipFileError_t::op(hipFileHipPointerRangeError)
         );
         // Host memory reads go straight into it (no CUDA copy).
-        let path = scratch_file("cuda-host");
         let data = pattern(8192, 23);
-        make_file(&path, &data);
-        let file = std::fs::File::open(&path).unwrap();
-        let fh = register_fd(file.as_raw_fd());
+        let file = TestFile::with_flags("cuda-host", &data, libc::O_RDONLY);
+        let fh = file.fh;
         sim().reset_counters();
         // SAFETY: 8192 bytes of pinned memory.
         assert_eq!(unsafe { hipFileRead(fh, pinned, 8192, 0, 0) }, 8192);
@@ -220,8 +210,6 @@ child_test!(
             &data[..]
         );
         assert_eq!(sim().counter("h2d_bytes"), 0);
-        hipFileHandleDeregister(fh);
-        let _ = std::fs::remove_file(&path);
     }
 );
 
@@ -233,11 +221,9 @@ child_test!(
         cuda().make_current();
         let len = 4 << 20;
         let dev = cuda().alloc(len) as usize;
-        let path = scratch_file("cuda-ctx");
         let data = pattern(len, 24);
-        make_file(&path, &data);
-        let file = std::fs::File::open(&path).unwrap();
-        let fh = register_fd(file.as_raw_fd()) as usize;
+        let file = TestFile::with_flags("cuda-ctx", &data, libc::O_RDONLY);
+        let fh = file.fh as usize;
         // A thread that never touched CUDA: still no current context afterwards.
         std::thread::spawn(move || {
             assert!((cuda().current() == 0));
@@ -264,7 +250,6 @@ child_test!(
         .join()
         .unwrap();
         assert_eq!(cuda().download(dev as *const c_void, len), data);
-        let _ = std::fs::remove_file(&path);
     }
 );
 
@@ -277,11 +262,9 @@ child_test!(
     {
         cuda().make_current();
         let per = 2 << 20;
-        let path = scratch_file("cuda-16");
         let data = pattern(16 * per, 25);
-        make_file(&path, &data);
-        let file = std::fs::File::open(&path).unwrap();
-        let fh = register_fd(file.as_raw_fd()) as usize;
+        let file = TestFile::with_flags("cuda-16", &data, libc::O_RDONLY);
+        let fh = file.fh as usize;
         let bufs: Vec<usize> = (0..16).map(|_| cuda().alloc(per) as usize).collect();
         let threads: Vec<_> = bufs
             .iter()
@@ -314,7 +297,6 @@ child_test!(
                 &data[i * per..(i + 1) * per]
             );
         }
-        let _ = std::fs::remove_file(&path);
     }
 );
 
@@ -324,10 +306,8 @@ child_test!(
     {
         cuda().make_current();
         let dev = cuda().alloc(1 << 20);
-        let path = scratch_file("cuda-err");
-        make_file(&path, &pattern(1 << 20, 26));
-        let file = std::fs::File::open(&path).unwrap();
-        let fh = register_fd(file.as_raw_fd());
+        let file = TestFile::with_flags("cuda-err", &pattern(1 << 20, 26), libc::O_RDONLY);
+        let fh = file.fh;
         // CUDA_ERROR_ILLEGAL_ADDRESS (700) has a HIP twin of the same number.
         sim().fault("fail_copy", 700);
         // SAFETY: a registered handle and a 1 MiB device buffer.
@@ -344,7 +324,6 @@ child_test!(
         sim().fault("fail_copy", 0);
         // SAFETY: as above.
         assert_eq!(unsafe { hipFileRead(fh, dev, 1 << 20, 0, 0) }, 1 << 20);
-        let _ = std::fs::remove_file(&path);
     }
 );
 
@@ -357,29 +336,12 @@ macro_rules! cufile_test {
     };
 }
 
-/// A registered file of `len` pattern bytes and a device buffer; `HIPFILE_CUFILE_LIBRARY` is set
-/// by the test harness below before the driver loads the runtime.
-fn cufile_setup(
-    tag: &str,
-    len: usize,
-) -> (
-    std::path::PathBuf,
-    std::fs::File,
-    hipFileHandle_t,
-    *mut c_void,
-    Vec<u8>,
-) {
+/// A registered file of `len` pattern bytes, a device buffer, and those bytes;
+/// `HIPFILE_CUFILE_LIBRARY` is set by the test harness below before the driver loads the runtime.
+fn cufile_setup(tag: &str, len: usize) -> (TestFile, *mut c_void, Vec<u8>) {
     cuda().make_current();
-    let path = scratch_file(tag);
     let data = pattern(len, 40);
-    make_file(&path, &data);
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
-    let fh = register_fd(file.as_raw_fd());
-    (path, file, fh, cuda().alloc(len), data)
+    (TestFile::rw(tag, &data), cuda().alloc(len), data)
 }
 
 fn use_hipsim_cufile() {
@@ -398,13 +360,13 @@ cufile_test!(cufile_in_compat_mode_only_is_declined, [], {
         "{}",
         rt.description
     );
-    let (path, _f, fh, dev, data) = cufile_setup("cufile-compat", 1 << 20);
+    let (file, dev, data) = cufile_setup("cufile-compat", 1 << 20);
+    let fh = file.fh;
     // SAFETY: a registered handle and a 1 MiB device buffer.
     assert_eq!(unsafe { hipFileRead(fh, dev, 1 << 20, 0, 0) }, 1 << 20);
     assert_eq!(cuda().download(dev, 1 << 20), data);
     assert_eq!(sim().counter("cuFileRead"), 0);
     assert_eq!(sim().counter("cuFileHandleRegister"), 0);
-    let _ = std::fs::remove_file(&path);
 });
 
 cufile_test!(
@@ -421,7 +383,8 @@ cufile_test!(
             "{}",
             rt.description
         );
-        let (path, _f, fh, dev, data) = cufile_setup("cufile-gds", 2 << 20);
+        let (file, dev, data) = cufile_setup("cufile-gds", 2 << 20);
+        let fh = file.fh;
         // SAFETY: a registered handle and a 2 MiB device buffer.
         assert_eq!(unsafe { hipFileRead(fh, dev, 2 << 20, 0, 0) }, 2 << 20);
         assert_eq!(cuda().download(dev, 2 << 20), data);
@@ -445,12 +408,11 @@ cufile_test!(
             1 << 20
         );
         assert_eq!(sim().counter("cuFileWrite"), 1);
-        assert_eq!(&std::fs::read(&path).unwrap()[1 << 20..2 << 20], &new[..]);
+        assert_eq!(&file.contents()[1 << 20..2 << 20], &new[..]);
         // Deregistering the file releases its cuFile handle.
         assert_eq!(sim().counter("cufile_handles_live"), 1);
-        hipFileHandleDeregister(fh);
+        drop(file);
         assert_eq!(sim().counter("cufile_handles_live"), 0);
-        let _ = std::fs::remove_file(&path);
     }
 );
 
@@ -467,7 +429,8 @@ cufile_test!(
         let log = scratch_file("cufile-log");
         std::env::set_var("HIPFILE_LOG_FILE", &log);
         assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
-        let (path, _f, fh, dev, data) = cufile_setup("cufile-refused", 1 << 20);
+        let (file, dev, data) = cufile_setup("cufile-refused", 1 << 20);
+        let fh = file.fh;
         for _ in 0..3 {
             // SAFETY: a registered handle and a 1 MiB device buffer.
             assert_eq!(unsafe { hipFileRead(fh, dev, 1 << 20, 0, 0) }, 1 << 20);
@@ -486,7 +449,6 @@ cufile_test!(
             "one logged reason: {text}"
         );
         assert!(text.contains("(error 5027)"), "{text}");
-        let _ = std::fs::remove_file(&path);
         let _ = std::fs::remove_file(&log);
     }
 );
@@ -494,7 +456,8 @@ cufile_test!(
 cufile_test!(cufile_io_failures, [("HIPSIM_CUFILE_GDS", "1")], {
     use_hipsim_cufile();
     assert_eq!(hipFileDriverOpen(), hipFileError_t::SUCCESS);
-    let (path, _f, fh, dev, data) = cufile_setup("cufile-io", 1 << 20);
+    let (file, dev, data) = cufile_setup("cufile-io", 1 << 20);
+    let fh = file.fh;
     // An OS error from cuFile is the request's error.
     sim().fault("cufile_io_errno", libc::EIO as i64);
     // SAFETY: a registered handle and a 1 MiB device buffer.
@@ -507,5 +470,4 @@ cufile_test!(cufile_io_failures, [("HIPSIM_CUFILE_GDS", "1")], {
     assert_eq!(unsafe { hipFileRead(fh, dev, 1 << 20, 0, 0) }, 1 << 20);
     assert_eq!(cuda().download(dev, 1 << 20), data);
     sim().fault("cufile_io_error", 0);
-    let _ = std::fs::remove_file(&path);
 });

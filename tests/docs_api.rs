@@ -11,19 +11,15 @@
 //! When this fails after a header change: `python3 scripts/gen-api-docs.py`, and commit
 //! docs/api/ with the header.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn read(rel: &str) -> String {
-    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
+use common::{repo_file, repo_root};
 
 fn exports(rel: &str) -> Vec<String> {
-    read(rel)
+    repo_file(rel)
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -34,9 +30,9 @@ fn exports(rel: &str) -> Vec<String> {
 #[test]
 fn generated_reference_is_current_and_complete() {
     let out = Command::new("python3")
-        .arg(root().join("scripts/gen-api-docs.py"))
+        .arg(repo_root().join("scripts/gen-api-docs.py"))
         .arg("--check")
-        .current_dir(root())
+        .current_dir(repo_root())
         .output()
         .expect("running python3 scripts/gen-api-docs.py (python3 is needed)");
     assert!(
@@ -63,9 +59,9 @@ fn section<'a>(page: &'a str, name: &str) -> Option<&'a str> {
 #[test]
 fn every_exported_function_has_its_section() {
     let pages = [
-        read("docs/api/hipfile.md"),
-        read("docs/api/hipfile-stats.md"),
-        read("docs/api/cufile.md"),
+        repo_file("docs/api/hipfile.md"),
+        repo_file("docs/api/hipfile-stats.md"),
+        repo_file("docs/api/cufile.md"),
     ];
     let mut names = exports("tests/exported-symbols.txt");
     assert_eq!(names.len(), 39);
@@ -116,14 +112,14 @@ fn enumerators(text: &str, tag: &str) -> Vec<String> {
 
 #[test]
 fn every_status_code_has_its_row() {
-    let errors = read("docs/api/errors.md");
-    let mut names = enumerators(&read("include/hipfile.h"), "hipFileOpError");
-    names.extend(read("include/cufile.h").lines().filter_map(|l| {
+    let errors = repo_file("docs/api/errors.md");
+    let mut names = enumerators(&repo_file("include/hipfile.h"), "hipFileOpError");
+    names.extend(repo_file("include/cufile.h").lines().filter_map(|l| {
         let l = l.trim().strip_prefix("CUFILE_OP(")?;
         Some(l.split(", ").nth(1)?.to_string())
     }));
     names.extend(enumerators(
-        &read("include/hipfile-stats.h"),
+        &repo_file("include/hipfile-stats.h"),
         "hipFileStatsError",
     ));
     // 38 hipFile codes, 49 cuFile codes, 5 statistics-client codes.

@@ -3,16 +3,12 @@
 //! key must appear in it. The names are taken from the code's own tables, so a variable added
 //! there without a line in the page fails here.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn read(rel: &str) -> String {
-    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
+use common::{repo_file, repo_root};
 
 /// The string literals of `text` that start with one of `prefixes` and hold a name (letters,
 /// digits, `_`, `.`, `-`): `"NAME"` found wherever it stands, so that quotes elsewhere in the
@@ -62,13 +58,13 @@ fn missing(page: &str, names: &BTreeSet<String>) -> Vec<String> {
 }
 
 fn page() -> String {
-    read("docs/configuration.md")
+    repo_file("docs/configuration.md")
 }
 
 #[test]
 fn every_hipfile_variable_of_the_code_s_table_is_documented() {
     // `VARIABLES` in src/config/env.rs: every variable the library reads, and how.
-    let table = section(&read("src/config/env.rs"), "pub const VARIABLES", "];").to_string();
+    let table = section(&repo_file("src/config/env.rs"), "pub const VARIABLES", "];").to_string();
     let names = literals(&table, &["HIPFILE_"]);
     assert!(names.len() >= 19, "VARIABLES parsed as {names:?}");
     let gone = missing(&page(), &names);
@@ -82,7 +78,7 @@ fn every_hipfile_variable_of_the_code_s_table_is_documented() {
 fn every_cufile_variable_and_json_key_is_documented() {
     let mut sources = String::new();
     for f in ["params.rs", "config.rs", "log.rs", "driver.rs"] {
-        sources.push_str(&read(&format!("crates/cufile/src/{f}")));
+        sources.push_str(&repo_file(&format!("crates/cufile/src/{f}")));
     }
     let variables = literals(&sources, &["CUFILE_"]);
     assert!(
@@ -90,7 +86,7 @@ fn every_cufile_variable_and_json_key_is_documented() {
         "{variables:?}"
     );
     // The JSON keys of the parameter tables (`json: "..."`, the string keys, the slab arrays).
-    let params = read("crates/cufile/src/params.rs");
+    let params = repo_file("crates/cufile/src/params.rs");
     let keys: BTreeSet<String> = literals(
         &params,
         &[
@@ -121,7 +117,7 @@ fn every_cufile_variable_and_json_key_is_documented() {
 
 #[test]
 fn every_simulator_setting_is_documented() {
-    let faults = read("crates/hipsim/src/faults.rs");
+    let faults = repo_file("crates/hipsim/src/faults.rs");
     let names: BTreeSet<String> = faults
         .lines()
         .filter_map(|l| l.trim().strip_prefix("env: \""))
@@ -137,8 +133,8 @@ fn every_simulator_setting_is_documented() {
 
 #[test]
 fn every_parameter_of_both_headers_is_documented() {
-    let hip = read("include/hipfile.h");
-    let cu = read("include/cufile.h");
+    let hip = repo_file("include/hipfile.h");
+    let cu = repo_file("include/cufile.h");
     let mut names = BTreeSet::new();
     for (text, tag) in [
         (&hip, "typedef enum hipFileSizeTConfigParameter_t"),

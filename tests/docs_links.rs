@@ -6,12 +6,12 @@
 //! External links (`https:`, `mailto:`) are not fetched. README.md must stay within 15 KiB and
 //! carry the exact test command that `.ci/run` runs.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use common::repo_root;
 
 /// The Markdown files whose links are checked.
 fn documents() -> Vec<PathBuf> {
@@ -23,9 +23,9 @@ fn documents() -> Vec<PathBuf> {
         "scripts/gpu/README.md",
     ]
     .iter()
-    .map(|p| root().join(p))
+    .map(|p| repo_root().join(p))
     .collect();
-    let mut dirs = vec![root().join("docs")];
+    let mut dirs = vec![repo_root().join("docs")];
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
             let p = e.unwrap().path();
@@ -159,7 +159,10 @@ fn anchors(text: &str) -> BTreeSet<String> {
 }
 
 fn relative(p: &Path) -> String {
-    p.strip_prefix(root()).unwrap_or(p).display().to_string()
+    p.strip_prefix(repo_root())
+        .unwrap_or(p)
+        .display()
+        .to_string()
 }
 
 /// Lexically normalised `base/rel` (`..` and `.` resolved, no file system access).
@@ -285,14 +288,14 @@ fn the_link_checker_catches_what_it_should() {
 
 #[test]
 fn readme_is_a_front_door() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
     assert!(
         readme.len() <= 15 * 1024,
         "README.md is {} bytes; the limit is 15360: move detail into docs/",
         readme.len()
     );
     // The test command of .ci/run, exactly as it runs it.
-    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    let ci = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
     let command = ci
         .lines()
         .map(str::trim)

@@ -18,23 +18,15 @@ use hipfile::api::Platform;
 
 // ---- helpers --------------------------------------------------------------------------------
 
-fn count() -> i64 {
-    hipFileUseCount()
-}
-
-fn code(err: hipFileOpError_t) -> hipFileError_t {
-    hipFileError_t::op(err)
-}
-
 /// Close until the count is 0, then check that one more close reports "not initialised"
 /// (the teardown of upstream's DriverInit fixture).
 fn close_to_zero() {
-    while count() > 0 {
+    while use_count() > 0 {
         assert_eq!(hipFileDriverClose(), OK);
     }
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
 }
 
 /// `hipFileRead` into host memory.
@@ -70,10 +62,10 @@ fn log_file_path() -> &'static str {
 // ---- use counting ----------------------------------------------------------
 
 child_test!(driver_open_increments_use_count, {
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     for i in 1..=10 {
         assert_eq!(hipFileDriverOpen(), OK);
-        assert_eq!(count(), i);
+        assert_eq!(use_count(), i);
     }
     close_to_zero();
 });
@@ -82,30 +74,30 @@ child_test!(driver_close_decrements_use_count, {
     for _ in 0..10 {
         assert_eq!(hipFileDriverOpen(), OK);
     }
-    assert_eq!(count(), 10);
+    assert_eq!(use_count(), 10);
     for i in (0..10).rev() {
         assert_eq!(hipFileDriverClose(), OK);
-        assert_eq!(count(), i);
+        assert_eq!(use_count(), i);
     }
     assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
 });
 
 child_test!(
     driver_close_at_zero_is_not_initialized_and_changes_nothing,
     {
         // Upstream's DriverNoInit fixture: count 0 and Close() == 5001, before and after.
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
         assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
         assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
         // A full open/close cycle ends in the same state.
         assert_eq!(hipFileDriverOpen(), OK);
-        assert_eq!(count(), 1);
+        assert_eq!(use_count(), 1);
         assert_eq!(hipFileDriverClose(), OK);
         assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
     }
 );
 
@@ -122,18 +114,18 @@ child_test!(handle_register_null_arguments_leave_the_driver_closed, {
             hipFileHandleRegister(null_mut(), &mut d),
             code(hipFileInvalidValue)
         );
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
         assert_eq!(
             hipFileHandleRegister(&mut fh, null_mut()),
             code(hipFileInvalidValue)
         );
         assert_eq!(fh, sentinel, "*fh is written only on success");
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
         assert_eq!(
             hipFileHandleRegister(null_mut(), null_mut()),
             code(hipFileInvalidValue)
         );
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
     }
     assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
 });
@@ -141,21 +133,21 @@ child_test!(handle_register_null_arguments_leave_the_driver_closed, {
 child_test!(handle_register_opens_the_driver_once, {
     let a = TempFile::new("implicit-a", b"a", libc::O_RDWR);
     let b = TempFile::new("implicit-b", b"b", libc::O_RDWR);
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     let fa = register_fd(a.fd);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     // The implicit open sets the count to 1 only when it is 0; it never increments.
     let fb = register_fd(b.fd);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     // hipFileDriverOpenAfterHandleRegisterIncrementsUseCount.
     assert_eq!(hipFileDriverOpen(), OK);
-    assert_eq!(count(), 2);
+    assert_eq!(use_count(), 2);
     // Deregistration never changes the count.
     hipFileHandleDeregister(fa);
     hipFileHandleDeregister(fb);
-    assert_eq!(count(), 2);
+    assert_eq!(use_count(), 2);
     assert_eq!(hipFileDriverClose(), OK);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     close_to_zero();
 });
 
@@ -187,7 +179,7 @@ child_test!(threaded_handle_register_opens_the_driver_exactly_once, {
         assert_eq!(*r, OK);
     }
     assert_eq!(
-        count(),
+        use_count(),
         1,
         "64 concurrent implicit opens from 0 end at exactly 1"
     );
@@ -206,7 +198,7 @@ child_test!(threaded_handle_register_opens_the_driver_exactly_once, {
 child_test!(driver_close_deregisters_handles, {
     let f = TempFile::new("close-dereg", &pattern(4096, 1), libc::O_RDWR);
     let fh = register_fd(f.fd);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     let sentinel = 0x1234_usize as hipFileHandle_t;
     let mut again = sentinel;
     let mut d = descr(f.fd);
@@ -216,12 +208,12 @@ child_test!(driver_close_deregisters_handles, {
         code(hipFileHandleAlreadyRegistered)
     );
     assert_eq!(again, sentinel);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     assert_eq!(hipFileDriverClose(), OK);
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     // The registration is gone: the same descriptor registers again.
     let fh2 = register_fd(f.fd);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     // The handle of the earlier open is stale; the new one works; the client fd stayed open.
     let mut buf = vec![0u8; 4096];
     assert_eq!(
@@ -241,25 +233,25 @@ child_test!(buf_register_null_opens_the_driver, {
         hipFileBufRegister(null(), 4096, 0),
         code(hipFileInvalidValue)
     );
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     assert_eq!(
         hipFileBufRegister(null(), 4096, 0),
         code(hipFileInvalidValue)
     );
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     close_to_zero();
 });
 
 child_test!(buf_register_opens_the_driver, {
     let b = sim().device_alloc(1 << 20);
     assert_eq!(hipFileBufRegister(b.ptr, b.len, 0), OK);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     let c = sim().device_alloc(4096);
     assert_eq!(hipFileBufRegister(c.ptr, c.len, 0), OK);
-    assert_eq!(count(), 1, "later registrations do not increment");
+    assert_eq!(use_count(), 1, "later registrations do not increment");
     assert_eq!(hipFileBufDeregister(b.ptr), OK);
     assert_eq!(hipFileBufDeregister(c.ptr), OK);
-    assert_eq!(count(), 1, "deregistration never changes the count");
+    assert_eq!(use_count(), 1, "deregistration never changes the count");
     close_to_zero();
 });
 
@@ -288,7 +280,7 @@ child_test!(threaded_buf_register_opens_the_driver_exactly_once, {
     };
     let reg = register_all(|p, len| hipFileBufRegister(p as *const c_void, len, 0));
     assert!(reg.iter().all(|&r| r == OK), "{reg:?}");
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     let dereg = register_all(|p, _| hipFileBufDeregister(p as *const c_void));
     assert!(dereg.iter().all(|&r| r == OK), "{dereg:?}");
     let again = register_all(|p, _| hipFileBufDeregister(p as *const c_void));
@@ -296,7 +288,7 @@ child_test!(threaded_buf_register_opens_the_driver_exactly_once, {
         again.iter().all(|&r| r == code(hipFileMemoryNotRegistered)),
         "{again:?}"
     );
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     close_to_zero();
     drop(bufs);
 });
@@ -308,16 +300,16 @@ child_test!(driver_close_deregisters_buffers, {
         hipFileBufRegister(b.ptr, 8192, 0),
         code(hipFileMemoryAlreadyRegistered)
     );
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     assert_eq!(hipFileDriverClose(), OK);
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     assert_eq!(hipFileBufDeregister(b.ptr), code(hipFileDriverClosing));
     assert_eq!(
         hipFileBufRegister(b.ptr, 8192, 0),
         OK,
         "close cleared the buffer map"
     );
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     assert_eq!(hipFileBufDeregister(b.ptr), OK);
     close_to_zero();
 });
@@ -354,20 +346,20 @@ child_test!(async_io_on_a_closed_driver_opens_it_and_fails, {
         ("read", hipFileReadAsync as AsyncFn),
         ("write", hipFileWriteAsync as AsyncFn),
     ] {
-        assert_eq!(count(), 0, "{name}");
+        assert_eq!(use_count(), 0, "{name}");
         assert_eq!(
             async_all_null(f),
             code(hipFileInvalidValue),
             "{name} with the driver closed"
         );
-        assert_eq!(count(), 1, "{name} opened the driver");
+        assert_eq!(use_count(), 1, "{name} opened the driver");
         // With the driver open, NULL arguments are refused and the count does not move.
         assert_eq!(
             async_all_null(f),
             code(hipFileInvalidValue),
             "{name} with the driver open"
         );
-        assert_eq!(count(), 1);
+        assert_eq!(use_count(), 1);
         close_to_zero();
     }
     // Whatever the arguments: with the driver closed nothing else happens.
@@ -387,7 +379,7 @@ child_test!(async_io_on_a_closed_driver_opens_it_and_fails, {
         )
     };
     assert_eq!(r, code(hipFileInvalidValue));
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     assert_eq!(
         (size, foff, boff, bytes),
         (4096, 0, 0, 7),
@@ -397,19 +389,6 @@ child_test!(async_io_on_a_closed_driver_opens_it_and_fails, {
 });
 
 // ---- APIs that work with the driver closed --------------------------------------------------
-
-/// `#define NAME value` of the shipped header.
-fn header_define(name: &str) -> c_uint {
-    let header = include_str!("../include/hipfile.h");
-    header
-        .lines()
-        .find_map(|l| {
-            let mut w = l.split_whitespace();
-            (w.next() == Some("#define") && w.next() == Some(name))
-                .then(|| w.next().unwrap().parse().unwrap())
-        })
-        .unwrap_or_else(|| panic!("{name} not defined in include/hipfile.h"))
-}
 
 child_test!(get_version_works_with_the_driver_closed, {
     let (mut major, mut minor, mut patch) = (99, 99, 99);
@@ -444,7 +423,7 @@ child_test!(get_version_works_with_the_driver_closed, {
         assert_eq!(hipFileGetVersion(null_mut(), null_mut(), &mut only), OK);
         assert_eq!(only, 0);
     }
-    assert_eq!(count(), 0, "GetVersion never touches the driver");
+    assert_eq!(use_count(), 0, "GetVersion never touches the driver");
     assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
 });
 
@@ -453,25 +432,25 @@ child_test!(buf_deregister_with_the_driver_closed_is_driver_closing, {
         hipFileBufDeregister(std::ptr::dangling::<c_void>()),
         code(hipFileDriverClosing)
     );
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     assert_eq!(hipFileBufDeregister(null()), code(hipFileDriverClosing));
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     let b = sim().device_alloc(4096);
     assert_eq!(hipFileBufDeregister(b.ptr), code(hipFileDriverClosing));
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
 });
 
 child_test!(handle_deregister_with_the_driver_closed_is_silent, {
     for bogus in [0xdead_beef_usize, usize::MAX, 1, 0] {
         hipFileHandleDeregister(bogus as hipFileHandle_t);
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
     }
     // A handle of an earlier open, deregistered after the close: nothing happens either.
     let f = TempFile::new("closed-dereg", b"x", libc::O_RDWR);
     let fh = register_fd(f.fd);
     assert_eq!(hipFileDriverClose(), OK);
     hipFileHandleDeregister(fh);
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
 });
 
@@ -493,7 +472,7 @@ child_test!(read_write_with_the_driver_closed_fail_with_einval, {
         // SAFETY: as above.
         assert_eq!(unsafe { hipFileWrite(fh, buf, 4096, 0, 0) }, -1);
         assert_eq!(errno(), libc::EINVAL);
-        assert_eq!(count(), 0, "Read/Write never open the driver");
+        assert_eq!(use_count(), 0, "Read/Write never open the driver");
     }
     // A handle of an earlier open is no different.
     let f = TempFile::new("closed-io", &pattern(4096, 2), libc::O_RDWR);
@@ -502,7 +481,7 @@ child_test!(read_write_with_the_driver_closed_fail_with_einval, {
     set_errno(0);
     assert_eq!(read_host(fh, &mut v, 0, 0), -1);
     assert_eq!(errno(), libc::EINVAL);
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
 });
 
 child_test!(property_parameter_and_batch_calls_never_open_the_driver, {
@@ -514,15 +493,15 @@ child_test!(property_parameter_and_batch_calls_never_open_the_driver, {
     // SAFETY: NULL or valid pointers throughout.
     unsafe {
         let _ = hipFileDriverGetProperties(null_mut());
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
         let _ = hipFileDriverGetProperties(&mut props);
-        assert_eq!(count(), 0);
+        assert_eq!(use_count(), 0);
     }
     let _ = hipFileDriverSetPollMode(true, 4096);
     let _ = hipFileDriverSetMaxDirectIOSize(16384);
     let _ = hipFileDriverSetMaxCacheSize(16384);
     let _ = hipFileDriverSetMaxPinnedMemSize(32768);
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     let mut size = 0usize;
     let mut flag = false;
     let mut text = [0 as std::ffi::c_char; 256];
@@ -537,12 +516,12 @@ child_test!(property_parameter_and_batch_calls_never_open_the_driver, {
     let _ = hipFileSetParameterBool(hipFileParamUsePcip2pdma, false);
     // SAFETY: a valid NUL-terminated string.
     let _ = unsafe { hipFileSetParameterString(hipFileParamLogDir, c"".as_ptr()) };
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     let mut batch: hipFileBatchHandle_t = null_mut();
     // SAFETY: valid out-pointer.
     let r = unsafe { hipFileBatchIOSetUp(&mut batch, 16) };
     assert_eq!(
-        count(),
+        use_count(),
         0,
         "BatchIOSetUp works with the driver closed and leaves the count"
     );
@@ -550,7 +529,7 @@ child_test!(property_parameter_and_batch_calls_never_open_the_driver, {
         hipFileBatchIODestroy(batch);
     }
     hipFileBatchIODestroy(null_mut());
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
 });
 
@@ -572,9 +551,9 @@ child_test!(stream_registration_rules_with_the_driver_closed, {
     let s = new_stream();
     // A real stream: register + deregister, the count stays 0.
     assert_eq!(hipFileStreamRegister(s, 0), OK);
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     assert_eq!(hipFileStreamDeregister(s), OK);
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     // The NULL (default) stream can be registered and deregistered.
     assert_eq!(hipFileStreamRegister(null_mut(), 0), OK);
     assert_eq!(hipFileStreamDeregister(null_mut()), OK);
@@ -622,7 +601,7 @@ child_test!(stream_registration_rules_with_the_driver_closed, {
         code(hipFileInvalidValue),
         "nothing was registered"
     );
-    assert_eq!(count(), 0, "streams never touch the use count");
+    assert_eq!(use_count(), 0, "streams never touch the use count");
     assert_eq!(hipFileDriverClose(), code(hipFileDriverNotInitialized));
     destroy_stream(s);
 });
@@ -635,7 +614,7 @@ child_test!(stream_registration_survives_driver_close, {
         OK
     );
     assert_eq!(hipFileDriverClose(), OK);
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     // Still registered after the close to 0.
     assert_eq!(hipFileStreamRegister(s, 0), code(hipFileInvalidValue));
     // Registered while closed, then an open/close cycle: still registered.
@@ -645,7 +624,7 @@ child_test!(stream_registration_survives_driver_close, {
     assert_eq!(hipFileStreamDeregister(null_mut()), OK);
     assert_eq!(hipFileStreamDeregister(s), OK);
     assert_eq!(hipFileStreamDeregister(s), code(hipFileInvalidValue));
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     destroy_stream(s);
 });
 
@@ -832,7 +811,7 @@ fn op_error_string_of_unknown_values() {
 /// host memory byte-exact, and host buffers register.
 fn host_only_io_works() {
     assert_eq!(hipFileDriverOpen(), OK);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     assert_eq!(hipfile::api::runtime_report().platform, Platform::Host);
     let data = pattern(3 << 20, 11);
     let f = TempFile::new("host-only", &data, libc::O_RDWR);

@@ -14,25 +14,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
+use common::cc::CProgram;
 use common::*;
 
-fn out_dir() -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("examples");
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// A directory with `libhipfile.so` and `libhipfile.so.0` naming the library under test.
-fn lib_dir() -> PathBuf {
-    let d = out_dir().join("lib");
-    std::fs::create_dir_all(&d).unwrap();
-    let target = libhipfile_path();
-    for name in ["libhipfile.so", "libhipfile.so.0"] {
-        let link = d.join(name);
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&target, &link).unwrap();
-    }
-    d
+fn work_dir() -> PathBuf {
+    out_dir("examples")
 }
 
 /// `examples/NAME.c`, compiled with `-Wall -Wextra -Werror` and linked once per test process.
@@ -42,34 +28,11 @@ fn example_binary(name: &str) -> PathBuf {
     if let Some((_, b)) = bins.iter().find(|(n, _)| n == name) {
         return b.clone();
     }
-    let libs = lib_dir();
-    let deps = deps_dir();
-    let _ = hipsim_path(); // asserts it was built
-                           // Built under a private name, then renamed: concurrent test runs never see a partial file.
-    let bin = out_dir().join(name);
-    let tmp = out_dir().join(format!("{name}.{}.tmp", std::process::id()));
-    let src = repo_root().join(format!("examples/{name}.c"));
-    let out = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
-        .arg(repo_root().join("include"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&tmp)
-        .arg(format!("-L{}", libs.display()))
-        .arg(format!("-L{}", deps.display()))
-        .args(["-lhipfile", "-lhipsim"])
-        .arg(format!("-Wl,-rpath,{}", libs.display()))
-        .arg(format!("-Wl,-rpath,{}", deps.display()))
-        .output()
-        .expect("run the system C compiler `cc`");
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "compiling {} failed or warned:\n{}{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::rename(&tmp, &bin).unwrap();
+    let bin = CProgram::new(format!("examples/{name}.c"), work_dir().join(name))
+        .headers()
+        .hipfile()
+        .hipsim()
+        .build();
     bins.push((name.to_string(), bin.clone()));
     bin
 }
@@ -81,16 +44,9 @@ fn copy_file_binary() -> PathBuf {
 /// Run an example with the library pointed at hipsim and its logging limited to errors
 /// (the library warns once that it runs on the simulated runtime).
 fn run_example(name: &str, args: &[&Path]) -> Output {
-    let mut cmd = Command::new(example_binary(name));
-    cmd.args(args);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
-            cmd.env_remove(&k);
-        }
-    }
-    // Load the hipsim its rpath names, the one HIPFILE_HIP_LIBRARY names too (cargo's
-    // LD_LIBRARY_PATH may lead to another copy in target/<profile>).
-    cmd.env_remove("LD_LIBRARY_PATH")
+    // The hipsim its rpath names is the one HIPFILE_HIP_LIBRARY names too.
+    let mut cmd = program(example_binary(name));
+    cmd.args(args)
         .env("HIPFILE_HIP_LIBRARY", hipsim_path())
         .env("HIPFILE_LOG", "error");
     cmd.output().expect("run the example")
@@ -210,12 +166,6 @@ fn copy_file_records_the_soname() {
 }
 
 /// 64-bit FNV-1a, as `batch_read` prints it.
-fn fnv1a64(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 fn run_batch_read(file: &Path, block: Option<&str>) -> Output {
     let block = block.map(PathBuf::from);
     let mut args = vec![file];
@@ -300,7 +250,7 @@ fn batch_read_reports_a_missing_file_and_a_bad_block_size() {
 /// warning under `-Wall -Wextra -Werror` and give the same answers for both types.
 #[test]
 fn error_macros_take_int_and_ssize_t_without_warnings() {
-    let src = out_dir().join("macros.c");
+    let src = work_dir().join("macros.c");
     std::fs::write(
         &src,
         r#"#define _POSIX_C_SOURCE 200809L
@@ -321,23 +271,13 @@ int main(void)
 "#,
     )
     .unwrap();
-    let bin = out_dir().join(format!("macros.{}", std::process::id()));
-    let out = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
-        .arg(repo_root().join("include"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&bin)
-        .arg(format!("-L{}", lib_dir().display()))
-        .arg("-lhipfile")
-        .arg(format!("-Wl,-rpath,{}", lib_dir().display()))
-        .output()
-        .expect("run cc");
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let bin = CProgram::new(
+        &src,
+        work_dir().join(format!("macros.{}", std::process::id())),
+    )
+    .headers()
+    .hipfile()
+    .build();
     let run = Command::new(&bin)
         .env("HIPFILE_PLATFORM", "host")
         .env("HIPFILE_LOG", "error")

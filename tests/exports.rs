@@ -10,14 +10,6 @@ use std::process::Command;
 
 use common::*;
 
-/// Every symbol `libhipfile.so.0` exports: the committed list `tests/exported-symbols.txt`.
-fn expected_exports() -> Vec<&'static str> {
-    include_str!("exported-symbols.txt")
-        .lines()
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect()
-}
-
 fn tool(program: &str, args: &[&str]) -> String {
     let out = Command::new(program)
         .args(args)

@@ -120,40 +120,14 @@ impl Drop for Mem {
     }
 }
 
-/// A registered scratch file (opened `O_RDWR`; the library adds its own `O_DIRECT` twin).
-struct File {
-    path: PathBuf,
-    file: std::fs::File,
-    fh: hipFileHandle_t,
-}
-
-impl File {
-    fn new(tag: &str, data: &[u8]) -> File {
-        let path = scratch_file(tag);
-        make_file(&path, data);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .unwrap();
-        let fh = register_fd(file.as_raw_fd());
-        File { path, file, fh }
-    }
-    fn contents(&self) -> Vec<u8> {
-        std::fs::read(&self.path).unwrap()
-    }
-}
-
-impl Drop for File {
-    fn drop(&mut self) {
-        hipFileHandleDeregister(self.fh);
-        let _ = std::fs::remove_file(&self.path);
-        let _ = self.file.as_raw_fd();
-    }
-}
-
 /// One request in `mode`; its outcome.
-fn request(f: &File, ptr: *mut std::ffi::c_void, write: bool, mode: Mode, size: usize) -> Outcome {
+fn request(
+    f: &TestFile,
+    ptr: *mut std::ffi::c_void,
+    write: bool,
+    mode: Mode,
+    size: usize,
+) -> Outcome {
     match mode {
         Mode::Sync => {
             set_errno(0);
@@ -291,7 +265,7 @@ fn matrix(b: Backend) {
     }
     assert_eq!(hipFileDriverOpen().err, 0);
     let data = pattern(FILE, 1);
-    let f = File::new("matrix", &data);
+    let f = TestFile::rw("matrix", &data);
     let mut m = Mem::new(b);
     // Warm up both directions and modes, and the engine with an unaligned request, so pools
     // and threads exist before counting.
@@ -462,7 +436,7 @@ fn load_time_cell(b: Backend, want: impl Fn(bool, Mode) -> Outcome) {
     }
     assert_eq!(hipFileDriverOpen().err, 0);
     let data = pattern(FILE, 3);
-    let f = File::new("load-time", &data);
+    let f = TestFile::rw("load-time", &data);
     let mut m = Mem::new(b);
     let mut cells = Vec::new();
     for write in [false, true] {
@@ -621,7 +595,7 @@ child_test!(
         assert_eq!(hipFileDriverOpen().err, 0);
         let len = 12 << 20;
         let data = pattern(len, 95);
-        let f = File::new("copy-part-way", &data);
+        let f = TestFile::rw("copy-part-way", &data);
         let big = sim().device_alloc(len);
         assert_eq!(request(&f, big.ptr, false, Mode::Sync, len), len as i64);
         let before = resources();
@@ -833,7 +807,7 @@ fn eio(b: Backend) {
     assert_eq!(hipFileDriverOpen().err, 0);
     let len = 12 << 20;
     let data = pattern(len, 70);
-    let f = File::new("eio", &data);
+    let f = TestFile::rw("eio", &data);
     let mut m = Mem::new(b);
     let mut big_host = vec![0u8; len];
     let big_host_ptr = big_host.as_mut_ptr();
@@ -933,7 +907,7 @@ child_test!(
         assert_eq!(hipFileDriverOpen().err, 0);
         let len = 32 << 20;
         let data = pattern(len, 80);
-        let f = File::new("truncated", &data);
+        let f = TestFile::rw("truncated", &data);
         let d = sim().device_alloc(len);
         sim().fault("copy_delay_us", 3000);
         let mut child = std::process::Command::new("sh")

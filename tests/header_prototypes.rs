@@ -16,18 +16,11 @@
 mod common;
 
 use common::cc::{out_dir, root};
+use common::expected_exports;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-
-/// Every symbol `libhipfile.so.0` exports: the committed list `tests/exported-symbols.txt`.
-fn expected_exports() -> Vec<&'static str> {
-    include_str!("exported-symbols.txt")
-        .lines()
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect()
-}
 
 struct Generated {
     /// The generated header.

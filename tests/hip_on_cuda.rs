@@ -21,26 +21,17 @@ use std::ptr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
-use common::{hipsim_path, in_child, libhipfile_path, run_in_child};
+use common::cc::{lib_dir, CProgram};
+use common::cprog::suite_passed;
+use common::{
+    fnv1a64, hipsim_path, in_child, libhipfile_path, out_dir, repo_root, run_in_child, stderr,
+    stdout, text,
+};
 
 // ---- building ---------------------------------------------------------------------------------
 
 fn work_dir() -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip_on_cuda");
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    out_dir("hip_on_cuda")
 }
 
 /// The shim, built once per test process by its own build script (against the CUDA subset
@@ -51,7 +42,7 @@ fn shim() -> &'static Path {
     SHIM.get_or_init(|| {
         let out = work_dir().join("build");
         let o = Command::new("bash")
-            .arg(repo().join("scripts/gpu/hip_on_cuda/build.sh"))
+            .arg(repo_root().join("scripts/gpu/hip_on_cuda/build.sh"))
             .arg(&out)
             .output()
             .expect("run build.sh (bash and gcc are required)");
@@ -62,19 +53,6 @@ fn shim() -> &'static Path {
         assert!(lib.exists());
         lib
     })
-}
-
-/// A directory holding `libhipfile.so.0` and `libhipfile.so` (cargo builds only
-/// `deps/libhipfile.so`), as build_suite.sh and the examples expect.
-fn lib_dir() -> PathBuf {
-    let d = work_dir().join("lib");
-    std::fs::create_dir_all(&d).unwrap();
-    for name in ["libhipfile.so.0", "libhipfile.so"] {
-        let link = d.join(name);
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(libhipfile_path(), &link).unwrap();
-    }
-    d
 }
 
 /// Environment of a process that runs the library on the shim over the simulator.
@@ -684,7 +662,7 @@ shim_test!(device_attributes_and_properties, [], {
 
 shim_test!(modules_and_both_launch_conventions, [], {
     let h = hip();
-    let mut ptx = std::fs::read(repo().join("src/runtime/stage/stage.ptx")).unwrap();
+    let mut ptx = std::fs::read(repo_root().join("src/runtime/stage/stage.ptx")).unwrap();
     ptx.push(0);
     let (mut module, mut f) = (ptr::null_mut(), ptr::null_mut());
     let (mut ctl, mut mails, mut src, mut dst) = (
@@ -932,7 +910,7 @@ shim_test!(legacy_default_stream_by_default, [], {
 fn c_suite_in_hip_mode_on_the_shim() {
     let exe = work_dir().join(format!("suite-{}", std::process::id()));
     let build = Command::new("bash")
-        .current_dir(repo())
+        .current_dir(repo_root())
         .arg("scripts/gpu/build_suite.sh")
         .arg(&exe)
         .arg(lib_dir())
@@ -954,24 +932,9 @@ fn c_suite_in_hip_mode_on_the_shim() {
     hip_mode(&mut cmd);
     cmd.env("HIPFILE_LOG", "info");
     let out = cmd.output().expect("run the suite");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}\n--- stderr\n{stderr}");
-    let summary = stdout
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("passed "))
-        .unwrap_or("");
-    assert!(
-        out.status.success() && summary.contains(" / failed 0 / "),
-        "the suite failed in HIP mode on the shim ({}): {summary}\n{}",
-        out.status,
-        stdout
-            .lines()
-            .filter(|l| l.starts_with("FAIL"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    let stderr = stderr(&out);
+    println!("{}\n--- stderr\n{stderr}", stdout(&out));
+    suite_passed("the suite in HIP mode on the shim", &out);
     // The library chose the shim as ROCm 7 and found no GPU-direct entry points.
     let chosen = format!(
         "platform amd: HIP 7.0.0 from {}, 1 device(s), fastpath entry points absent",
@@ -982,15 +945,8 @@ fn c_suite_in_hip_mode_on_the_shim() {
     let _ = std::fs::remove_file(&exe);
 }
 
-fn fnv1a64(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    })
-}
-
 #[test]
 fn examples_in_hip_mode_on_the_shim() {
-    let libs = lib_dir();
     let shim_dir = shim().parent().unwrap().to_path_buf();
     let dir = work_dir().join(format!("examples-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -1000,26 +956,15 @@ fn examples_in_hip_mode_on_the_shim() {
         .collect();
     std::fs::write(&src, &data).unwrap();
     let run = |name: &str, args: &[&Path]| {
-        let exe = dir.join(name);
-        let build = Command::new("cc")
-            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
-            .arg(repo().join("include"))
-            .arg(repo().join(format!("examples/{name}.c")))
-            .arg("-o")
-            .arg(&exe)
-            .arg(format!("-L{}", libs.display()))
-            .arg("-lhipfile")
-            .arg(format!("-L{}", shim_dir.display()))
-            .arg("-l:libamdhip64.so.7")
-            .arg(format!("-Wl,-rpath,{}", libs.display()))
-            .arg(format!("-Wl,-rpath,{}", shim_dir.display()))
-            .output()
-            .expect("run cc");
-        assert!(
-            build.status.success(),
-            "{name} does not build:\n{}",
-            text(&build)
-        );
+        let exe = CProgram::new(format!("examples/{name}.c"), dir.join(name))
+            .headers()
+            .hipfile()
+            .link([
+                format!("-L{}", shim_dir.display()),
+                "-l:libamdhip64.so.7".to_string(),
+                format!("-Wl,-rpath,{}", shim_dir.display()),
+            ])
+            .build();
         let mut cmd = Command::new(&exe);
         cmd.args(args);
         hip_mode(&mut cmd);

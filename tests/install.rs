@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use common::cc::CProgram;
 use common::*;
 
 /// `install-<pid>` under cargo's test scratch folder; those of processes that have exited (a
@@ -37,21 +38,6 @@ fn work_dir() -> PathBuf {
         d
     })
     .clone()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn ok(out: &Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
 }
 
 /// `bash scripts/install.sh ARGS` with cargo's environment for libraries removed.
@@ -96,36 +82,16 @@ fn have(prog: &str, arg: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn cc() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
-}
-
-/// Compile `src` to `exe` with `flags` after the source (libraries last, as the linker needs).
-fn compile(src: &Path, exe: &Path, pre: &[String], flags: &[String]) {
-    let out = Command::new(cc())
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
-        .args(pre)
-        .arg(src)
-        .arg("-o")
-        .arg(exe)
-        .args(flags)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run the C compiler {:?}: {e}", cc()));
-    ok(&out, &format!("compiling {}", src.display()));
+/// Compile `src` to `exe` with `flags` before it and `libs` after it.
+fn compile(src: &Path, exe: &Path, flags: &[String], libs: &[String]) {
+    CProgram::new(src, exe).flags(flags).link(libs).build();
 }
 
 /// Run `exe` with no inherited LD_LIBRARY_PATH / LD_PRELOAD / hipfile variables, the
 /// simulated runtime as the HIP library, and `env` added.
 fn run_app(exe: &Path, env: &[(&str, &Path)]) -> String {
-    let mut cmd = Command::new(exe);
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy();
-        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
-            cmd.env_remove(&*k);
-        }
-    }
-    cmd.env_remove("LD_LIBRARY_PATH")
-        .env_remove("LD_PRELOAD")
+    let mut cmd = program(exe);
+    cmd.env_remove("LD_PRELOAD")
         .env("HIPFILE_HIP_LIBRARY", hipsim_path())
         .env("HIPFILE_PLATFORM", "amd")
         .env("HIPFILE_LOG", "error");
@@ -142,7 +108,7 @@ fn dynamic(path: &Path) -> Option<(Option<String>, Vec<String>)> {
     if !out.status.success() {
         return None;
     }
-    let dynamic = text(&out.stdout);
+    let dynamic = stdout(&out);
     let value = |line: &str| {
         line.split_once('[')
             .and_then(|(_, r)| r.split_once(']'))
@@ -171,7 +137,7 @@ fn sections(path: &Path) -> Option<Vec<String>> {
         return None;
     }
     Some(
-        text(&out.stdout)
+        stdout(&out)
             .lines()
             .filter_map(|l| {
                 let (_, rest) = l.split_once(']')?;
@@ -202,27 +168,6 @@ fn assert_stripped(path: &Path) {
             path.display()
         );
     }
-}
-
-/// The `hipfile` tool of this test's profile (`target/<profile>/hipfile`, built first: a
-/// no-op when it is up to date), whose simulator is in `deps/`.
-fn hipfile_tool() -> PathBuf {
-    static TOOL: OnceLock<PathBuf> = OnceLock::new();
-    TOOL.get_or_init(|| {
-        let profile_dir = deps_dir().parent().unwrap().to_path_buf();
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["build", "-q", "-p", "hipfile-cli"]);
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().expect("run cargo build -p hipfile-cli");
-        assert!(status.success(), "cargo build -p hipfile-cli: {status}");
-        let exe = profile_dir.join("hipfile");
-        assert!(exe.is_file(), "{} is missing", exe.display());
-        exe
-    })
-    .clone()
 }
 
 /// PATH with a `cargo` in front that fails: install.sh run with it must build nothing (and so
@@ -309,7 +254,7 @@ fn install_sh_tool_installs_a_tool_whose_sim_works_without_building() {
 #[test]
 fn install_sh_debug_info_installs_the_binaries_as_built() {
     let p = install_with_tool("debug-info", &["--debug-info"]);
-    let tool = hipfile_tool();
+    let tool = hipfile_tool().to_path_buf();
     let deps = deps_dir();
     for (installed, built) in [
         (p.join("lib/libhipfile.so.0.5.0"), libhipfile_path()),
@@ -332,7 +277,7 @@ fn install_sh_debug_info_installs_the_binaries_as_built() {
 fn install_sh_help_documents_the_tool_and_debug_info() {
     let out = install_sh(&["--help"], &[]);
     assert_eq!(out.status.code(), Some(2));
-    let help = text(&out.stderr);
+    let help = stderr(&out);
     for needle in [
         "--debug-info",
         "STRIP",
@@ -540,11 +485,11 @@ fn install_sh_refuses_a_library_with_another_soname() {
         ],
         &[],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
-        text(&out.stderr).contains("expected libhipfile.so.0"),
+        stderr(&out).contains("expected libhipfile.so.0"),
         "{}",
-        text(&out.stderr)
+        stderr(&out)
     );
     assert!(!p.join("lib/libhipfile.so.0.5.0").exists());
 }

@@ -7,29 +7,18 @@ mod common;
 
 use std::process::Command;
 
-use common::cc::{out_dir, root, run, text};
-use common::libhipfile_path;
+use common::cc::{run, text, CProgram};
+use common::{libhipfile_path, out_dir};
 
 #[test]
 fn loading_the_library_starts_nothing() {
-    let exe = out_dir("load_cost").join("load_cost");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let mut build = Command::new(cc);
-    build
-        .args([
-            "-std=c11",
-            "-D_GNU_SOURCE",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-O2",
-        ])
-        .arg(root().join("tests/c/load_cost.c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg("-ldl");
-    let built = run(build);
-    assert!(built.status.success(), "{}", text(&built));
+    let exe = CProgram::new(
+        "tests/c/load_cost.c",
+        out_dir("load_cost").join("load_cost"),
+    )
+    .flags(["-D_GNU_SOURCE", "-O2"])
+    .link(["-ldl"])
+    .build();
     let mut command = Command::new(&exe);
     command.arg(libhipfile_path());
     // Nothing of the library's own configuration: a process that merely has it loaded.

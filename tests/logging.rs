@@ -30,10 +30,8 @@ child_test!(
         std::env::set_current_dir(&cwd).unwrap();
         let log = scratch_file("log");
         std::env::set_var("HIPFILE_LOG_FILE", &log);
-        let path = scratch_file("logged-io");
-        make_file(&path, &pattern(1 << 20, 9));
-        let file = std::fs::File::open(&path).unwrap();
-        let fh = register_fd(file.as_raw_fd());
+        let file = TestFile::with_flags("logged-io", &pattern(1 << 20, 9), libc::O_RDONLY);
+        let fh = file.fh;
         let buf = sim().device_alloc(1 << 20);
         for i in 0..3 {
             // Unaligned offset, then unaligned size: two distinct reasons, three requests each.
@@ -48,7 +46,7 @@ child_test!(
                 );
             }
         }
-        hipFileHandleDeregister(fh);
+        drop(file);
         let text = std::fs::read_to_string(&log).unwrap();
         assert_eq!(text.matches("platform amd: HIP 7.2.0").count(), 1, "{text}");
         assert_eq!(
@@ -69,7 +67,6 @@ child_test!(
             0,
             "nothing in the working directory"
         );
-        let _ = std::fs::remove_file(&path);
         let _ = std::fs::remove_file(&log);
     }
 );
@@ -78,21 +75,18 @@ child_test!(default_level_is_quiet_about_normal_fallbacks, {
     // Default filter `warn`: a fallback is normal and costs no line; only the simulator warning.
     let log = scratch_file("quiet-log");
     std::env::set_var("HIPFILE_LOG_FILE", &log);
-    let path = scratch_file("quiet-io");
-    make_file(&path, &pattern(8192, 10));
-    let file = std::fs::File::open(&path).unwrap();
-    let fh = register_fd(file.as_raw_fd());
+    let file = TestFile::with_flags("quiet-io", &pattern(8192, 10), libc::O_RDONLY);
+    let fh = file.fh;
     let buf = sim().device_alloc(8192);
     // SAFETY: a registered handle and an 8 KiB device buffer.
     assert_eq!(unsafe { hipFileRead(fh, buf.ptr, 100, 1, 0) }, 100);
-    hipFileHandleDeregister(fh);
+    drop(file);
     let text = std::fs::read_to_string(&log).unwrap();
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(
         text.contains("WARN") && text.contains("SIMULATED GPU runtime"),
         "{text}"
     );
-    let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_file(&log);
 });
 

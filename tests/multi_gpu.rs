@@ -74,46 +74,6 @@ fn alloc_on(device: c_int) -> DeviceBuf {
     b
 }
 
-/// A scratch file of `len` pattern bytes, opened read-write and registered.
-struct TestFile {
-    path: std::path::PathBuf,
-    _file: std::fs::File,
-    fh: hipFileHandle_t,
-    data: Vec<u8>,
-}
-
-impl TestFile {
-    fn new(tag: &str, len: usize, seed: u64) -> TestFile {
-        let path = scratch_file(tag);
-        let data = pattern(len, seed);
-        make_file(&path, &data);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .unwrap();
-        let fh = register_fd(file.as_raw_fd());
-        TestFile {
-            path,
-            _file: file,
-            fh,
-            data,
-        }
-    }
-
-    /// The handle as an integer, for moving into threads.
-    fn token(&self) -> usize {
-        self.fh as usize
-    }
-}
-
-impl Drop for TestFile {
-    fn drop(&mut self) {
-        hipFileHandleDeregister(self.fh);
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
 /// `hipFileRead` into device address `buf` (an allocation base) at `buf_off`.
 fn read(fh: usize, buf: usize, size: usize, file_off: usize, buf_off: usize) -> isize {
     // SAFETY: `buf` is a device allocation (or a registered one) of BUF_LEN bytes and every
@@ -221,7 +181,8 @@ fn caller_device(buffer_device: c_int, devices: c_int) -> c_int {
 /// disk is compared with the models too.
 fn interleaved_io(devices: c_int, threads: usize, rounds: usize) {
     assert_eq!(hip_current(), 0);
-    let file = TestFile::new("multi-gpu", threads * REGION, 1);
+    let data = pattern(threads * REGION, 1);
+    let file = TestFile::rw("multi-gpu", &data);
     let bufs: Vec<DeviceBuf> = (0..threads)
         .map(|t| alloc_on((t % devices as usize) as c_int))
         .collect();
@@ -234,14 +195,14 @@ fn interleaved_io(devices: c_int, threads: usize, rounds: usize) {
         0,
         "allocation gave the main thread's device back"
     );
-    let fh = file.token();
+    let fh = file.fh as usize;
     let models: Vec<Vec<u8>> = std::thread::scope(|scope| {
         let handles: Vec<_> = bufs
             .iter()
             .enumerate()
             .map(|(t, b)| {
                 let buf = b.ptr as usize;
-                let mut model = file.data[t * REGION..(t + 1) * REGION].to_vec();
+                let mut model = data[t * REGION..(t + 1) * REGION].to_vec();
                 scope.spawn(move || {
                     let buffer_device = (t % devices as usize) as c_int;
                     let mine = caller_device(buffer_device, devices);
@@ -376,8 +337,9 @@ child_test!(
         // Writes go above the bytes read, so every read sees the file's original bytes.
         const WRITES: [(usize, usize); 2] = [(8 << 10, 1 << 20), (70_000, (1 << 20) + 12_345)];
         let io_devices: [c_int; 3] = [0, 1, 3];
-        let file = TestFile::new("multi-gpu-stats", 4 * REGION, 2);
-        let fh = file.token();
+        let data = pattern(4 * REGION, 2);
+        let file = TestFile::rw("multi-gpu-stats", &data);
+        let fh = file.fh as usize;
         let bufs: Vec<(c_int, DeviceBuf, DeviceBuf)> = io_devices
             .iter()
             .map(|&d| (d, alloc_on(d), alloc_on(d)))
@@ -388,7 +350,7 @@ child_test!(
         std::thread::scope(|scope| {
             for (d, reg, unreg) in &bufs {
                 let (d, reg, unreg) = (*d, reg.ptr as usize, unreg.ptr as usize);
-                let data = &file.data;
+                let data = &data;
                 scope.spawn(move || {
                     let mine = caller_device(d, 4);
                     hip_set(mine);
@@ -478,8 +440,9 @@ child_test!(
         ("HIPFILE_INLINE_THRESHOLD", "64K"),
     ],
     {
-        let file = TestFile::new("multi-gpu-workers", 4 << 20, 3);
-        let fh = file.token();
+        let data = pattern(4 << 20, 3);
+        let file = TestFile::rw("multi-gpu-workers", &data);
+        let fh = file.fh as usize;
         let on3 = alloc_on(3);
         let on1 = alloc_on(1);
         assert_eq!(hipFileBufRegister(on1.ptr, on1.len, 0), OK);
@@ -499,7 +462,7 @@ child_test!(
                 "device switches of one multi-chunk request"
             );
             assert!(
-                sim().download(buf.ptr, size) == file.data[file_off..file_off + size],
+                sim().download(buf.ptr, size) == data[file_off..file_off + size],
                 "bytes"
             );
         };
@@ -509,7 +472,7 @@ child_test!(
         check(&on1, 11);
         let on0 = alloc_on(0);
         let (p3, p1, p0) = (on3.ptr as usize, on1.ptr as usize, on0.ptr as usize);
-        let data = &file.data;
+        let data = &data;
         std::thread::scope(|scope| {
             scope
                 .spawn(move || {
@@ -569,8 +532,9 @@ child_test!(
         assert_eq!(rt.device_count, 2);
         const THREADS: usize = 8;
         const ROUNDS: usize = 2;
-        let file = TestFile::new("multi-gpu-cuda", THREADS * REGION, 4);
-        let fh = file.token();
+        let data = pattern(THREADS * REGION, 4);
+        let file = TestFile::rw("multi-gpu-cuda", &data);
+        let fh = file.fh as usize;
         // Thread t: buffer on device t % 2, registered for t % 4 < 2; threads 0..4 run with
         // their own device's context under the *other* device's (a stack [own, other]),
         // threads 4..8 with no context at all.
@@ -590,7 +554,7 @@ child_test!(
                 .iter()
                 .enumerate()
                 .map(|(t, &buf)| {
-                    let mut model = file.data[t * REGION..(t + 1) * REGION].to_vec();
+                    let mut model = data[t * REGION..(t + 1) * REGION].to_vec();
                     scope.spawn(move || {
                         let device = (t % 2) as c_int;
                         let with_context = t < 4;

@@ -46,24 +46,6 @@ const BUILD_TOOLS: &[&str] = &[
 /// Debian's `libamdhip64-dev` puts `hip/hip_runtime_api.h` here.
 const HIP_INCLUDE_DIR: &str = "/usr/include";
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn output(out: &Output) -> String {
-    format!("{}{}", text(&out.stdout), text(&out.stderr))
-}
-
-fn ok(out: &Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}",
-        out.status,
-        output(out)
-    );
-    text(&out.stdout)
-}
-
 /// Where `.ci/run` looks for the reason of a skip.
 fn skip_note() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("python_package.skipped")
@@ -149,7 +131,7 @@ impl Venv {
             "1",
             name,
         ]);
-        let s = output(&out);
+        let s = text(&out);
         s.lines()
             .find_map(|l| l.trim().strip_prefix("Available versions:"))
             .map(|v| v.trim().to_string())
@@ -186,7 +168,7 @@ fn system_has_rocm7() -> bool {
     Command::new("ldconfig")
         .arg("-p")
         .output()
-        .is_ok_and(|o| text(&o.stdout).contains("libamdhip64.so.7 "))
+        .is_ok_and(|o| stdout(&o).contains("libamdhip64.so.7 "))
 }
 
 #[test]
@@ -282,7 +264,7 @@ fn amd_hipfile_package_runs_unchanged_on_the_simulator() {
     let stdout = ok(&out, "tests/python/hipfile_package.py");
     println!("{stdout}");
     assert_eq!(stdout.lines().last(), Some("all checks passed"));
-    let log = text(&out.stderr);
+    let log = stderr(&out);
     let platform = log
         .lines()
         .find(|l| l.contains("platform amd:"))
@@ -310,7 +292,7 @@ fn amd_hipfile_package_runs_unchanged_on_the_simulator() {
         stdout.trim(),
         "8388608 bytes through GPU memory, copy identical",
         "docs/python.md's example:\n{}",
-        output(&out)
+        text(&out)
     );
 
     // The same package without a HIP runtime behind libamdhip64.so.7: the import fails as
@@ -326,7 +308,7 @@ fn amd_hipfile_package_runs_unchanged_on_the_simulator() {
         .output()
         .unwrap();
     assert!(!out.status.success(), "imported without a HIP runtime");
-    let err = text(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("undefined symbol: hipPeekAtLastError"),
         "without a runtime: {err}"

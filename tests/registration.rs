@@ -17,14 +17,6 @@ use common::*;
 
 // ---- helpers --------------------------------------------------------------------------------
 
-fn count() -> i64 {
-    hipFileUseCount()
-}
-
-fn code(err: hipFileOpError_t) -> hipFileError_t {
-    hipFileError_t::op(err)
-}
-
 /// What `*fh` holds before a registration that must fail (it must not be written).
 const SENTINEL: usize = 0x5a5a_5a5a;
 
@@ -103,7 +95,7 @@ child_test!(fd_zero_can_be_registered, {
     // SAFETY: replaces this child's stdin with the scratch file.
     assert_eq!(unsafe { libc::dup2(f.fd, 0) }, 0);
     let fh = register_fd(0);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     let mut buf = vec![0u8; 8192];
     assert_eq!(read_host(fh, &mut buf, 0), 8192);
     assert_eq!(buf, data);
@@ -126,7 +118,7 @@ child_test!(
         for fd in [-1, closed, 1_000_000, i32::MAX, libc::AT_FDCWD, i32::MIN] {
             assert_refused(fd, hipFileInternalError);
             assert_eq!(
-                count(),
+                use_count(),
                 0,
                 "a failed inspection does not open the driver (fd {fd})"
             );
@@ -151,7 +143,7 @@ child_test!(handle_types_other_than_opaque_fd_are_not_supported, {
         let (r, fh) = try_register_descr(&mut d);
         assert_eq!(r, code(hipFileIONotSupported), "type {t}");
         assert_eq!(fh, SENTINEL);
-        assert_eq!(count(), 0, "type {t} must not open the driver");
+        assert_eq!(use_count(), 0, "type {t} must not open the driver");
     }
     // fs_ops is ignored: a dangling pointer there is never read.
     let mut d = descr(f.fd);
@@ -160,18 +152,18 @@ child_test!(handle_types_other_than_opaque_fd_are_not_supported, {
     assert_eq!(r, OK);
     assert_ne!(fh, SENTINEL);
     assert_ne!(fh, 0);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
 });
 
 child_test!(a_registered_descriptor_cannot_be_registered_again, {
     let f = TempFile::new("dup", &pattern(4096, 2), libc::O_RDWR);
     let fh = register_fd(f.fd);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     assert_refused(f.fd, hipFileHandleAlreadyRegistered);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     assert_eq!(hipFileDriverOpen(), OK);
     assert_refused(f.fd, hipFileHandleAlreadyRegistered);
-    assert_eq!(count(), 2);
+    assert_eq!(use_count(), 2);
     // A dup of the descriptor is another number: it registers, with another handle.
     // SAFETY: duplicating our own descriptor.
     let d = unsafe { libc::dup(f.fd) };
@@ -251,16 +243,6 @@ child_test!(secondary_descriptors_are_closed_with_their_registration, {
         assert!(fd_is_open(g.fd));
     }
 });
-
-/// The descriptor numbers open in this process.
-fn open_fds() -> HashSet<c_int> {
-    // Collect the names first: the directory's own descriptor is closed once read.
-    let names: Vec<c_int> = std::fs::read_dir("/proc/self/fd")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    names.into_iter().filter(|&fd| fd_is_open(fd)).collect()
-}
 
 fn stat_of(fd: c_int) -> (u64, u64) {
     // SAFETY: all-zero is a valid `stat`; valid out-pointer.
@@ -365,16 +347,20 @@ child_test!(o_append_descriptors_are_refused, {
     ] {
         let fd = open_fd(&f.path, flags);
         assert_refused(fd, hipFileInvalidFileOpenFlag);
-        assert_eq!(count(), 0, "a refused descriptor does not open the driver");
+        assert_eq!(
+            use_count(),
+            0,
+            "a refused descriptor does not open the driver"
+        );
         // SAFETY: our own descriptor.
         unsafe { libc::close(fd) };
     }
     // With the driver open the answer is the same and the count does not move.
     let fh = register_fd(f.fd);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     let fd = open_fd(&f.path, libc::O_WRONLY | libc::O_APPEND);
     assert_refused(fd, hipFileInvalidFileOpenFlag);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     // Clearing O_APPEND makes the same descriptor acceptable.
     // SAFETY: F_SETFL with plain flags.
     assert_eq!(unsafe { libc::fcntl(fd, libc::F_SETFL, 0) }, 0);
@@ -623,7 +609,7 @@ child_test!(socket_descriptor_is_an_internal_error, {
     let sock = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
     assert!(sock >= 0);
     assert_refused(sock, hipFileInternalError);
-    assert_eq!(count(), 0);
+    assert_eq!(use_count(), 0);
     // SAFETY: our own descriptor.
     unsafe { libc::close(sock) };
 });
@@ -669,7 +655,7 @@ child_test!(deregistered_handle_is_not_registered, {
     // Deregistering again, or NULL, is silent.
     hipFileHandleDeregister(fh);
     hipFileHandleDeregister(null_mut());
-    assert_eq!(count(), 1, "deregistration never changes the count");
+    assert_eq!(use_count(), 1, "deregistration never changes the count");
     assert!(fd_is_open(f.fd), "the client descriptor stays open");
     assert_eq!(
         std::fs::read(&f.path).unwrap(),
@@ -739,7 +725,7 @@ child_test!(stale_handle_stays_invalid_after_its_slot_is_reused, {
     for h in previous {
         assert_eq!(read_host(h, &mut v, 0), NOT_REGISTERED);
     }
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
 });
 
 // A deregistration while a synchronous read is in flight: the buffer's is refused with
@@ -804,7 +790,7 @@ child_test!(device_buffer_registration_vectors, {
         hipFileBufRegister(b4.ptr, 8192, 0),
         code(hipFileHipPointerRangeError)
     );
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     assert_eq!(
         hipFileBufRegister(b4.ptr, 4097, 0),
         code(hipFileHipPointerRangeError)
@@ -869,7 +855,7 @@ child_test!(device_buffer_registration_vectors, {
     // Flags are stored and ignored.
     assert_eq!(hipFileBufRegister(b8.ptr, 8192, -1), OK);
     assert_eq!(hipFileBufDeregister(b8.ptr), OK);
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
 });
 
 child_test!(registered_length_bounds_io_on_that_base, {
@@ -952,7 +938,7 @@ child_test!(buffer_memory_types_with_the_host_backend, {
         hipFileBufRegister(m, 8192, 0),
         code(hipFileHipMemoryTypeInvalid)
     );
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
     // Pinned host memory: accepted by the host backend, range-checked against its allocation.
     let p = pinned_alloc(8192);
     assert_eq!(hipFileBufRegister(p, 8192, 0), OK);
@@ -1033,7 +1019,7 @@ child_test!(
         ] {
             assert_eq!(hipFileBufDeregister(ptr), code(hipFileMemoryNotRegistered));
         }
-        assert_eq!(count(), 1);
+        assert_eq!(use_count(), 1);
         pinned_free(p);
         managed_free(m);
     }
@@ -1075,7 +1061,7 @@ child_test!(buffer_deregistration_rules, {
         code(hipFileMemoryNotRegistered),
         "twice"
     );
-    assert_eq!(count(), 1);
+    assert_eq!(use_count(), 1);
 });
 
 // ---- pageable memory, whatever the runtime answers ----------------------------
@@ -1196,7 +1182,7 @@ child_test!(
             hipFileBufRegister(v.as_ptr().cast(), v.len(), 0),
             code(hipFileHipMemoryTypeInvalid)
         );
-        assert_eq!(count(), 1);
+        assert_eq!(use_count(), 1);
         pinned_free(p);
         managed_free(m);
     }

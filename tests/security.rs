@@ -31,7 +31,8 @@ use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{deps_dir, hipsim_path, libhipfile_path, repo_root};
+use common::cc::CProgram;
+use common::{deps_dir, hipfile_tool, hipsim_path, libhipfile_path, open_fds, stderr, stdout};
 
 // ---- where the programs live ----------------------------------------------------------------
 
@@ -111,18 +112,6 @@ impl Drop for Sandbox {
     }
 }
 
-fn cc() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
-}
-
-fn check_built(out: Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "building {what} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The probe, the evil runtime and the libraries, in `sb`.
 struct Probe {
     exe: PathBuf,
@@ -134,7 +123,7 @@ impl Probe {
     fn build(sb: &Sandbox) -> Probe {
         // First: building the tool may rewrite target/*/deps/libhipfile.so (the library without
         // the tests' feature), which must not happen while another test copies it.
-        built_cli();
+        hipfile_tool();
         let copy = |from: &Path, name: &str| {
             let to = sb.path(name);
             std::fs::copy(from, &to).unwrap();
@@ -144,41 +133,22 @@ impl Probe {
         copy(&hipsim_path(), "libamdhip64.so");
         copy(&hipsim_path(), "libcuda.so.1");
         copy(&deps_dir().join("libcufile.so"), "libcufile.so.0");
-        let exe = sb.path("security_probe");
-        let out = Command::new(cc())
-            .args([
-                "-std=c11",
-                "-D_GNU_SOURCE",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                "-O2",
+        let exe = CProgram::new("tests/c/security_probe.c", sb.path("security_probe"))
+            .headers()
+            .flags(["-D_GNU_SOURCE", "-O2"])
+            .link([
+                format!("-L{}", deps_dir().display()),
+                "-lhipfile".to_string(),
+                "-ldl".to_string(),
+                // DT_RPATH, not RUNPATH: it also serves the library's own dlopen of the
+                // runtimes, and the loader honours it (an absolute path) for a set-user-ID
+                // program too.
+                format!("-Wl,--disable-new-dtags,-rpath,{}", sb.dir.display()),
             ])
-            .arg("-I")
-            .arg(repo_root().join("include"))
-            .arg(repo_root().join("tests/c/security_probe.c"))
-            .arg("-o")
-            .arg(&exe)
-            .arg(format!("-L{}", deps_dir().display()))
-            .args(["-lhipfile", "-ldl"])
-            // DT_RPATH, not RUNPATH: it also serves the library's own dlopen of the runtimes,
-            // and the loader honours it (an absolute path) for a set-user-ID program too.
-            .arg(format!(
-                "-Wl,--disable-new-dtags,-rpath,{}",
-                sb.dir.display()
-            ))
-            .output()
-            .expect("run the C compiler");
-        check_built(out, "tests/c/security_probe.c");
-        let evil = sb.path("libevil.so");
-        let out = Command::new(cc())
-            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror"])
-            .arg(repo_root().join("tests/c/evil_runtime.c"))
-            .arg("-o")
-            .arg(&evil)
-            .output()
-            .expect("run the C compiler");
-        check_built(out, "tests/c/evil_runtime.c");
+            .build();
+        let evil = CProgram::new("tests/c/evil_runtime.c", sb.path("libevil.so"))
+            .flags(["-shared", "-fPIC", "-O2"])
+            .build();
         Probe {
             exe,
             evil,
@@ -271,14 +241,6 @@ fn output(mut cmd: Command) -> Output {
     out
 }
 
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// A long-running probe (`serve`, `squat`, ...): its standard output is read up to a marker
 /// line; its standard error goes to a file, read when it has exited.
 struct Running {
@@ -364,28 +326,10 @@ fn raw_as(probe: &Probe, user: Option<&str>, pid: i32) -> String {
     stdout(&out).trim().to_string()
 }
 
-/// The `hipfile` tool of this test's profile, built once per test process (a no-op when up to
-/// date).
-fn built_cli() -> &'static Path {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let profile_dir = deps_dir().parent().unwrap().to_path_buf();
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["build", "-q", "-p", "hipfile-cli"]);
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().expect("run cargo build -p hipfile-cli");
-        assert!(status.success(), "cargo build -p hipfile-cli: {status}");
-        profile_dir.join("hipfile")
-    })
-}
-
 /// The `hipfile` tool, copied where every user can run it.
 fn hipfile_cli(sb: &Sandbox) -> PathBuf {
     let to = sb.path("hipfile");
-    std::fs::copy(built_cli(), &to).unwrap();
+    std::fs::copy(hipfile_tool(), &to).unwrap();
     to
 }
 
@@ -752,14 +696,6 @@ fn cufile_log_does_not_block_on_a_planted_fifo() {
 }
 
 // ---- descriptors ------------------------------------------------------------------------------
-
-/// The open descriptors of this process.
-fn open_fds() -> Vec<i32> {
-    std::fs::read_dir("/proc/self/fd")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect()
-}
 
 child_test!(every_descriptor_the_library_opens_is_close_on_exec, {
     use common::*;

@@ -3,12 +3,12 @@
 //! byte when LLVM 19 is installed. CI installs it (`.ci/run` sets `HIPFILE_REQUIRE_LLVM19=1`, so
 //! the test fails there rather than skip); elsewhere it skips and says so.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::repo_root;
 
 fn llvm19() -> bool {
     ["clang", "ld.lld"]
@@ -46,7 +46,7 @@ fn the_embedded_kernels_are_what_the_source_builds() {
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
     let run = Command::new("bash")
-        .arg(root().join("scripts/stage_kernels.sh"))
+        .arg(repo_root().join("scripts/stage_kernels.sh"))
         .arg(&out)
         .output()
         .unwrap();
@@ -55,7 +55,7 @@ fn the_embedded_kernels_are_what_the_source_builds() {
         "stage_kernels.sh failed:\n{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let stage = root().join("src/runtime/stage");
+    let stage = repo_root().join("src/runtime/stage");
     let built = std::fs::read(out.join("stage.ptx")).unwrap();
     assert!(
         built == std::fs::read(stage.join("stage.ptx")).unwrap(),

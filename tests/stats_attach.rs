@@ -1247,30 +1247,8 @@ fn check_snapshot(s: &Snapshot, e: &Expected, t: &Times) {
 
 // ---- (c) `hipfile stats` -----------------------------------------------------------------------
 
-/// The `hipfile` tool of this test's profile (`target/<profile>/hipfile`), built first: it
-/// links the library, so a binary older than the library would report on old code (a no-op
-/// when it is up to date).
-fn hipfile_cli() -> PathBuf {
-    static CLI: OnceLock<PathBuf> = OnceLock::new();
-    CLI.get_or_init(|| {
-        let profile_dir = deps_dir().parent().unwrap().to_path_buf();
-        let exe = profile_dir.join("hipfile");
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["build", "-q", "-p", "hipfile-cli"]);
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().expect("run cargo build -p hipfile-cli");
-        assert!(status.success(), "cargo build -p hipfile-cli: {status}");
-        assert!(exe.exists(), "{} is missing", exe.display());
-        exe
-    })
-    .clone()
-}
-
 fn run_cli(pid: c_int, json: bool) -> String {
-    let mut cmd = Command::new(hipfile_cli());
+    let mut cmd = Command::new(hipfile_tool());
     cmd.args(["stats", "-p", &pid.to_string()]);
     if json {
         cmd.arg("--json");

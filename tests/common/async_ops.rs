@@ -1,10 +1,11 @@
-//! Shared pieces of the stream-ordered I/O suites (`tests/async_io.rs` on hipsim's HIP side,
-//! `tests/async_cuda.rs` on its CUDA side): an operation's by-reference parameters and the two
-//! submissions, on any stream type the suite defines.
+//! Shared pieces of the stream-ordered I/O suites (`tests/async_io.rs` and
+//! `tests/async_results.rs` on hipsim's HIP side, `tests/async_cuda.rs` on its CUDA side): an
+//! operation's by-reference parameters and the two submissions, on any stream type the suite
+//! defines, and the HIP side's application stream.
 
 use std::ffi::c_void;
 
-use super::{hipFileError_t, hipFileHandle_t, hipFileReadAsync, hipFileWriteAsync};
+use super::{hipFileError_t, hipFileHandle_t, hipFileReadAsync, hipFileWriteAsync, sim};
 
 /// An application stream of a suite (a `hipStream_t` or a `CUstream`).
 pub trait RawStream {
@@ -18,6 +19,52 @@ pub struct Raw(pub *mut c_void);
 impl RawStream for Raw {
     fn raw(&self) -> *mut c_void {
         self.0
+    }
+}
+
+/// An application stream of hipsim's HIP side (blocking, as `hipStreamCreate` makes them),
+/// destroyed on drop; `Stream(null)` is the null stream.
+pub struct Stream(pub *mut c_void);
+
+// SAFETY: a stream handle may be used from any thread.
+unsafe impl Send for Stream {}
+// SAFETY: as above.
+unsafe impl Sync for Stream {}
+
+impl RawStream for Stream {
+    fn raw(&self) -> *mut c_void {
+        self.0
+    }
+}
+
+impl Stream {
+    /// `hipStreamCreate`.
+    pub fn new() -> Stream {
+        let mut s = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { (sim().stream_create)(&mut s) }, 0);
+        Stream(s)
+    }
+
+    /// `hipStreamSynchronize`, which must succeed.
+    pub fn sync(&self) {
+        // SAFETY: a live stream (or NULL).
+        assert_eq!(unsafe { (sim().stream_synchronize)(self.0) }, 0);
+    }
+
+    /// Whether everything queued on it has run (`hipStreamQuery`).
+    pub fn idle(&self) -> bool {
+        // SAFETY: as above.
+        unsafe { (sim().stream_query)(self.0) == 0 }
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: created by hipStreamCreate.
+            unsafe { (sim().stream_destroy)(self.0) };
+        }
     }
 }
 

@@ -2,18 +2,13 @@
 //! the simulated runtime, run with a clean hipfile environment.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-use super::deps_dir;
+use super::cc::CProgram;
+use super::{out_dir, program, stderr, stdout};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Compile `tests/c/<name>.c` (with `-Wall -Wextra -Werror`) into the test binary's temporary
-/// directory, linked with our library and the simulated runtime (`-DWITH_SIM`); returns the
-/// executable. `libhipfile.so.0` (the library's SONAME) resolves through a directory of links
-/// put on the run path.
+/// Compile `tests/c/<name>.c` (`-D_GNU_SOURCE -O2`) into the test binary's temporary directory,
+/// linked with our library and the simulated runtime (`-DWITH_SIM`); returns the executable.
 pub fn compile(name: &str) -> PathBuf {
     build(name, true)
 }
@@ -24,67 +19,49 @@ pub fn compile_without_sim(name: &str) -> PathBuf {
 }
 
 fn build(name: &str, with_sim: bool) -> PathBuf {
-    let deps = deps_dir();
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cprog");
-    let lib_dir = work.join("lib");
-    std::fs::create_dir_all(&lib_dir).unwrap();
-    let link = lib_dir.join(format!("libhipfile.so.0.{}", std::process::id()));
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(deps.join("libhipfile.so"), &link).unwrap();
-    let soname = lib_dir.join("libhipfile.so.0");
-    // Replaced atomically: other test processes may be using the directory.
-    std::fs::rename(&link, &soname).unwrap();
     let tag = if with_sim { "sim" } else { "nosim" };
-    let exe = work.join(format!("{name}-{tag}-{}", std::process::id()));
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let out = Command::new(&cc)
-        .args([
-            "-std=c11",
-            "-D_GNU_SOURCE",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-O2",
-        ])
-        .arg("-I")
-        .arg(root().join("include"))
-        .arg(root().join(format!("tests/c/{name}.c")))
-        .arg("-o")
-        .arg(&exe)
-        .arg(format!("-L{}", deps.display()))
-        .args(if with_sim {
-            &["-DWITH_SIM", "-lhipfile", "-lhipsim", "-pthread"][..]
-        } else {
-            &["-lhipfile", "-pthread"][..]
-        })
-        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
-        .arg(format!("-Wl,-rpath,{}", deps.display()))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run the C compiler {cc:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "compiling tests/c/{name}.c failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    let exe = out_dir("cprog").join(format!("{name}-{tag}"));
+    let c = CProgram::new(format!("tests/c/{name}.c"), exe)
+        .headers()
+        .flags(["-D_GNU_SOURCE", "-O2"])
+        .hipfile();
+    if with_sim {
+        c.flags(["-DWITH_SIM"]).hipsim().build()
+    } else {
+        c.link(["-pthread"]).build()
+    }
 }
 
 /// Run `exe` with `args` and `env` added to an environment without hipfile or hipsim
 /// variables (the simulated runtime is found as the program links it).
 pub fn run(exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(exe);
-    cmd.args(args);
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy().into_owned();
-        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
-            cmd.env_remove(&k);
-        }
-    }
-    // The copy of libhipsim.so the run path names, not another one on cargo's library path.
-    cmd.env_remove("LD_LIBRARY_PATH");
-    cmd.env("HIPFILE_LOG", "warn");
+    let mut cmd = program(exe);
+    cmd.args(args).env("HIPFILE_LOG", "warn");
     for (k, v) in env {
         cmd.env(k, v);
     }
     cmd.output().expect("run the C program")
+}
+
+/// The summary line of `tests/c/suite.c` (`passed N / failed 0 / skipped K`), after asserting
+/// that its run `what` passed: a success status, no failed case.
+pub fn suite_passed(what: &str, out: &Output) -> String {
+    let stdout = stdout(out);
+    let summary = stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("passed "))
+        .unwrap_or("")
+        .to_string();
+    let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL ")).collect();
+    assert!(
+        out.status.success()
+            && summary.split(" / ").nth(1) == Some("failed 0")
+            && failures.is_empty(),
+        "{what} failed ({}; summary {summary:?}):\n{}\n--- stderr\n{}",
+        out.status,
+        failures.join("\n"),
+        stderr(out)
+    );
+    summary
 }

@@ -18,9 +18,12 @@ pub mod async_ops;
 pub mod cc;
 pub mod cprog;
 pub mod cuda;
+pub mod programs;
 pub mod stats_ctx;
 pub mod strategies;
 pub mod sync_io;
+
+pub use programs::{hipfile_tool, ok, program, stderr, stdout, text, without_settings};
 
 /// Directory of the test executable (`target/<profile>/deps`), where cargo also puts the
 /// `libhipsim.so` and `libhipfile.so` built for the tests.
@@ -57,6 +60,13 @@ pub fn scratch_dir() -> PathBuf {
     d
 }
 
+/// `CARGO_TARGET_TMPDIR/<name>`, created: a test's own directory for what it builds.
+pub fn out_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).expect("create the output directory");
+    dir
+}
+
 /// A unique scratch file path.
 pub fn scratch_file(tag: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -70,6 +80,11 @@ pub const OK: hipFileError_t = hipFileError_t::SUCCESS;
 /// The repository root.
 pub fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The text of the repository's file `rel` (`"docs/configuration.md"`).
+pub fn repo_file(rel: &str) -> String {
+    std::fs::read_to_string(repo_root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 /// Set the calling thread's `errno` (to see whether a call sets or leaves it).
@@ -165,6 +180,25 @@ pub fn dio_alignment(fd: c_int) -> (u32, u32) {
     (stx.stx_dio_mem_align, stx.stx_dio_offset_align)
 }
 
+/// The `hipFileError_t` of operation error `err` (no runtime error).
+pub fn code(err: hipFileOpError_t) -> hipFileError_t {
+    hipFileError_t::op(err)
+}
+
+/// `hipFileUseCount()`: the driver's open count.
+pub fn use_count() -> i64 {
+    hipFileUseCount()
+}
+
+/// `hipFileBatchIOSetUp(&h, max_nr)`, which must succeed with a handle.
+pub fn batch_setup(max_nr: c_uint) -> hipFileBatchHandle_t {
+    let mut h: hipFileBatchHandle_t = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { hipFileBatchIOSetUp(&mut h, max_nr) }, OK);
+    assert!(!h.is_null());
+    h
+}
+
 /// `hipFileBufRegister(p, len, 0)`.
 pub fn buf_register(p: *const c_void, len: usize) -> hipFileError_t {
     hipFileBufRegister(p, len, 0)
@@ -192,26 +226,9 @@ pub fn run_in_child(module_path: &str, name: &str, env: &[(&str, &str)]) {
         Some((_, rest)) => format!("{rest}::{name}"),
         None => name.to_string(),
     };
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([
-        path_in_binary.as_str(),
-        "--exact",
-        "--nocapture",
-        "--test-threads=1",
-    ]);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
-            cmd.env_remove(&k);
-        }
-    }
-    cmd.env("HIPFILE_TEST_CHILD", "1");
-    cmd.env("HIPFILE_HIP_LIBRARY", hipsim_path());
-    cmd.env("HIPFILE_CUDA_LIBRARY", hipsim_path());
-    cmd.env("HIPFILE_LOG", "warn");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("spawn the test child");
+    let out = child_command(&path_in_binary, env)
+        .output()
+        .expect("spawn the test child");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -219,6 +236,29 @@ pub fn run_in_child(module_path: &str, name: &str, env: &[(&str, &str)]) {
         "child test {path_in_binary} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
         out.status
     );
+}
+
+/// The command that runs test `name` of this binary (its path in the binary) in a child
+/// process: no hipfile or hipsim setting of this process, the library pointed at hipsim,
+/// warnings logged, and `env` added.
+pub fn child_command(name: &str, env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        name,
+        "--exact",
+        "--nocapture",
+        "--test-threads=1",
+        "--include-ignored",
+    ]);
+    without_settings(&mut cmd);
+    cmd.env("HIPFILE_TEST_CHILD", "1")
+        .env("HIPFILE_HIP_LIBRARY", hipsim_path())
+        .env("HIPFILE_CUDA_LIBRARY", hipsim_path())
+        .env("HIPFILE_LOG", "warn");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
 }
 
 /// A test whose body runs in its own process with the given environment:
@@ -271,6 +311,14 @@ pub struct Sim {
     pub stream_create: unsafe extern "C" fn(*mut *mut c_void) -> HipError,
     pub stream_destroy: unsafe extern "C" fn(*mut c_void) -> HipError,
     pub stream_synchronize: unsafe extern "C" fn(*mut c_void) -> HipError,
+    pub stream_query: unsafe extern "C" fn(*mut c_void) -> HipError,
+    pub stream_wait_value32:
+        unsafe extern "C" fn(*mut c_void, *mut c_void, u32, c_uint, u32) -> HipError,
+    pub launch_host_func: unsafe extern "C" fn(
+        *mut c_void,
+        unsafe extern "C" fn(*mut c_void),
+        *mut c_void,
+    ) -> HipError,
     pub pointer_get_attributes:
         unsafe extern "C" fn(*mut HipPointerAttribute, *const c_void) -> HipError,
     counter: unsafe extern "C" fn(*const c_char) -> u64,
@@ -310,6 +358,9 @@ pub fn sim() -> &'static Sim {
             stream_create: load!(lib, "hipStreamCreate"),
             stream_destroy: load!(lib, "hipStreamDestroy"),
             stream_synchronize: load!(lib, "hipStreamSynchronize"),
+            stream_query: load!(lib, "hipStreamQuery"),
+            stream_wait_value32: load!(lib, "hipStreamWaitValue32"),
+            launch_host_func: load!(lib, "hipLaunchHostFunc"),
             pointer_get_attributes: load!(lib, "hipPointerGetAttributes"),
             counter: load!(lib, "hipsimCounter"),
             reset: load!(lib, "hipsimResetCounters"),
@@ -403,6 +454,45 @@ pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
+/// The functions `libhipfile.so.0` exports, as `tests/exported-symbols.txt` lists them.
+pub fn expected_exports() -> Vec<&'static str> {
+    include_str!("../exported-symbols.txt")
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
+/// The value of `#define NAME <value>` in `include/hipfile.h`, which must define it exactly once.
+pub fn header_define(name: &str) -> u32 {
+    let header = std::fs::read_to_string(repo_root().join("include/hipfile.h"))
+        .expect("read include/hipfile.h");
+    let values: Vec<&str> = header
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            match (words.next(), words.next(), words.next(), words.next()) {
+                (Some("#define"), Some(n), Some(value), None) if n == name => Some(value),
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(
+        values.len(),
+        1,
+        "expected one `#define {name} <n>` in hipfile.h, found {values:?}"
+    );
+    values[0]
+        .parse()
+        .unwrap_or_else(|e| panic!("#define {name} {}: not a number: {e}", values[0]))
+}
+
+/// 64-bit FNV-1a, as the C examples print it.
+pub fn fnv1a64(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 /// Create a file with `contents`.
 pub fn make_file(path: &Path, contents: &[u8]) {
     std::fs::write(path, contents).unwrap();
@@ -440,6 +530,18 @@ pub fn descr(fd: c_int) -> hipFileDescr_t {
         handle: hipFileDescrHandle { fd },
         fs_ops: std::ptr::null(),
     }
+}
+
+/// The descriptor numbers open in this process.
+pub fn open_fds() -> std::collections::BTreeSet<c_int> {
+    // Collect the names first: the directory's own descriptor is closed once read.
+    let names: Vec<c_int> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    // SAFETY: F_GETFD takes no pointer; a closed descriptor answers -1.
+    let open = |fd: c_int| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0;
+    names.into_iter().filter(|&fd| open(fd)).collect()
 }
 
 /// `errno` of this thread.

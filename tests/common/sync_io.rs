@@ -30,7 +30,6 @@
 //!   commit 2 GiB of simulated device memory and is left out.
 
 use std::ffi::{c_int, c_void};
-use std::process::Command;
 use std::time::Duration;
 
 use super::*;
@@ -108,32 +107,6 @@ pub fn watchdog(secs: u64) {
         eprintln!("watchdog: the test did not finish within {secs} s (a request hangs?)");
         std::process::abort();
     });
-}
-
-/// The command that runs test `name` of this binary in a child process, with the clean
-/// environment of `common::run_in_child` plus `env`.
-pub fn child_command(name: &str, env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([
-        name,
-        "--exact",
-        "--nocapture",
-        "--test-threads=1",
-        "--include-ignored",
-    ]);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("HIPFILE_") || k.starts_with("HIPSIM_") {
-            cmd.env_remove(&k);
-        }
-    }
-    cmd.env("HIPFILE_TEST_CHILD", "1")
-        .env("HIPFILE_HIP_LIBRARY", hipsim_path())
-        .env("HIPFILE_CUDA_LIBRARY", hipsim_path())
-        .env("HIPFILE_LOG", "warn");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd
 }
 
 /// Whether the fastpath can work at all in the scratch directory (it needs `O_DIRECT`).

@@ -18,7 +18,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write as _;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -351,7 +351,7 @@ fn hipfile_op(reg: &RegisteredFile, buf: &mut Buf, op: Op, read: bool) -> Result
 
 /// One baseline operation: `pread` + copy to the device, or copy from the device + `pwrite`.
 fn plain_op(
-    fd: RawFd,
+    fd: BorrowedFd<'_>,
     host: &mut [u8],
     dev: Option<&DeviceMemory>,
     op: Op,
@@ -717,7 +717,7 @@ fn verify_reads(
             }
             Buf::Host(h) => &h.as_slice()[..op.len],
         };
-        let n = pread_full(plain.as_raw_fd(), &mut want[..op.len], op.offset).map_err(|e| {
+        let n = pread_full(plain, &mut want[..op.len], op.offset).map_err(|e| {
             CliError(format!(
                 "verify: pread at offset {}: {}",
                 op.offset,
@@ -861,7 +861,7 @@ fn warm_up(path: &Path, f: &File, size: u64, bars: bool) -> CliResult<()> {
             return fail(format!("warm-up: {}", signals::describe(sig)));
         }
         let n = (size - off).min(FILL_CHUNK as u64) as usize;
-        let got = pread_full(f.as_raw_fd(), &mut buf[..n], off).map_err(|e| {
+        let got = pread_full(f, &mut buf[..n], off).map_err(|e| {
             CliError(format!(
                 "warm-up read of '{}': {}",
                 path.display(),
@@ -879,19 +879,16 @@ fn warm_up(path: &Path, f: &File, size: u64, bars: bool) -> CliResult<()> {
 
 /// Drop the file's pages: `fdatasync` + `POSIX_FADV_DONTNEED`, and as root the whole page
 /// cache too (`/proc/sys/vm/drop_caches`; failure ignored).
-fn drop_cache(fd: RawFd) -> CliResult<()> {
+fn drop_cache(fd: BorrowedFd<'_>) -> CliResult<()> {
     hipfile::api::sync_data(&fd)
         .map_err(|e| CliError(format!("--drop-cache: fdatasync: {}", lib_text(&e))))?;
-    // SAFETY: plain system call on a descriptor number.
-    let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
-    if r != 0 {
-        return fail(format!(
+    rustix::fs::fadvise(fd, 0, None, rustix::fs::Advice::DontNeed).map_err(|e| {
+        CliError(format!(
             "--drop-cache: posix_fadvise: {}",
-            crate::util::errno_text(r)
-        ));
-    }
-    // SAFETY: no arguments, cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
+            crate::util::errno_text(e.raw_os_error())
+        ))
+    })?;
+    if rustix::process::geteuid().is_root() {
         let _ = fs::write("/proc/sys/vm/drop_caches", "1");
     }
     Ok(())
@@ -990,7 +987,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
                 io_text(&e)
             ))
         })?;
-    let fd = file.as_raw_fd();
+    let fd = file.as_fd();
     let reg = RegisteredFile::register(&file).map_err(|e| {
         CliError(format!(
             "cannot register '{}' with hipfile: {}",

@@ -36,7 +36,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -467,29 +467,18 @@ impl Kernel {
 }
 
 fn kernel_release() -> Option<String> {
-    // SAFETY: utsname is plain old data; all-zero is a valid value.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a valid out-pointer.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return None;
-    }
-    // SAFETY: uname NUL-terminates the field, which lives as long as `u`.
-    let r = unsafe { std::ffi::CStr::from_ptr(u.release.as_ptr()) };
-    Some(r.to_string_lossy().into_owned())
+    Some(
+        rustix::system::uname()
+            .release()
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 /// `RLIMIT_MEMLOCK` (soft, hard) in bytes; `None` is unlimited.
 fn memlock() -> (Option<u64>, Option<u64>) {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `r` is a valid out-pointer.
-    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut r) } != 0 {
-        return (None, None);
-    }
-    let f = |v: libc::rlim_t| (v != libc::RLIM_INFINITY).then_some(v);
-    (f(r.rlim_cur), f(r.rlim_max))
+    let r = rustix::process::getrlimit(rustix::process::Resource::Memlock);
+    (r.current, r.maximum)
 }
 
 /// Whether `io_uring_setup` works.
@@ -500,21 +489,18 @@ enum IoUring {
 
 impl IoUring {
     fn probe() -> IoUring {
-        // struct io_uring_params is 120 bytes; zero means "no flags, no features requested".
-        let mut params = [0u32; 30];
-        // SAFETY: io_uring_setup(entries, params) with a valid, large-enough params buffer;
-        // the descriptor it returns is ours and closed at once.
-        let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 4u32, params.as_mut_ptr()) };
-        if fd >= 0 {
-            // SAFETY: the descriptor was just returned to us.
-            unsafe { libc::close(fd as RawFd) };
-            return IoUring::Works;
+        // No flags, no features requested; the ring is closed at once.
+        let mut params = rustix::io_uring::io_uring_params::default();
+        // SAFETY: without IORING_SETUP_ATTACH_WQ, `wq_fd` is not read.
+        match unsafe { rustix::io_uring::io_uring_setup(4, &mut params) } {
+            Ok(_ring) => IoUring::Works,
+            Err(e) => {
+                let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+                    .ok()
+                    .map(|s| s.trim().to_string());
+                IoUring::Failed(e.raw_os_error(), disabled)
+            }
         }
-        let e = errno();
-        let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-            .ok()
-            .map(|s| s.trim().to_string());
-        IoUring::Failed(e, disabled)
     }
 
     fn works(&self) -> bool {
@@ -603,11 +589,6 @@ struct Volume {
     error: Option<String>,
 }
 
-/// The calling thread's `errno`.
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
 /// Open `p` with `flags` (read-only unless they say otherwise), close-on-exec; the errno on
 /// failure.
 fn open_flags(p: &Path, flags: i32) -> Result<File, i32> {
@@ -619,20 +600,10 @@ fn open_flags(p: &Path, flags: i32) -> Result<File, i32> {
 }
 
 /// `statx(fd, STATX_DIOALIGN)`: `None` when the kernel does not report it for this file.
-fn dio_align(fd: RawFd) -> Option<(u32, u32)> {
-    // SAFETY: statx is plain old data; all-zero is a valid value.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: valid empty path with AT_EMPTY_PATH, valid out-pointer.
-    let rc = unsafe {
-        libc::statx(
-            fd,
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH,
-            libc::STATX_DIOALIGN,
-            &mut stx,
-        )
-    };
-    (rc == 0 && stx.stx_mask & libc::STATX_DIOALIGN != 0)
+fn dio_align(fd: impl AsFd) -> Option<(u32, u32)> {
+    use rustix::fs::{statx, AtFlags, StatxFlags};
+    let stx = statx(fd, c"", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN).ok()?;
+    (stx.stx_mask & StatxFlags::DIOALIGN.bits() != 0)
         .then_some((stx.stx_dio_mem_align, stx.stx_dio_offset_align))
 }
 
@@ -648,11 +619,11 @@ type Probe = (ODirect, Option<(u32, u32)>, Option<File>);
 fn odirect_in_dir(dir: &Path) -> Probe {
     let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
     match crate::temp::anonymous(dir, libc::O_DIRECT).map_err(errno) {
-        Ok(f) => (ODirect::Works, dio_align(f.as_raw_fd()), Some(f)),
+        Ok(f) => (ODirect::Works, dio_align(&f), Some(f)),
         Err(e) if not_writable(e) => (ODirect::NotWritable, None, None),
         // Tell "no O_DIRECT here" from "cannot create files here".
         Err(e) => match crate::temp::anonymous(dir, 0).map_err(errno) {
-            Ok(f) => (ODirect::Fails(e), dio_align(f.as_raw_fd()), Some(f)),
+            Ok(f) => (ODirect::Fails(e), dio_align(&f), Some(f)),
             Err(e2) if not_writable(e2) => (ODirect::NotWritable, None, None),
             Err(_) => (ODirect::Fails(e), None, None),
         },
@@ -662,10 +633,10 @@ fn odirect_in_dir(dir: &Path) -> Probe {
 /// Try `O_DIRECT` on a regular file or block device (read-only).
 fn odirect_on_file(p: &Path) -> Probe {
     match open_flags(p, libc::O_DIRECT) {
-        Ok(f) => (ODirect::Works, dio_align(f.as_raw_fd()), Some(f)),
+        Ok(f) => (ODirect::Works, dio_align(&f), Some(f)),
         Err(e) => {
             let f = open_flags(p, 0).ok();
-            let dio = f.as_ref().and_then(|f| dio_align(f.as_raw_fd()));
+            let dio = f.as_ref().and_then(dio_align);
             (ODirect::Fails(e), dio, f)
         }
     }

@@ -8,8 +8,6 @@
 //! needs the udev database's record of the disk: where `/run/udev` is missing (most containers
 //! and many cloud VMs) it refuses every file (`cuFileHandleRegister`: 5027).
 
-use std::ffi::{c_void, CStr};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::json::Value;
@@ -122,19 +120,11 @@ fn loaded() -> Option<Loaded> {
     }
     // SAFETY: a valid handle and a NUL-terminated name.
     let sym = unsafe { libc::dlsym(h, c"cuFileDriverOpen".as_ptr()) };
-    // SAFETY: Dl_info is plain data that dladdr fills for an address inside a loaded object.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     if sym.is_null() {
         return None;
     }
-    // SAFETY: `sym` is an address inside a loaded object and `info` is ours to fill.
-    if unsafe { libc::dladdr(sym as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
-        return None;
-    }
-    // SAFETY: dladdr gives a NUL-terminated path owned by the loader.
-    let name = unsafe { CStr::from_ptr(info.dli_fname) };
-    let path = Path::new(std::ffi::OsStr::from_bytes(name.to_bytes()));
-    let ours = std::fs::read(path)
+    let path = crate::util::loaded_from(sym.cast_const())?;
+    let ours = std::fs::read(&path)
         .map(|b| {
             b.windows(HIPFILE_CUFILE_MARKER.len())
                 .any(|w| w == HIPFILE_CUFILE_MARKER)

@@ -150,15 +150,7 @@ fn examine(path: &Path) -> Result<Vec<(&'static str, String)>, (&'static str, St
     let errstr: ErrStrFn = sym!("hipFileGetOpErrorString", ErrStrFn);
 
     // The file the dynamic loader found.
-    // SAFETY: a zeroed Dl_info is a valid out-value; the address is a function of the library.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: see above; dladdr only reads the address.
-    let found =
-        unsafe { libc::dladdr(open as *const c_void, &mut info) } != 0 && !info.dli_fname.is_null();
-    if found {
-        // SAFETY: dladdr gave a NUL-terminated path that lives as long as the library.
-        let name = unsafe { CStr::from_ptr(info.dli_fname) };
-        let p = PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
+    if let Some(p) = crate::util::loaded_from(open as *const c_void) {
         out.push((
             "file",
             std::fs::canonicalize(&p).unwrap_or(p).display().to_string(),

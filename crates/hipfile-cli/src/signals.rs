@@ -8,6 +8,7 @@
 //! `SA_RESTART`, a system call the signal interrupts returns `EINTR`, which the library and
 //! the tool retry, so a request in flight finishes before the loop notices.
 
+use std::io;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The signal received, 0 for none.
@@ -21,16 +22,34 @@ extern "C" fn on_signal(sig: libc::c_int) {
 /// Catch SIGINT and SIGTERM from now on (once per process; later calls change nothing).
 pub fn install() {
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction is a valid value; the handler has the signature
-        // sa_handler expects and only performs an atomic store; sigemptyset gets a valid
-        // pointer to the mask inside `act`.
-        unsafe {
-            let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            act.sa_flags = libc::SA_RESETHAND;
-            libc::sigemptyset(&mut act.sa_mask);
-            libc::sigaction(sig, &act, std::ptr::null_mut());
-        }
+        // Without a handler the signal keeps its default action: the tool still stops, only
+        // without removing what it created.
+        let _ = catch(sig, on_signal, libc::SA_RESETHAND);
+    }
+}
+
+/// Run `handler` on `sig` from now on, with the `sigaction` flags `flags`: the tool's one way
+/// of catching a signal (rustix has no `sigaction`). `handler` must do only what is
+/// async-signal-safe.
+pub fn catch(
+    sig: libc::c_int,
+    handler: extern "C" fn(libc::c_int),
+    flags: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: a zeroed sigaction is a valid value; the handler has the signature sa_handler
+    // expects; sigemptyset gets a valid pointer to the mask inside `act`; no old action is
+    // asked for.
+    let rc = unsafe {
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = handler as libc::sighandler_t;
+        act.sa_flags = flags;
+        libc::sigemptyset(&mut act.sa_mask);
+        libc::sigaction(sig, &act, std::ptr::null_mut())
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 

@@ -14,10 +14,10 @@
 
 use std::ffi::{c_int, OsString};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitCode, ExitStatus};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use clap::{ArgGroup, Args};
@@ -25,10 +25,12 @@ use hipfile::api::stats::{
     self as lib_stats, Connection, GpuBackendStats, Layout, OpenError, Snapshot, Target, Totals,
 };
 use hipfile::api::{BackendKind, Direction};
+use rustix::pipe::PipeFlags;
 
 use crate::json::Value;
 use crate::output::{self, errln};
 
+use crate::signals;
 use crate::util::{self, fail, CliError, CliResult};
 
 /// How long `-p` waits for the target's statistics server by default.
@@ -496,39 +498,27 @@ fn watch(
 
 /// Wait until `deadline`, the target's exit (`exit_fd`, a pidfd) or an interrupt.
 fn wait_until(exit_fd: &OwnedFd, wake: &Wake, deadline: Instant) -> io::Result<Woken> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        // Round up so that we do not wake early and spin.
-        let ms = c_int::try_from(left.as_micros().div_ceil(1000)).unwrap_or(c_int::MAX);
+        // A time too long for a timespec waits without one (the target's exit still ends it).
+        let left = Timespec::try_from(deadline.saturating_duration_since(Instant::now())).ok();
         let mut fds = [
-            libc::pollfd {
-                fd: exit_fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: wake.read.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
+            PollFd::new(exit_fd, PollFlags::IN),
+            PollFd::new(&wake.read, PollFlags::IN),
         ];
-        // SAFETY: a valid array of two pollfds.
-        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
-        if rc < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if fds[0].revents != 0 {
+        let ready = match poll(&mut fds, left.as_ref()) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        if !fds[0].revents().is_empty() {
             return Ok(Woken::Exited);
         }
-        if fds[1].revents != 0 {
+        if !fds[1].revents().is_empty() {
             wake.drain();
             return Ok(Woken::Interrupted);
         }
-        if rc == 0 && Instant::now() >= deadline {
+        if ready == 0 && Instant::now() >= deadline {
             return Ok(Woken::Time);
         }
     }
@@ -536,77 +526,62 @@ fn wait_until(exit_fd: &OwnedFd, wake: &Wake, deadline: Instant) -> io::Result<W
 
 // ---- Ctrl-C ----------------------------------------------------------------------------------
 
-/// Write end of the self-pipe the SIGINT handler writes to (-1: none).
-static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+/// The self-pipe (read end, write end; non-blocking, close-on-exec) SIGINT is caught into, so
+/// that a poll sees it without a race. Made once per process and never closed: the handler may
+/// run at any time.
+static WAKE_PIPE: OnceLock<(OwnedFd, OwnedFd)> = OnceLock::new();
 
 extern "C" fn on_interrupt(_sig: c_int) {
-    // SAFETY: only async-signal-safe calls (write), errno saved and restored around them.
-    unsafe {
-        let errno = libc::__errno_location();
-        let saved = *errno;
-        let fd = WAKE_FD.load(Ordering::Relaxed);
-        if fd >= 0 {
-            let byte = 1u8;
-            libc::write(fd, (&raw const byte).cast(), 1);
-        }
-        *errno = saved;
+    // Async-signal-safe: an atomic load and one write. rustix makes the system call itself
+    // (no libc wrapper), so errno is left as the interrupted code had it.
+    if let Some((_, write)) = WAKE_PIPE.get() {
+        let _ = rustix::io::write(write, &[1]);
     }
 }
 
-/// SIGINT caught into a self-pipe (non-blocking, close-on-exec), so that a poll sees it
-/// without a race. Installed once per process, for the rest of it: the write end is never
-/// closed (the handler may run at any time, even after this value is dropped).
+/// SIGINT caught into [`WAKE_PIPE`], for the rest of the process.
 struct Wake {
-    read: OwnedFd,
+    read: BorrowedFd<'static>,
 }
 
 impl Wake {
     fn install() -> CliResult<Wake> {
-        let mut fds = [0 as RawFd; 2];
-        // SAFETY: a valid array of two descriptors to fill.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-            let e = io::Error::last_os_error();
-            return fail(format!("cannot create a pipe: {}", util::io_text(&e)));
+        if WAKE_PIPE.get().is_none() {
+            let pipe =
+                rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map_err(|e| {
+                    CliError(format!(
+                        "cannot create a pipe: {}",
+                        util::io_text(&e.into())
+                    ))
+                })?;
+            let _ = WAKE_PIPE.set(pipe);
         }
-        // SAFETY: a fresh descriptor that nothing else owns.
-        let read = unsafe { OwnedFd::from_raw_fd(fds[0]) };
-        // The write end stays open for the life of the process (see above).
-        WAKE_FD.store(fds[1], Ordering::Relaxed);
-        // SAFETY: sigaction with a zeroed struct, an empty mask and a handler that only calls
-        // async-signal-safe functions. SA_RESTART: waits elsewhere (waitpid) just go on.
-        let rc = unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_interrupt as extern "C" fn(c_int) as libc::sighandler_t;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut())
-        };
-        if rc != 0 {
-            let e = io::Error::last_os_error();
-            return fail(format!("cannot catch SIGINT: {}", util::io_text(&e)));
-        }
-        Ok(Wake { read })
+        let (read, _) = WAKE_PIPE.get().expect("made above");
+        // SA_RESTART: waits elsewhere (waitpid) just go on.
+        signals::catch(libc::SIGINT, on_interrupt, libc::SA_RESTART)
+            .map_err(|e| CliError(format!("cannot catch SIGINT: {}", util::io_text(&e))))?;
+        Ok(Wake { read: read.as_fd() })
     }
 
     fn drain(&self) {
         let mut buf = [0u8; 64];
-        // SAFETY: reads into a live buffer of its length; the pipe is non-blocking.
-        while unsafe { libc::read(self.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {
-        }
+        // The pipe is non-blocking: the loop ends with EAGAIN once it is empty.
+        while rustix::io::read(self.read, &mut buf).is_ok_and(|n| n > 0) {}
     }
 }
 
 // ---- errors ----------------------------------------------------------------------------------
 
-/// `pidfd_open(pid, 0)`.
+/// `pidfd_open(pid, 0)`; a pid that is not positive is `EINVAL`, as the kernel says.
 fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
-    // SAFETY: pidfd_open takes two integers and returns a descriptor or -1.
-    let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as c_int) };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor (close-on-exec, as every pidfd) that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(rc as RawFd) })
+    let pid = Some(pid)
+        .filter(|&p| p > 0)
+        .and_then(rustix::process::Pid::from_raw)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+    Ok(rustix::process::pidfd_open(
+        pid,
+        rustix::process::PidfdFlags::empty(),
+    )?)
 }
 
 /// A failed `pidfd_open` as [`Target::open`] classifies it.

@@ -6,8 +6,8 @@
 //! never through a symbolic link, whoever planted it. Names are unpredictable (another user
 //! cannot take them first), files are owner-only (0600) unless the user named the file,
 //! folders 0700, and every descriptor is close-on-exec (the standard library opens them so).
-//! A file that needs no name loses it as soon as it is open; one that does is removed only
-//! while its name still leads to the file the tool created.
+//! A file that needs no name never gets one (`O_TMPFILE`, or else it loses it as soon as it is
+//! open); one that does is removed only while its name still leads to the file the tool created.
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::hash::{BuildHasher, RandomState};
@@ -31,17 +31,15 @@ fn unique_name(prefix: &str, suffix: &str) -> String {
 }
 
 /// Create `path` for reading and writing, exclusively, with `mode` and the extra open
-/// `flags`: `O_CREAT | O_EXCL` fails with `EEXIST` on any existing name, a symbolic link
-/// included, whatever it points to. (No `O_NOFOLLOW`: it would stay in the descriptor's flags,
-/// and the library, which re-opens a registered descriptor through `/proc/self/fd`, would
-/// then refuse it.)
+/// `flags`: `O_CREAT | O_EXCL` fails with `EEXIST` on any existing name, and `O_NOFOLLOW`
+/// says so in the descriptor too (the library registers such descriptors).
 fn create_exclusive(path: &Path, mode: u32, flags: i32) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
         .write(true)
         .create_new(true)
         .mode(mode)
-        .custom_flags(flags)
+        .custom_flags(flags | libc::O_NOFOLLOW)
         .open(path)
 }
 
@@ -81,9 +79,9 @@ impl Created {
 
     /// Open the file again by its name with `options` and the extra open `flags` (`O_DIRECT`,
     /// another access mode): only the file the tool created, never a link or a file put there
-    /// since. The name is looked up once without following a link (`O_PATH | O_NOFOLLOW`),
-    /// checked, and the file opened through that handle (`/proc/self/fd`), so that the new
-    /// descriptor carries no `O_NOFOLLOW` either.
+    /// since. The name is looked up once without following a link (`O_PATH | O_NOFOLLOW`,
+    /// which opens nothing: not even a FIFO or device put in its place), checked, and the file
+    /// opened through that handle (`/proc/self/fd`).
     pub fn reopen(&self, options: &mut OpenOptions, flags: i32) -> io::Result<File> {
         let handle = OpenOptions::new()
             .read(true)
@@ -140,14 +138,25 @@ pub fn create_named(
     Err(last)
 }
 
-/// A new owner-only file in `dir` that has no name, opened with the extra `flags`: created
-/// under a fresh name and unlinked at once, so that nothing is left to clean up. (Not
-/// `O_TMPFILE`: the library cannot register such a descriptor, whose flags it would copy
-/// when it re-opens the file.)
+/// A new owner-only file in `dir` that has no name, opened with the extra `flags`
+/// (`O_TMPFILE`): nothing is ever left to clean up. Where the file system cannot make one, the
+/// file is created under a fresh name and unlinked at once.
 pub fn anonymous(dir: &Path, flags: i32) -> io::Result<File> {
-    let (f, created) = create_named(dir, ".hipfile-", ".tmp", flags)?;
-    drop(created);
-    Ok(f)
+    let tmpfile = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(flags | libc::O_TMPFILE)
+        .open(dir);
+    match tmpfile {
+        // EOPNOTSUPP: this file system has no O_TMPFILE; EISDIR: nor has the kernel.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => {
+            let (f, created) = create_named(dir, ".hipfile-", ".tmp", flags)?;
+            drop(created);
+            Ok(f)
+        }
+        other => other,
+    }
 }
 
 /// A new folder (0700) in `dir` under a fresh name, removed with what it holds when dropped.

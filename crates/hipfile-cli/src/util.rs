@@ -4,7 +4,7 @@
 use std::alloc::{self, Layout};
 use std::fmt;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::AsFd;
 
 /// A failure of the tool: the message printed after `hipfile: `; the exit code is 1.
 #[derive(Debug)]
@@ -56,14 +56,23 @@ pub fn lib_text(e: &hipfile::Error) -> String {
 /// CPU time (user + system) the whole process has used so far, every thread included: the
 /// benchmark's measure of what moving the bytes costs the machine besides the wall clock.
 pub fn process_cpu() -> std::time::Duration {
-    // SAFETY: getrusage fills the zeroed struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid out-pointer; RUSAGE_SELF cannot fail with it.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return std::time::Duration::ZERO;
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    std::time::Duration::try_from(t).unwrap_or_default()
+}
+
+/// The file the dynamic loader mapped the code or data at `addr` from (`dladdr`, which rustix
+/// does not have); `None` for an address outside every loaded object.
+pub fn loaded_from(addr: *const std::ffi::c_void) -> Option<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: a zeroed Dl_info is a valid out-value; dladdr only compares the address.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `info` is a valid out-pointer.
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
     }
-    let tv = |t: libc::timeval| std::time::Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(u.ru_utime) + tv(u.ru_stime)
+    // SAFETY: dladdr gave a NUL-terminated path owned by the loader, copied at once.
+    let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+    Some(std::ffi::OsStr::from_bytes(name.to_bytes()).into())
 }
 
 /// The simulated runtime `--sim` pointed the library at (set once, by `main`).
@@ -185,22 +194,14 @@ impl Rng {
 }
 
 /// `pread` until `buf` is full or end of file; returns the count (`EINTR` retried).
-pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+pub fn pread_full(fd: impl AsFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {
-        let at = offset_at(offset, done)?;
-        let rest = &mut buf[done..];
-        // SAFETY: `rest` is valid writable memory of `rest.len()` bytes for the call.
-        let n = unsafe { libc::pread(fd, rest.as_mut_ptr().cast(), rest.len(), at) };
-        match n {
-            0 => break,
-            n if n > 0 => done += n as usize,
-            _ => {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
+        match rustix::io::pread(&fd, &mut buf[done..], offset_at(offset, done)?) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(done)
@@ -208,32 +209,24 @@ pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
 
 /// `pwrite` all of `buf` at `offset` (`EINTR` retried); a write that makes no progress is
 /// `EIO`.
-pub fn pwrite_all(fd: RawFd, buf: &[u8], offset: u64) -> io::Result<()> {
+pub fn pwrite_all(fd: impl AsFd, buf: &[u8], offset: u64) -> io::Result<()> {
     let mut done = 0;
     while done < buf.len() {
-        let at = offset_at(offset, done)?;
-        let rest = &buf[done..];
-        // SAFETY: `rest` is valid readable memory of `rest.len()` bytes for the call.
-        let n = unsafe { libc::pwrite(fd, rest.as_ptr().cast(), rest.len(), at) };
-        match n {
-            0 => return Err(io::Error::from_raw_os_error(libc::EIO)),
-            n if n > 0 => done += n as usize,
-            _ => {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
+        match rustix::io::pwrite(&fd, &buf[done..], offset_at(offset, done)?) {
+            Ok(0) => return Err(io::Error::from_raw_os_error(libc::EIO)),
+            Ok(n) => done += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(())
 }
 
-/// `offset + done` as an `off_t`; beyond it is `EINVAL`, as the kernel says.
-fn offset_at(offset: u64, done: usize) -> io::Result<libc::off_t> {
+/// `offset + done`, at most the largest `off_t`; beyond it is `EINVAL`, as the kernel says.
+fn offset_at(offset: u64, done: usize) -> io::Result<u64> {
     offset
         .checked_add(done as u64)
-        .and_then(|o| libc::off_t::try_from(o).ok())
+        .filter(|&o| i64::try_from(o).is_ok())
         .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
 }
 

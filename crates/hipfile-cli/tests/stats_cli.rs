@@ -335,3 +335,71 @@ fn attach_to_a_live_process_and_watch_it() {
     assert!(read >= 8 * (64 << 20), "{last}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+#[test]
+fn ctrl_c_ends_a_watch_with_the_final_report() {
+    use std::io::{BufRead, BufReader, Read};
+    let tmp = scratch("watch-interrupted");
+    // Long enough for the watch, short enough that a Ctrl-C the watch misses fails the test
+    // (the watch then ends with the target) rather than hangs it.
+    let bench = bench_args(&["--duration", "30"]);
+    let bench: Vec<&str> = bench.iter().map(String::as_str).collect();
+    let _target = Reaped(
+        tool(&tmp, &bench[1..])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("running the benchmark"),
+    );
+    let pid = _target.0.id().to_string();
+    // Serving statistics by now (connecting waits for the library to start in the target).
+    ok(&stats(&tmp, &["-p", &pid]));
+
+    // A report every minute: only Ctrl-C ends the watch early.
+    let start = Instant::now();
+    let mut watcher = Reaped(
+        tool(&tmp, &["stats", "-p", &pid, "--watch", "60"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("running hipfile stats --watch"),
+    );
+    let mut stdout = BufReader::new(watcher.0.stdout.take().unwrap());
+    let mut out = String::new();
+    // The first report's first line: SIGINT is caught from before it on.
+    stdout.read_line(&mut out).unwrap();
+    assert_eq!(out, "AIS-STATS Version: 1\n");
+    // SAFETY: a plain system call on our child's pid.
+    assert_eq!(
+        unsafe { libc::kill(watcher.0.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    stdout.read_to_string(&mut out).unwrap();
+    let status = watcher.0.wait().unwrap();
+    let took = start.elapsed();
+    let mut stderr = String::new();
+    watcher
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "{status}: {stderr}");
+    assert_eq!(stderr, "");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    // The report before the interrupt, then the final one.
+    assert_eq!(out.matches("AIS-STATS Version: 1\n").count(), 2, "{out}");
+    let final_report = &out[out.rfind("AIS-STATS Version: 1\n").unwrap()..];
+    assert!(
+        out[..out.len() - final_report.len()].ends_with("\n\n"),
+        "{out}"
+    );
+    assert!(
+        final_report.starts_with("AIS-STATS Version: 1\nHipFile Stats Level: 1\n")
+            && final_report.contains("\nExtended Stats (hipfile extension, version ")
+            && final_report.ends_with('\n'),
+        "{final_report}"
+    );
+    drop(_target);
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -313,7 +313,7 @@ fn parse_value(kind: Parse, text: &str) -> Option<i64> {
         },
         Parse::Errno => errno_by_name(text).map(i64::from),
         Parse::HipError => hip_error_by_name(text).map(i64::from),
-        Parse::CufileError => crate::cufile_api::error_by_name(text).map(i64::from),
+        Parse::CufileError => crate::cufile_errors::error_by_name(text).map(i64::from),
     }
 }
 

@@ -35,6 +35,7 @@ pub mod copy;
 pub mod counters;
 pub mod cuda_api;
 pub mod cufile_api;
+pub mod cufile_errors;
 pub mod device;
 pub mod errors;
 pub mod fastpath;
