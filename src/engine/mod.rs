@@ -1,18 +1,26 @@
 //! The engine that moves bytes for the fallback and host backends.
 //!
-//! A request is cut into chunks. Small requests run on the calling thread with one bounce
-//! buffer; larger ones are shared between the calling thread and up to `io_threads` workers,
-//! each of which claims chunks one at a time from a shared counter. Device transfers go through
-//! pinned bounce buffers from a bounded pool; host-memory transfers read and write the
-//! application's memory directly. Writes are made durable with one `fdatasync` per request.
+//! A [`Transfer`] of at most one chunk runs on the calling thread with one bounce buffer. A
+//! larger one is planned from facts alone (`plan.rs`: chunk size, helpers, bounce buffers wanted
+//! at once), then run (`pipeline.rs`) as a transfer shared between the calling thread and
+//! helper jobs (`chunked.rs`); each participant (`participate.rs`) claims chunks one at a time
+//! from a shared counter and records how each ended (`outcome.rs`); a chunk's system calls are
+//! in `file_io.rs`. Device transfers go through pinned bounce buffers from a bounded pool
+//! (`lend/`); host-memory transfers read and write the application's memory directly. Writes
+//! are made durable with one `fdatasync` per request.
 //!
 //! Lock order: the bounce pool's mutex and the worker queue's mutex are leaves; no lock is held
 //! across file I/O or a GPU call.
 
+mod chunked;
+mod file_io;
 pub mod lanes;
 mod lend;
+mod outcome;
 pub(crate) mod overlap;
-pub mod pipeline;
+mod participate;
+mod pipeline;
+mod plan;
 pub mod pool;
 
 use std::os::fd::RawFd;
@@ -29,6 +37,7 @@ use crate::vocab::{Address, Direction, MemRef};
 use lend::bounce::BouncePool;
 use lend::stage::Mailboxes;
 pub(crate) use lend::stage::{Mail, Stage};
+pub use plan::DIRECT_MIN;
 use pool::WorkerPool;
 
 /// The helper threads of every staged stream engine (`hipfile-stage-N`), shared: with a pool
@@ -54,10 +63,6 @@ fn staged_workers(threads: usize) -> Option<&'static WorkerPool> {
 fn batch_jobs(workers: usize, buffers: usize) -> usize {
     workers.min(buffers * 3 / (4 * overlap::SLOTS)).max(1)
 }
-
-/// Smallest chunk worth sending around the page cache: shorter ones always go through the
-/// buffered descriptor.
-pub const DIRECT_MIN: usize = 64 << 10;
 
 /// The `O_DIRECT` twin of a transfer's descriptor, used for reads the page cache cannot serve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,13 +123,10 @@ pub(crate) struct Inner {
     /// `workers` as helpers: two pools, so a batch job never waits for its own pool).
     batch_workers: OnceLock<Option<WorkerPool>>,
     pub(crate) threads: usize,
-    pub(crate) request_parallelism: usize,
-    pub(crate) chunk: usize,
-    /// Largest request served straight through as one chunk on the calling thread: the chunk,
-    /// or zero for an engine of stream-ordered I/O ([`Engine::for_stream`]), whose device
-    /// copies all go through lanes (non-blocking streams), never a synchronous copy.
-    pub(crate) single_max: usize,
-    pub(crate) inline_threshold: usize,
+    /// What the planner reads: chunk, parallelism, inline threshold, and the largest request
+    /// served whole on the calling thread (the chunk, or zero for an engine of stream-ordered
+    /// I/O, [`Engine::for_stream`], whose device copies never go through a synchronous copy).
+    pub(crate) settings: plan::Settings,
     /// Requests of several chunks running now ([`pipeline`]: one alone may be cut finer).
     pub(crate) chunked_running: std::sync::atomic::AtomicUsize,
 }
@@ -181,11 +183,13 @@ impl Engine {
                 workers: OnceLock::new(),
                 batch_workers: OnceLock::new(),
                 threads: config.io_threads,
-                request_parallelism: config.request_parallelism,
-                chunk,
-                // A stream's engine never copies synchronously: nothing is a small request.
-                single_max: if stream_ordered { 0 } else { config.chunk_size },
-                inline_threshold: config.inline_threshold,
+                settings: plan::Settings {
+                    chunk,
+                    // A stream's engine never copies synchronously: nothing is a small request.
+                    single_max: if stream_ordered { 0 } else { config.chunk_size },
+                    inline_threshold: config.inline_threshold,
+                    parallelism: config.request_parallelism,
+                },
                 chunked_running: std::sync::atomic::AtomicUsize::new(0),
             }),
         }
