@@ -9,6 +9,9 @@
 //! (`lend/`); host-memory transfers read and write the application's memory directly. Writes
 //! are made durable with one `fdatasync` per request.
 //!
+//! Every pool of threads the library runs is a [`WorkerPool`] (`pool.rs`): the I/O helpers,
+//! the batch workers, the staged helpers and stream-ordered I/O's workers.
+//!
 //! Lock order: the bounce pool's mutex and the worker queue's mutex are leaves; no lock is held
 //! across file I/O or a GPU call.
 
@@ -21,7 +24,7 @@ pub(crate) mod overlap;
 mod participate;
 mod pipeline;
 mod plan;
-pub mod pool;
+mod pool;
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,7 +41,7 @@ use lend::bounce::BouncePool;
 use lend::stage::Mailboxes;
 pub(crate) use lend::stage::{Mail, Stage};
 pub use plan::DIRECT_MIN;
-use pool::WorkerPool;
+pub(crate) use pool::{Spawner, WorkerPool};
 
 /// The helper threads of every staged stream engine (`hipfile-stage-N`), shared: with a pool
 /// per stream, eight streams ran 128 threads of file I/O on 16 cores and each `pread` took five
@@ -46,17 +49,15 @@ use pool::WorkerPool;
 /// serials of its own request that a running participant holds (a queued helper holds none).
 /// Started on first use with the first engine's thread count; never stopped.
 fn staged_workers(threads: usize) -> Option<&'static WorkerPool> {
-    static POOL: OnceLock<Option<WorkerPool>> = OnceLock::new();
+    static POOL: OnceLock<pool::Lazy> = OnceLock::new();
     POOL.get_or_init(|| {
-        let n = threads.saturating_sub(1);
-        if n == 0 {
-            return None;
-        }
-        WorkerPool::named("hipfile-stage", n)
-            .map_err(|e| tracing::warn!(target: "hipfile", "cannot start staging workers ({e}); using the calling thread only"))
-            .ok()
+        pool::Lazy::new(
+            WorkerPool::builder("hipfile-stage").threads(threads.saturating_sub(1)),
+            "staging workers",
+            "using the calling thread only",
+        )
     })
-    .as_ref()
+    .get()
 }
 
 /// [`Engine::batch_jobs`] for `workers` batch workers and a budget of `buffers` bounce buffers.
@@ -118,10 +119,11 @@ pub(crate) struct Inner {
     /// A stream's staging kernel, where the runtime has one: device transfers of this engine
     /// then go through it instead of lanes ([`lend::stage`]).
     pub(crate) stage: Option<Arc<Stage>>,
-    workers: OnceLock<Option<WorkerPool>>,
+    /// Helpers of requests of several chunks (`hipfile-io-N`), started on first use.
+    workers: pool::Lazy,
     /// Threads running batch operations (each one a whole request, which may itself use
     /// `workers` as helpers: two pools, so a batch job never waits for its own pool).
-    batch_workers: OnceLock<Option<WorkerPool>>,
+    batch_workers: pool::Lazy,
     pub(crate) threads: usize,
     /// What the planner reads: chunk, parallelism, inline threshold, and the largest request
     /// served whole on the calling thread (the chunk, or zero for an engine of stream-ordered
@@ -180,8 +182,16 @@ impl Engine {
                 bounce: BouncePool::new(rt, config.chunk_size, budget),
                 lanes: lanes::LanePool::default(),
                 stage,
-                workers: OnceLock::new(),
-                batch_workers: OnceLock::new(),
+                workers: pool::Lazy::new(
+                    WorkerPool::builder("hipfile-io").threads(config.io_threads.saturating_sub(1)),
+                    "I/O workers",
+                    "using the calling thread only",
+                ),
+                batch_workers: pool::Lazy::new(
+                    WorkerPool::builder("hipfile-batch").threads(config.io_threads.max(1)),
+                    "batch workers",
+                    "batch operations run at submission",
+                ),
                 threads: config.io_threads,
                 settings: plan::Settings {
                     chunk,
@@ -220,17 +230,8 @@ impl Engine {
 
     /// Run `job` on the batch workers (started on first use, as many as the engine's
     /// threads); on the calling thread if they cannot be started.
-    pub fn spawn_batch(&self, job: pool::Job) {
-        let pool = self.inner.batch_workers.get_or_init(|| {
-            match WorkerPool::named("hipfile-batch", self.batch_parallelism()) {
-                Ok(p) => Some(p),
-                Err(e) => {
-                    tracing::warn!(target: "hipfile", "cannot start batch workers ({e}); batch operations run at submission");
-                    None
-                }
-            }
-        });
-        match pool {
+    pub(crate) fn spawn_batch(&self, job: pool::Job) {
+        match self.inner.batch_workers.get() {
             Some(p) => p.spawn(job),
             None => job(),
         }
@@ -369,8 +370,8 @@ impl Drop for StageLoan<'_> {
 impl Drop for Inner {
     fn drop(&mut self) {
         // Workers first (they may hold lanes), then the lanes' streams and events.
-        drop(self.batch_workers.take());
-        drop(self.workers.take());
+        self.batch_workers.shut_down();
+        self.workers.shut_down();
         self.lanes.destroy_all(self.rt);
     }
 }
@@ -405,21 +406,7 @@ impl Inner {
         if self.stage.is_some() {
             return staged_workers(self.threads);
         }
-        self.workers
-            .get_or_init(|| {
-                let n = self.threads.saturating_sub(1);
-                if n == 0 {
-                    return None;
-                }
-                match WorkerPool::new(n) {
-                    Ok(p) => Some(p),
-                    Err(e) => {
-                        tracing::warn!(target: "hipfile", "cannot start I/O workers ({e}); using the calling thread only");
-                        None
-                    }
-                }
-            })
-            .as_ref()
+        self.workers.get()
     }
 }
 
