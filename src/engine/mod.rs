@@ -1,4 +1,5 @@
-//! The engine that moves bytes for the fallback and host backends.
+//! The engine that moves bytes for the fallback and host backends, and the worker threads of
+//! the whole library.
 //!
 //! A [`Transfer`] of at most one chunk runs on the calling thread with one bounce buffer. A
 //! larger one is planned from facts alone (`plan.rs`: chunk size, helpers, bounce buffers wanted
@@ -10,11 +11,13 @@
 //! are made durable with one `fdatasync` per request.
 //!
 //! Every pool of threads the library runs is a [`WorkerPool`] (`pool.rs`): the I/O helpers,
-//! the batch workers, the staged helpers and stream-ordered I/O's workers.
+//! the batch workers (whose jobs `batch.rs` schedules), the staged helpers and stream-ordered
+//! I/O's workers.
 //!
 //! Lock order: the bounce pool's mutex and the worker queue's mutex are leaves; no lock is held
 //! across file I/O or a GPU call.
 
+pub(crate) mod batch;
 mod chunked;
 mod file_io;
 pub mod lanes;
@@ -58,11 +61,6 @@ fn staged_workers(threads: usize) -> Option<&'static WorkerPool> {
         )
     })
     .get()
-}
-
-/// [`Engine::batch_jobs`] for `workers` batch workers and a budget of `buffers` bounce buffers.
-fn batch_jobs(workers: usize, buffers: usize) -> usize {
-    workers.min(buffers * 3 / (4 * overlap::SLOTS)).max(1)
 }
 
 /// The `O_DIRECT` twin of a transfer's descriptor, used for reads the page cache cannot serve.
@@ -216,21 +214,15 @@ impl Engine {
         overlap::Overlap::new(&self.inner)
     }
 
-    /// How many batch workers there are: the engine's thread count.
-    fn batch_parallelism(&self) -> usize {
-        self.inner.threads.max(1)
-    }
-
-    /// How many jobs one batch context runs at once: one per batch worker, but no more than can
-    /// hold three quarters of the bounce budget when each holds a full overlap (with the
-    /// defaults, 16 workers and 64 buffers: 12), so a synchronous call finds buffers meanwhile.
+    /// How many jobs one batch context runs at once ([`batch::batch_jobs`]): one per batch
+    /// worker (as many as the engine's threads), within the bounce budget.
     pub(crate) fn batch_jobs(&self) -> usize {
-        batch_jobs(self.batch_parallelism(), self.inner.bounce.max_buffers())
+        batch::batch_jobs(self.inner.threads.max(1), self.inner.bounce.max_buffers())
     }
 
     /// Run `job` on the batch workers (started on first use, as many as the engine's
     /// threads); on the calling thread if they cannot be started.
-    pub(crate) fn spawn_batch(&self, job: pool::Job) {
+    fn spawn_batch(&self, job: pool::Job) {
         match self.inner.batch_workers.get() {
             Some(p) => p.spawn(job),
             None => job(),
@@ -407,24 +399,5 @@ impl Inner {
             return staged_workers(self.threads);
         }
         self.workers.get()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::batch_jobs;
-
-    #[test]
-    fn batch_jobs_leave_a_quarter_of_the_bounce_budget() {
-        // The default budget (64 buffers of 4 MiB) with 16 workers: 12 jobs of 4 reads hold 48.
-        assert_eq!(batch_jobs(16, 64), 12);
-        assert_eq!(
-            batch_jobs(8, 64),
-            8,
-            "fewer workers than that: one job each"
-        );
-        assert_eq!(batch_jobs(16, 256), 16);
-        assert_eq!(batch_jobs(16, 8), 1, "a small budget: one job");
-        assert_eq!(batch_jobs(16, 1), 1, "never none");
     }
 }
