@@ -2,19 +2,16 @@
 //!
 //! A context is a capacity (1–128) and the operations submitted to it and not yet reaped by
 //! `GetStatus`. Submission validates every entry first (all or nothing), then appends the
-//! operations to the context's queue and starts jobs for them, up to the engine's
-//! [`batch_jobs`](crate::engine::Engine::batch_jobs) per context (never more than its queued
-//! operations). A job takes operations
-//! from the queue, oldest first, until the queue is empty, whichever submission they came with:
-//! an application that keeps operations in flight by resubmitting as it reaps keeps its jobs
-//! and their pipelines going (below). A job yields its worker after [`OPS_PER_TURN`]
-//! operations, queuing its continuation behind other contexts' jobs. An operation runs the path
-//! of `hipFileRead`/`hipFileWrite` (backend choice, fallback retry, statistics), except that a
+//! operations to the context's queue and starts the jobs it lacks; the engine schedules the
+//! jobs ([`crate::engine::batch`]: how many per context, turns of
+//! [`OPS_PER_TURN`](crate::engine::batch::OPS_PER_TURN) operations). What a job does with an
+//! operation is this module's ([`ContextWork`]): it runs the path of
+//! `hipFileRead`/`hipFileWrite` (backend choice, fallback retry, statistics), except that a
 //! device read the fallback serves in one chunk is begun before the job finishes the read it
 //! took before, so that one read's copy to the device overlaps the next one's `pread`
-//! ([`crate::engine::overlap`]). Each operation
-//! moves `Pending → Running → Complete | Failed`, or `Pending → Canceled`; a terminal one is
-//! reported by exactly one `GetStatus` and then forgotten.
+//! ([`crate::engine::overlap`]). Each operation moves `Pending → Running → Complete | Failed`,
+//! or `Pending → Canceled`; a terminal one is reported by exactly one `GetStatus` and then
+//! forgotten.
 //!
 //! Handles are generation-tagged tokens like file handles: never dereferenced, a stale or
 //! destroyed one fails its look-up.
@@ -35,7 +32,10 @@ use super::files::FileToken;
 use super::slots::Slots;
 use super::Session;
 use crate::backend::Begun;
+pub(super) use crate::engine::batch::Jobs;
+use crate::engine::batch::{Queue, Take, Turn, Work};
 use crate::engine::overlap::Overlap;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::request::file::File;
 use crate::request::memory::Buffer;
@@ -44,13 +44,6 @@ use crate::vocab::{Address, Direction, MemoryType};
 
 /// Most operations a context holds (upstream's `MAX_SIZE`).
 pub const MAX_OPS: usize = 128;
-
-/// Operations a batch job takes before it gives its worker to the next job in the pool's queue
-/// (its continuation goes to the back): jobs of several contexts share the batch workers, and
-/// a context whose application keeps resubmitting would otherwise hold them for as long as it
-/// does. Each turn ends with the job's reads in flight finished, a pipeline restart of about
-/// one operation in this many.
-const OPS_PER_TURN: usize = 32;
 
 /// An opaque batch handle: `(generation << 32) | (slot + 1)`; never 0. Only the C door turns a
 /// handle's value into a token and back; everything else passes it through.
@@ -145,10 +138,8 @@ struct Ops {
     ops: Vec<Op>,
     next_id: u64,
     /// Submitted operations no job took yet, oldest first (ids of canceled or reaped ones are
-    /// passed over when taken).
-    queue: VecDeque<u64>,
-    /// The context's jobs, queued or running.
-    jobs: usize,
+    /// passed over when taken), and the context's jobs.
+    queue: Queue<u64>,
     /// Destroyed or closed with the driver: no operation is queued any more (a submission that
     /// was admitted before is refused), while its handle still answers until nothing runs.
     retired: bool,
@@ -167,48 +158,31 @@ impl Ops {
         self.ops.iter().any(|o| o.status == OpStatus::Running)
     }
 
-    /// Jobs to start for `queued` operations just queued so that the context has at most
-    /// `parallelism`, counted in: under the lock a retiring job counts itself out under, so
-    /// operations queued as the last job leaves get a new one.
+    /// Jobs to start for `queued` operations just queued ([`Queue::start_jobs`]).
     fn start_jobs(&mut self, queued: usize, parallelism: usize) -> usize {
-        let n = queued.min(parallelism.saturating_sub(self.jobs));
-        self.jobs += n;
-        n
+        self.queue.start_jobs(queued, parallelism)
     }
 
-    /// For a job: the next operation nobody took that is still pending (marked running), with
-    /// its resources; canceled and reaped ones are passed over. When none is left, a job
-    /// holding reads in flight (`holding`) is told to finish them first; one holding none
-    /// retires (counted out).
-    fn take(&mut self, holding: bool) -> Take {
-        while let Some(id) = self.queue.pop_front() {
-            if let Some(op) = self.get(id) {
-                if op.status == OpStatus::Pending {
-                    op.status = OpStatus::Running;
-                    let res = op
-                        .res
-                        .take()
-                        .expect("a pending operation has its resources");
-                    return Take::Op(id, res);
-                }
-            }
-        }
-        if holding {
-            return Take::Empty;
-        }
-        self.jobs -= 1;
-        Take::Retired
+    /// For a job ([`Queue::take`]): the next operation nobody took that is still pending
+    /// (marked running), with its resources; canceled and reaped ones are passed over.
+    fn take(&mut self, holding: bool) -> Take<(u64, Resolved)> {
+        let ops = &mut self.ops;
+        self.queue.take(holding, |id| {
+            let op = ops
+                .iter_mut()
+                .find(|o| o.id == id && o.status == OpStatus::Pending)?;
+            op.status = OpStatus::Running;
+            let res = op
+                .res
+                .take()
+                .expect("a pending operation has its resources");
+            Some((id, res))
+        })
     }
 
-    /// For a job whose turn is over (nothing in flight): retire (counted out) if nothing is
-    /// queued, else yield to a continuation (still counted).
+    /// For a job whose turn is over ([`Queue::end_turn`]).
     fn end_turn(&mut self) -> Turn {
-        if self.queue.is_empty() {
-            self.jobs -= 1;
-            Turn::Retired
-        } else {
-            Turn::Yield
-        }
+        self.queue.end_turn()
     }
 }
 
@@ -439,7 +413,7 @@ pub(super) fn enqueue(
             let id = st.next_id;
             st.next_id += 1;
             dirs.push(r.dir);
-            st.queue.push_back(id);
+            st.queue.push(id);
             st.ops.push(Op {
                 id,
                 cookie: r.cookie,
@@ -453,116 +427,56 @@ pub(super) fn enqueue(
     for &dir in &dirs {
         crate::stats::recorder::batch_submitted(dir, 1);
     }
-    *jobs_live.live.lock() += jobs;
-    for _ in 0..jobs {
-        Job {
-            ctx: ctx.clone(),
-            session: Some(session.clone()),
-            live: jobs_live.clone(),
-            counted: true,
-        }
-        .spawn();
-    }
+    let work = ContextWork {
+        ctx: ctx.clone(),
+        session: session.clone(),
+    };
+    jobs_live.start(&work, jobs);
     Ok(())
 }
 
-/// The batch jobs of the driver that still hold its session (queued or running): the close that
-/// ends the session waits until none is left, so the engine, with the streams and pinned
-/// buffers the jobs used, goes with that close.
-#[derive(Default)]
-pub(super) struct Jobs {
-    live: Mutex<usize>,
-    ended: Condvar,
-}
-
-impl Jobs {
-    /// Wait until no batch job holds the session.
-    pub(super) fn wait_none(&self) {
-        let mut live = self.live.lock();
-        while *live > 0 {
-            self.ended.wait(&mut live);
-        }
-    }
-}
-
-/// One batch job of a context: counted out of the context and of the driver's live jobs when it
-/// ends (also by panicking, or dropped unrun), after it let go of the session.
-struct Job {
+/// What a context's batch jobs work through: its operations, run in the session of the
+/// submission that started the job (its backends and engine).
+#[derive(Clone)]
+struct ContextWork {
     ctx: Arc<BatchContext>,
-    session: Option<Arc<Session>>,
-    live: Arc<Jobs>,
-    /// Whether the job is still in `ctx`'s count (it takes itself out when it retires).
-    counted: bool,
+    session: Arc<Session>,
 }
 
-/// How a job's turn ended.
-enum Turn {
-    /// The queue was empty: the job took itself out of the context's count.
-    Retired,
-    /// [`OPS_PER_TURN`] operations done and more queued: a continuation runs the rest.
-    Yield,
-}
-
-/// What a job finds in its context's queue.
-enum Take {
-    /// An operation, now running, with its resources.
-    Op(u64, Resolved),
-    /// Nothing queued; the job's reads in flight are to be finished before it looks again.
-    Empty,
-    /// Nothing queued and nothing in flight: the job took itself out of the count.
-    Retired,
-}
-
-impl Job {
-    fn spawn(self) {
-        let session = self
-            .session
-            .clone()
-            .expect("a job to spawn holds the session");
-        session.engine.spawn_batch(Box::new(move || self.run()));
+impl Work for ContextWork {
+    fn engine(&self) -> &Engine {
+        &self.session.engine
     }
 
-    fn run(mut self) {
-        let Some(session) = self.session.clone() else {
-            return;
-        };
-        match self.work(&session) {
-            Turn::Retired => self.counted = false,
-            Turn::Yield => {
-                // The continuation takes over this job's place in both counts; the live count
-                // goes up before this job's drop takes it down, so a close waiting for it
-                // never sees zero in between.
-                *self.live.live.lock() += 1;
-                self.counted = false;
-                Job {
-                    ctx: self.ctx.clone(),
-                    session: Some(session),
-                    live: self.live.clone(),
-                    counted: true,
-                }
-                .spawn();
-            }
-        }
+    fn turn(&self, budget: usize) -> Turn {
+        self.work(budget)
     }
 
-    /// One turn: take operations until the queue is empty or [`OPS_PER_TURN`] were taken. A
+    fn leave(&self) {
+        self.ctx.ops.lock().queue.leave();
+    }
+}
+
+impl ContextWork {
+    /// One turn: take operations until the queue is empty or `budget` were taken. A
     /// device read that the fallback serves begins on the job's overlap, and the job finishes
     /// it after it began the next one, so each read's copy to the device overlaps the next
     /// one's `pread` (target T7); anything else runs as `hipFileRead`/`hipFileWrite` would. A
     /// panic fails only its operation.
-    fn work(&self, session: &Session) -> Turn {
+    fn work(&self, budget: usize) -> Turn {
+        let session = &*self.session;
         let mut overlap = session.engine.overlap();
         // Oldest first.
         let mut in_flight: VecDeque<InFlightOp> = VecDeque::new();
         let mut taken = 0;
         loop {
-            if taken == OPS_PER_TURN {
+            if taken == budget {
                 self.drain(&mut in_flight, &mut overlap);
                 return self.ctx.ops.lock().end_turn();
             }
             let taking = self.ctx.ops.lock().take(!in_flight.is_empty());
             let (id, res) = match taking {
-                Take::Op(id, res) => (id, res),
+                Take::Op(op) => op,
                 Take::Empty => {
                     self.drain(&mut in_flight, &mut overlap);
                     continue;
@@ -631,17 +545,6 @@ impl Job {
             op.status = status;
         }
         self.ctx.changed.notify_all();
-    }
-}
-
-impl Drop for Job {
-    fn drop(&mut self) {
-        drop(self.session.take());
-        if self.counted {
-            self.ctx.ops.lock().jobs -= 1;
-        }
-        *self.live.live.lock() -= 1;
-        self.live.ended.notify_all();
     }
 }
 
@@ -796,7 +699,7 @@ mod tests {
         let mut st = ctx.ops.lock();
         for &id in &ids {
             st.get(id).unwrap().res = Some(resolved_stub());
-            st.queue.push_back(id);
+            st.queue.push(id);
         }
         ids
     }
@@ -820,9 +723,9 @@ mod tests {
         }
     }
 
-    fn taken(t: Take) -> Option<u64> {
+    fn taken(t: Take<(u64, Resolved)>) -> Option<u64> {
         match t {
-            Take::Op(id, _) => Some(id),
+            Take::Op((id, _)) => Some(id),
             Take::Empty | Take::Retired => None,
         }
     }
@@ -835,26 +738,26 @@ mod tests {
         // Three operations, two workers: two jobs; a later submission while both run: none.
         assert_eq!(st.start_jobs(3, 2), 2);
         assert_eq!(st.start_jobs(1, 2), 0);
-        assert_eq!(st.jobs, 2);
+        assert_eq!(st.queue.jobs(), 2);
         assert_eq!(taken(st.take(false)), Some(ids[0]));
         assert_eq!(taken(st.take(true)), Some(ids[1]));
         assert_eq!(st.ops[1].status, OpStatus::Running);
         assert_eq!(taken(st.take(false)), Some(ids[2]));
         // Nothing queued: a job with reads in flight finishes them first, then retires.
         assert!(matches!(st.take(true), Take::Empty));
-        assert_eq!(st.jobs, 2);
+        assert_eq!(st.queue.jobs(), 2);
         assert!(matches!(st.take(false), Take::Retired));
-        assert_eq!(st.jobs, 1);
+        assert_eq!(st.queue.jobs(), 1);
         // One of two jobs left: an operation queued now gets a second one again.
         drop(st);
         let more = queued(&ctx, 1);
         let mut st = ctx.ops.lock();
         assert_eq!(st.start_jobs(1, 2), 1, "one worker is free again");
-        assert_eq!(st.jobs, 2);
+        assert_eq!(st.queue.jobs(), 2);
         assert_eq!(taken(st.take(false)), Some(more[0]));
         assert!(matches!(st.end_turn(), Turn::Retired));
         assert!(matches!(st.take(false), Take::Retired));
-        assert_eq!(st.jobs, 0);
+        assert_eq!(st.queue.jobs(), 0);
         assert_eq!(
             st.start_jobs(2, 2),
             2,
@@ -870,7 +773,7 @@ mod tests {
         assert_eq!(st.start_jobs(3, 1), 1);
         assert_eq!(taken(st.take(false)), Some(ids[0]));
         assert!(matches!(st.end_turn(), Turn::Yield));
-        assert_eq!(st.jobs, 1, "the continuation keeps the job's place");
+        assert_eq!(st.queue.jobs(), 1, "the continuation keeps the job's place");
         st.get(ids[1]).unwrap().status = OpStatus::Canceled;
         assert_eq!(
             taken(st.take(false)),
@@ -883,7 +786,7 @@ mod tests {
         let mut st = ctx.ops.lock();
         assert!(st.queue.is_empty(), "cancel leaves nothing to take");
         assert!(matches!(st.take(false), Take::Retired));
-        assert_eq!(st.jobs, 0);
+        assert_eq!(st.queue.jobs(), 0);
     }
 
     #[test]

@@ -10,10 +10,15 @@
 //! nothing is kept for a stream once its operations finished (a stream used once and destroyed
 //! costs nothing afterwards; one re-created at the same address starts afresh).
 //!
-//! The workers ([`Ordered`], `hipfile-stream-N`, as many as `HIPFILE_ASYNC_CONCURRENCY`) take
-//! only operations whose kernel started: one of them at a time watches the mailboxes of the
-//! operations waiting (no system or GPU call: a load from pinned memory each), and hands the
-//! watch on when it finds one that started. An operation then reads the parameters the
+//! The workers ([`Ordered`], a pool of `hipfile-stream-N`, as many as
+//! `HIPFILE_ASYNC_CONCURRENCY`) run only operations whose kernel started. An operation is not
+//! queued on the pool when it is submitted: a worker would then wait for a kernel that has not
+//! started, and with a bounded pool every worker could wait for kernels held behind work that
+//! needs another worker. Instead one job at a time, the watch, looks at the mailboxes of the
+//! operations waiting (no system or GPU call: a load from pinned memory each); when it finds
+//! one that started, it queues its successor on the pool (the watch handed on) and runs that
+//! operation itself. While every worker runs an operation, nobody watches: the successor waits
+//! in the pool's queue for the first worker that is done. An operation then reads the parameters the
 //! application may still change (unless the stream's FIXED flags froze them at submission),
 //! borrows one of its device's stages if its memory is on the device ([`StageSet::lend`]: they
 //! are lent only to operations whose kernel runs, which finish without waiting for anything of
@@ -27,13 +32,12 @@
 //! returns when they are done (logged once by the runtime).
 //!
 //! Lock order: `waiting`, then nothing; `counts` is a leaf. Neither is held across a runtime
-//! call or I/O.
+//! call or I/O; the watch is queued with neither held.
 #![deny(unsafe_code)]
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -41,7 +45,7 @@ use parking_lot::{Condvar, Mutex};
 use super::Session;
 use crate::backend::Backends;
 use crate::config::Config;
-use crate::engine::{Engine, Mail, StageSet};
+use crate::engine::{Engine, Mail, Spawner, StageSet, WorkerPool};
 use crate::error::{Error, Result};
 use crate::request::file::File;
 use crate::request::memory::Buffer;
@@ -183,9 +187,9 @@ struct Job {
 #[derive(Default)]
 struct Waiting {
     jobs: Vec<Job>,
-    /// A worker is watching `jobs` for a kernel that started.
+    /// The watch is running or queued on the pool: the one job that looks at `jobs` for a
+    /// kernel that started.
     watched: bool,
-    shutdown: bool,
 }
 
 /// Operations submitted and not finished: in all, per stream, per file.
@@ -225,6 +229,21 @@ fn file_key(file: &Arc<File>) -> usize {
     Arc::as_ptr(file) as usize
 }
 
+/// Ends a watch that unwinds (a panic, caught by the pool): nobody watches until the next
+/// submission, instead of nobody for good.
+struct WatchEnd<'a> {
+    shared: &'a Shared,
+    handed_on: bool,
+}
+
+impl Drop for WatchEnd<'_> {
+    fn drop(&mut self) {
+        if !self.handed_on {
+            self.shared.waiting.lock().watched = false;
+        }
+    }
+}
+
 /// Devices whose stages the service keeps track of.
 const MAX_DEVICES: usize = 64;
 
@@ -235,11 +254,14 @@ const FAILURE_CHECK: Duration = Duration::from_millis(10);
 /// what is queued.
 pub(crate) struct Ordered {
     shared: Arc<Shared>,
-    workers: Mutex<Vec<JoinHandle<()>>>,
+    /// The workers (`hipfile-stream-N`); taken (closed and joined) at the shut-down.
+    workers: Mutex<Option<WorkerPool>>,
 }
 
 struct Shared {
     rt: &'static dyn Runtime,
+    /// Queues the watch on the workers.
+    spawner: Spawner,
     config: Arc<Config>,
     /// Per device: its stages and mailboxes, or why the staging kernel cannot run there.
     sets: [OnceLock<std::result::Result<Arc<StageSet>, RtError>>; MAX_DEVICES],
@@ -257,8 +279,13 @@ struct Shared {
 impl Ordered {
     /// The service for a session with `config`: its workers start now.
     pub(super) fn new(rt: &'static dyn Runtime, config: Arc<Config>) -> Result<Ordered> {
+        let workers = WorkerPool::builder("hipfile-stream")
+            .threads(config.async_concurrency.max(1))
+            .build()
+            .map_err(|_| Error::Internal("cannot start a stream-ordered I/O thread"))?;
         let shared = Arc::new(Shared {
             rt,
+            spawner: workers.spawner(),
             plain: Engine::for_stream(rt, &config, None),
             config,
             sets: [const { OnceLock::new() }; MAX_DEVICES],
@@ -268,19 +295,10 @@ impl Ordered {
             finished: Condvar::new(),
             degraded: AtomicBool::new(false),
         });
-        let ordered = Ordered {
+        Ok(Ordered {
             shared,
-            workers: Mutex::new(Vec::new()),
-        };
-        for n in 0..ordered.shared.config.async_concurrency.max(1) {
-            let shared = Arc::clone(&ordered.shared);
-            let worker = std::thread::Builder::new()
-                .name(format!("hipfile-stream-{n}"))
-                .spawn(move || shared.serve())
-                .map_err(|_| Error::Internal("cannot start a stream-ordered I/O thread"))?;
-            ordered.workers.lock().push(worker);
-        }
-        Ok(ordered)
+            workers: Mutex::new(Some(workers)),
+        })
     }
 
     /// The stages of `device`, made on first use (`Err` where the kernel cannot run there).
@@ -317,14 +335,22 @@ impl Ordered {
             return Err(e.into());
         }
         mail.launched(stream);
-        sh.waiting.lock().jobs.push(Job {
-            op,
-            stream,
-            set,
-            mail,
-            queued: Instant::now(),
-        });
+        let start_watch = {
+            let mut waiting = sh.waiting.lock();
+            waiting.jobs.push(Job {
+                op,
+                stream,
+                set,
+                mail,
+                queued: Instant::now(),
+            });
+            !std::mem::replace(&mut waiting.watched, true)
+        };
+        // The watch, if one runs, looks at once: the kernel may have started already.
         sh.wake.notify_one();
+        if start_watch {
+            Shared::spawn_watch(&self.shared);
+        }
         Ok(())
     }
 
@@ -354,11 +380,10 @@ impl Ordered {
                 self.shared.finished.wait(&mut counts);
             }
         }
-        self.shared.waiting.lock().shutdown = true;
-        self.shared.wake.notify_all();
-        for w in self.workers.lock().drain(..) {
-            let _ = w.join();
-        }
+        // Nothing waits any more: a watch still running ends at its next look. Closing the
+        // pool joins its workers.
+        let workers = self.workers.lock().take();
+        drop(workers);
     }
 }
 
@@ -399,27 +424,32 @@ impl Shared {
         self.finished.notify_all();
     }
 
-    /// A worker: runs operations whose kernel started; while none has, one worker watches.
-    fn serve(&self) {
+    /// Queue the watch on the workers (`watched` was set by the caller, under the lock).
+    fn spawn_watch(shared: &Arc<Shared>) {
+        let me = Arc::clone(shared);
+        shared.spawner.spawn(Box::new(move || me.watch_turn()));
+    }
+
+    /// The watch, a job on the workers: watch the waiting operations until one's kernel
+    /// started, hand the watch on (its successor queued on the pool, while operations still
+    /// wait), and run that operation on this worker. With nothing left to watch, the watch
+    /// ends; the next submission starts it again.
+    fn watch_turn(self: Arc<Self>) {
+        let mut ended = WatchEnd {
+            shared: &self,
+            handed_on: false,
+        };
         let mut waiting = self.waiting.lock();
-        loop {
-            if waiting.shutdown && waiting.jobs.is_empty() {
-                return;
-            }
-            if waiting.watched || waiting.jobs.is_empty() {
-                self.wake.wait(&mut waiting);
-                continue;
-            }
-            waiting.watched = true;
-            let job = self.watch(&mut waiting);
-            waiting.watched = false;
-            // Another worker takes the watch while this one runs the operation.
-            self.wake.notify_one();
-            if let Some(job) = job {
-                drop(waiting);
-                self.run(job);
-                waiting = self.waiting.lock();
-            }
+        let job = self.watch(&mut waiting);
+        let more = job.is_some() && !waiting.jobs.is_empty();
+        waiting.watched = more;
+        ended.handed_on = true;
+        drop(waiting);
+        if more {
+            Shared::spawn_watch(&self);
+        }
+        if let Some(job) = job {
+            self.run(job);
         }
     }
 

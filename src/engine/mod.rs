@@ -1,19 +1,33 @@
-//! The engine that moves bytes for the fallback and host backends.
+//! The engine that moves bytes for the fallback and host backends, and the worker threads of
+//! the whole library.
 //!
-//! A request is cut into chunks. Small requests run on the calling thread with one bounce
-//! buffer; larger ones are shared between the calling thread and up to `io_threads` workers,
-//! each of which claims chunks one at a time from a shared counter. Device transfers go through
-//! pinned bounce buffers from a bounded pool; host-memory transfers read and write the
-//! application's memory directly. Writes are made durable with one `fdatasync` per request.
+//! A [`Transfer`] of at most one chunk runs on the calling thread with one bounce buffer. A
+//! larger one is planned from facts alone (`plan.rs`: chunk size, helpers, bounce buffers wanted
+//! at once), then run (`pipeline.rs`) as a transfer shared between the calling thread and
+//! helper jobs (`chunked.rs`); each participant (`participate.rs`) claims chunks one at a time
+//! from a shared counter and records how each ended (`outcome.rs`); a chunk's system calls are
+//! in `file_io.rs`. Device transfers go through pinned bounce buffers from a bounded pool
+//! (`lend/`); host-memory transfers read and write the application's memory directly. Writes
+//! are made durable with one `fdatasync` per request.
+//!
+//! Every pool of threads the library runs is a [`WorkerPool`] (`pool.rs`): the I/O helpers,
+//! the batch workers (whose jobs `batch.rs` schedules), the staged helpers and stream-ordered
+//! I/O's workers.
 //!
 //! Lock order: the bounce pool's mutex and the worker queue's mutex are leaves; no lock is held
 //! across file I/O or a GPU call.
 
+pub(crate) mod batch;
+mod chunked;
+mod file_io;
 pub mod lanes;
 mod lend;
+mod outcome;
 pub(crate) mod overlap;
-pub mod pipeline;
-pub mod pool;
+mod participate;
+mod pipeline;
+mod plan;
+mod pool;
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,7 +43,8 @@ use crate::vocab::{Address, Direction, MemRef};
 use lend::bounce::BouncePool;
 use lend::stage::Mailboxes;
 pub(crate) use lend::stage::{Mail, Stage};
-use pool::WorkerPool;
+pub use plan::DIRECT_MIN;
+pub(crate) use pool::{Spawner, WorkerPool};
 
 /// The helper threads of every staged stream engine (`hipfile-stage-N`), shared: with a pool
 /// per stream, eight streams ran 128 threads of file I/O on 16 cores and each `pread` took five
@@ -37,27 +52,16 @@ use pool::WorkerPool;
 /// serials of its own request that a running participant holds (a queued helper holds none).
 /// Started on first use with the first engine's thread count; never stopped.
 fn staged_workers(threads: usize) -> Option<&'static WorkerPool> {
-    static POOL: OnceLock<Option<WorkerPool>> = OnceLock::new();
+    static POOL: OnceLock<pool::Lazy> = OnceLock::new();
     POOL.get_or_init(|| {
-        let n = threads.saturating_sub(1);
-        if n == 0 {
-            return None;
-        }
-        WorkerPool::named("hipfile-stage", n)
-            .map_err(|e| tracing::warn!(target: "hipfile", "cannot start staging workers ({e}); using the calling thread only"))
-            .ok()
+        pool::Lazy::new(
+            WorkerPool::builder("hipfile-stage").threads(threads.saturating_sub(1)),
+            "staging workers",
+            "using the calling thread only",
+        )
     })
-    .as_ref()
+    .get()
 }
-
-/// [`Engine::batch_jobs`] for `workers` batch workers and a budget of `buffers` bounce buffers.
-fn batch_jobs(workers: usize, buffers: usize) -> usize {
-    workers.min(buffers * 3 / (4 * overlap::SLOTS)).max(1)
-}
-
-/// Smallest chunk worth sending around the page cache: shorter ones always go through the
-/// buffered descriptor.
-pub const DIRECT_MIN: usize = 64 << 10;
 
 /// The `O_DIRECT` twin of a transfer's descriptor, used for reads the page cache cannot serve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,18 +117,16 @@ pub(crate) struct Inner {
     /// A stream's staging kernel, where the runtime has one: device transfers of this engine
     /// then go through it instead of lanes ([`lend::stage`]).
     pub(crate) stage: Option<Arc<Stage>>,
-    workers: OnceLock<Option<WorkerPool>>,
+    /// Helpers of requests of several chunks (`hipfile-io-N`), started on first use.
+    workers: pool::Lazy,
     /// Threads running batch operations (each one a whole request, which may itself use
     /// `workers` as helpers: two pools, so a batch job never waits for its own pool).
-    batch_workers: OnceLock<Option<WorkerPool>>,
+    batch_workers: pool::Lazy,
     pub(crate) threads: usize,
-    pub(crate) request_parallelism: usize,
-    pub(crate) chunk: usize,
-    /// Largest request served straight through as one chunk on the calling thread: the chunk,
-    /// or zero for an engine of stream-ordered I/O ([`Engine::for_stream`]), whose device
-    /// copies all go through lanes (non-blocking streams), never a synchronous copy.
-    pub(crate) single_max: usize,
-    pub(crate) inline_threshold: usize,
+    /// What the planner reads: chunk, parallelism, inline threshold, and the largest request
+    /// served whole on the calling thread (the chunk, or zero for an engine of stream-ordered
+    /// I/O, [`Engine::for_stream`], whose device copies never go through a synchronous copy).
+    pub(crate) settings: plan::Settings,
     /// Requests of several chunks running now ([`pipeline`]: one alone may be cut finer).
     pub(crate) chunked_running: std::sync::atomic::AtomicUsize,
 }
@@ -178,14 +180,24 @@ impl Engine {
                 bounce: BouncePool::new(rt, config.chunk_size, budget),
                 lanes: lanes::LanePool::default(),
                 stage,
-                workers: OnceLock::new(),
-                batch_workers: OnceLock::new(),
+                workers: pool::Lazy::new(
+                    WorkerPool::builder("hipfile-io").threads(config.io_threads.saturating_sub(1)),
+                    "I/O workers",
+                    "using the calling thread only",
+                ),
+                batch_workers: pool::Lazy::new(
+                    WorkerPool::builder("hipfile-batch").threads(config.io_threads.max(1)),
+                    "batch workers",
+                    "batch operations run at submission",
+                ),
                 threads: config.io_threads,
-                request_parallelism: config.request_parallelism,
-                chunk,
-                // A stream's engine never copies synchronously: nothing is a small request.
-                single_max: if stream_ordered { 0 } else { config.chunk_size },
-                inline_threshold: config.inline_threshold,
+                settings: plan::Settings {
+                    chunk,
+                    // A stream's engine never copies synchronously: nothing is a small request.
+                    single_max: if stream_ordered { 0 } else { config.chunk_size },
+                    inline_threshold: config.inline_threshold,
+                    parallelism: config.request_parallelism,
+                },
                 chunked_running: std::sync::atomic::AtomicUsize::new(0),
             }),
         }
@@ -202,31 +214,16 @@ impl Engine {
         overlap::Overlap::new(&self.inner)
     }
 
-    /// How many batch workers there are: the engine's thread count.
-    fn batch_parallelism(&self) -> usize {
-        self.inner.threads.max(1)
-    }
-
-    /// How many jobs one batch context runs at once: one per batch worker, but no more than can
-    /// hold three quarters of the bounce budget when each holds a full overlap (with the
-    /// defaults, 16 workers and 64 buffers: 12), so a synchronous call finds buffers meanwhile.
+    /// How many jobs one batch context runs at once ([`batch::batch_jobs`]): one per batch
+    /// worker (as many as the engine's threads), within the bounce budget.
     pub(crate) fn batch_jobs(&self) -> usize {
-        batch_jobs(self.batch_parallelism(), self.inner.bounce.max_buffers())
+        batch::batch_jobs(self.inner.threads.max(1), self.inner.bounce.max_buffers())
     }
 
     /// Run `job` on the batch workers (started on first use, as many as the engine's
     /// threads); on the calling thread if they cannot be started.
-    pub fn spawn_batch(&self, job: pool::Job) {
-        let pool = self.inner.batch_workers.get_or_init(|| {
-            match WorkerPool::named("hipfile-batch", self.batch_parallelism()) {
-                Ok(p) => Some(p),
-                Err(e) => {
-                    tracing::warn!(target: "hipfile", "cannot start batch workers ({e}); batch operations run at submission");
-                    None
-                }
-            }
-        });
-        match pool {
+    fn spawn_batch(&self, job: pool::Job) {
+        match self.inner.batch_workers.get() {
             Some(p) => p.spawn(job),
             None => job(),
         }
@@ -365,8 +362,8 @@ impl Drop for StageLoan<'_> {
 impl Drop for Inner {
     fn drop(&mut self) {
         // Workers first (they may hold lanes), then the lanes' streams and events.
-        drop(self.batch_workers.take());
-        drop(self.workers.take());
+        self.batch_workers.shut_down();
+        self.workers.shut_down();
         self.lanes.destroy_all(self.rt);
     }
 }
@@ -401,39 +398,6 @@ impl Inner {
         if self.stage.is_some() {
             return staged_workers(self.threads);
         }
-        self.workers
-            .get_or_init(|| {
-                let n = self.threads.saturating_sub(1);
-                if n == 0 {
-                    return None;
-                }
-                match WorkerPool::new(n) {
-                    Ok(p) => Some(p),
-                    Err(e) => {
-                        tracing::warn!(target: "hipfile", "cannot start I/O workers ({e}); using the calling thread only");
-                        None
-                    }
-                }
-            })
-            .as_ref()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::batch_jobs;
-
-    #[test]
-    fn batch_jobs_leave_a_quarter_of_the_bounce_budget() {
-        // The default budget (64 buffers of 4 MiB) with 16 workers: 12 jobs of 4 reads hold 48.
-        assert_eq!(batch_jobs(16, 64), 12);
-        assert_eq!(
-            batch_jobs(8, 64),
-            8,
-            "fewer workers than that: one job each"
-        );
-        assert_eq!(batch_jobs(16, 256), 16);
-        assert_eq!(batch_jobs(16, 8), 1, "a small budget: one job");
-        assert_eq!(batch_jobs(16, 1), 1, "never none");
+        self.workers.get()
     }
 }

@@ -16,9 +16,9 @@
 //! operation synchronously, whose own buffer could otherwise wait for ours).
 #![deny(unsafe_code)]
 
+use super::file_io::read_chunk;
 use super::lanes::LaneGuard;
 use super::lend::{InFlight, Slot};
-use super::pipeline::read_chunk;
 use super::{Inner, Transfer};
 use crate::error::{Error, Result};
 use crate::runtime::DeviceRestore;
@@ -96,7 +96,7 @@ impl<'e> Overlap<'e> {
     pub(crate) fn ready(&mut self, t: &Transfer) -> Ready {
         let device = match t.target {
             MemRef::Device { device, .. }
-                if t.dir == Direction::Read && t.size > 0 && t.size <= self.inner.single_max =>
+                if t.dir == Direction::Read && t.size > 0 && self.inner.settings.single(t.size) =>
             {
                 device
             }

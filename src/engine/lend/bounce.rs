@@ -25,12 +25,10 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::engine::plan;
 use crate::error::{Error, Result};
 use crate::runtime::Runtime;
 use crate::sys;
-
-/// Fewer missing buffers than this are allocated one by one.
-const FILL_MIN: usize = 4;
 
 struct PoolState {
     free: Vec<NonNull<u8>>,
@@ -128,9 +126,9 @@ impl BouncePool {
         }
     }
 
-    /// A [`Fill`] for a request that will want `wanted` buffers at once, if the pool lacks at
-    /// least [`FILL_MIN`] of them, no other fill is under way and the runtime can register
-    /// memory; `None` otherwise (the buffers then come one by one, as usual).
+    /// A [`Fill`] for a request that will want `wanted` buffers at once, if the pool lacks
+    /// enough of them ([`plan::fill_buffers`]), no other fill is under way and the runtime can
+    /// register memory; `None` otherwise (the buffers then come one by one, as usual).
     pub(crate) fn fill(&self, wanted: usize) -> Option<Arc<Fill>> {
         // Without the lock first: once the pool has grown, a request costs one load here.
         if self.allocated.load(Ordering::Relaxed) >= wanted
@@ -141,10 +139,8 @@ impl BouncePool {
         }
         let mut st = self.state.lock();
         let allocated = self.allocated.load(Ordering::Relaxed);
-        let n = wanted
-            .saturating_sub(allocated)
-            .min(self.max_buffers().saturating_sub(allocated));
-        if n < FILL_MIN || st.filling.is_some() {
+        let n = plan::fill_buffers(wanted, allocated, self.max_buffers());
+        if n == 0 || st.filling.is_some() {
             return None;
         }
         // Nothing is faulted in yet: a lazy mapping is quick, so it is made under the lock.
