@@ -21,6 +21,7 @@ use super::lend::{Chunk, Claims, InFlight, Lent, Slot};
 use super::Stage;
 use super::{DirectFd, Inner, PartWay, Transfer};
 use crate::error::{Error, Result};
+use crate::runtime::RtError;
 use crate::sys;
 use crate::sys::io::PartialWrite;
 use crate::vocab::{Address, Direction, MemRef};
@@ -694,7 +695,10 @@ fn pipelined_read(inner: &Inner, req: &Request, addr: Address, lane: &Lane) {
         }
     }
     // The stream reports a failed copy; the copies' buffers come back after it.
-    if let Err(e) = rt.stream_synchronize(lane.stream) {
+    let synced = rt.streams().map_or(Err(RtError::NOT_SUPPORTED), |s| {
+        s.stream_synchronize(lane.stream)
+    });
+    if let Err(e) = synced {
         req.fail(Error::Runtime(e));
     }
     for slot in slots.iter_mut() {

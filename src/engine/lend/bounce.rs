@@ -26,7 +26,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, Result};
-use crate::runtime::Runtime;
+use crate::runtime::{RtError, Runtime};
 use crate::sys;
 
 /// Fewer missing buffers than this are allocated one by one.
@@ -124,7 +124,7 @@ impl BouncePool {
                 slabs: Vec::new(),
             }),
             returned: Condvar::new(),
-            fills: AtomicBool::new(rt.registers_host()),
+            fills: AtomicBool::new(rt.host_registration().is_some()),
         }
     }
 
@@ -382,8 +382,8 @@ impl Drop for BouncePool {
             // SAFETY: a fill's mapping of `len` bytes from map_lazy (registered if so recorded),
             // none of its buffers in use any more.
             unsafe {
-                if registered {
-                    self.rt.host_unregister(base.as_ptr());
+                if let (true, Some(r)) = (registered, self.rt.host_registration()) {
+                    r.host_unregister(base.as_ptr());
                 }
                 sys::huge::unmap(base, len);
             }
@@ -453,7 +453,10 @@ impl Fill {
     fn register(&self, pool: &BouncePool) {
         let len = self.buffers * self.chunk;
         let registered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pool.rt.host_register(self.base.as_ptr(), len)
+            pool.rt
+                .host_registration()
+                .ok_or(RtError::NOT_SUPPORTED)
+                .and_then(|r| r.host_register(self.base.as_ptr(), len))
         }));
         let ok = matches!(registered, Ok(Ok(())));
         if !ok {
