@@ -4,7 +4,7 @@
 //! `ENODEV` or `EREMOTEIO` is resubmitted there when the fallback accepts it.
 #![deny(unsafe_code)]
 
-use super::{Backend, Fallback, Score};
+use super::{Backend, Fallback, Score, Seal};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::request::file::File;
@@ -119,7 +119,7 @@ impl Backend for Fastpath {
 
     /// Run the request through the runtime's GPU-direct entry point.
     #[inline(always)]
-    fn submit(&self, req: &Request<'_>) -> Result<usize> {
+    fn submit(&self, req: &Request<'_>, _: Seal) -> Result<usize> {
         let fd = req.file.unbuffered_fd().ok_or(Error::Internal(
             "the fastpath ran a file without an O_DIRECT descriptor",
         ))?;
