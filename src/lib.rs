@@ -61,13 +61,14 @@ pub mod internals {
         pub use crate::stats::layout::{RETIRED_SIZE, SHARED_SIZE};
         pub use crate::stats::{init, level, recorder, server, shm, snapshot_self, Layout};
     }
-    /// The GPU runtime seam, for a fake runtime.
+    /// The GPU runtime seam, for a fake runtime: the core, and the capabilities a fake may
+    /// add.
     pub mod runtime {
         pub use crate::runtime::{
             install, DeviceRestore, EventHandle, Platform, PointerInfo, RtError, RtResult, Runtime,
-            RuntimeTools, StreamHandle,
+            StreamHandle, Streams, Tools,
         };
-        pub use crate::vocab::MemoryType;
+        pub use crate::vocab::{Address, MemoryType};
     }
     /// The parameter table.
     pub mod config {

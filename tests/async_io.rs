@@ -13,7 +13,7 @@ mod common;
 
 use std::ffi::{c_uint, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::async_ops::{read_async, write_async, Params, Stream};

@@ -7,9 +7,6 @@
 
 mod common;
 
-use std::ffi::c_void;
-use std::sync::OnceLock;
-
 use common::async_ops::{read_async, write_async, Params, Stream};
 use common::*;
 

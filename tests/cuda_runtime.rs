@@ -8,7 +8,6 @@ mod common;
 use common::*;
 
 use std::ffi::c_void;
-use std::os::fd::AsRawFd;
 
 use common::cuda::cuda;
 

@@ -13,7 +13,6 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 
 use common::{repo_file, repo_root};

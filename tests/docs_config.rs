@@ -6,9 +6,8 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use common::{repo_file, repo_root};
+use common::repo_file;
 
 /// The string literals of `text` that start with one of `prefixes` and hold a name (letters,
 /// digits, `_`, `.`, `-`): `"NAME"` found wherever it stands, so that quotes elsewhere in the

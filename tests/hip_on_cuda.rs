@@ -24,8 +24,7 @@ use std::sync::OnceLock;
 use common::cc::{lib_dir, CProgram};
 use common::cprog::suite_passed;
 use common::{
-    fnv1a64, hipsim_path, in_child, libhipfile_path, out_dir, repo_root, run_in_child, stderr,
-    stdout, text,
+    fnv1a64, hipsim_path, in_child, out_dir, repo_root, run_in_child, stderr, stdout, text,
 };
 
 // ---- building ---------------------------------------------------------------------------------

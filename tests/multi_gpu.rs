@@ -21,7 +21,6 @@ mod common;
 use common::*;
 
 use std::ffi::{c_int, c_void};
-use std::os::fd::AsRawFd;
 
 /// The engine chunk every test configures (`HIPFILE_CHUNK_SIZE`).
 const CHUNK: usize = 64 << 10;

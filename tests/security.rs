@@ -28,11 +28,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::cc::CProgram;
-use common::{deps_dir, hipfile_tool, hipsim_path, libhipfile_path, open_fds, stderr, stdout};
+use common::{deps_dir, hipfile_tool, hipsim_path, libhipfile_path, stderr, stdout};
 
 // ---- where the programs live ----------------------------------------------------------------
 

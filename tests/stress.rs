@@ -354,7 +354,10 @@ impl Worker {
         let registered = self.rng.chance(2);
         if registered {
             let flags = self.rng.below(16) as u32;
-            check_code("hipFileStreamRegister", hipFileStreamRegister(stream, flags));
+            check_code(
+                "hipFileStreamRegister",
+                hipFileStreamRegister(stream, flags),
+            );
         }
         sh.figures.streams.fetch_add(1, Ordering::Relaxed);
         let raw = async_ops::Raw(stream);

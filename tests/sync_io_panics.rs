@@ -18,8 +18,7 @@ mod fake {
     use std::time::Duration;
 
     use hipfile::internals::runtime::{
-        DeviceRestore, EventHandle, MemoryType, Platform, PointerInfo, RtError, RtResult, Runtime,
-        RuntimeTools, StreamHandle,
+        Address, DeviceRestore, MemoryType, Platform, PointerInfo, RtError, RtResult, Runtime,
     };
 
     /// Fake device memory: addresses in this range are "device memory" (never dereferenced).
@@ -73,10 +72,19 @@ mod fake {
         }
     }
 
-    fn inside(ptr: usize) -> bool {
-        (BASE..BASE + LEN).contains(&ptr)
+    fn inside(ptr: Address) -> bool {
+        (BASE..BASE + LEN).contains(&ptr.get())
     }
 
+    /// What the fake says of an address inside its device memory, and of any other.
+    const DEVICE: PointerInfo = PointerInfo {
+        memory_type: MemoryType::Device,
+        device: 0,
+    };
+    const PAGEABLE: PointerInfo = PointerInfo::UNREGISTERED;
+
+    /// The core of the seam is all the fake implements: no streams (copies are synchronous),
+    /// no GPU-direct path, no tools.
     impl Runtime for Fake {
         fn platform(&self) -> Platform {
             Platform::Amd
@@ -84,112 +92,35 @@ mod fake {
         fn describe(&self) -> String {
             "fake runtime of tests/sync_io_panics.rs".to_string()
         }
-        fn pointer_info(&self, ptr: usize) -> RtResult<PointerInfo> {
+        fn pointer_info(&self, ptr: Address) -> RtResult<PointerInfo> {
             if self.0 == Mode::PointerInfo {
                 panic!("fake runtime: pointer_info panics on purpose");
             }
-            Ok(if inside(ptr) {
-                PointerInfo {
-                    memory_type: MemoryType::Device,
-                    device: 0,
-                }
-            } else {
-                PointerInfo {
-                    memory_type: MemoryType::Unregistered,
-                    device: -1,
-                }
-            })
+            Ok(if inside(ptr) { DEVICE } else { PAGEABLE })
         }
-        fn address_range(&self, ptr: usize) -> RtResult<(usize, usize)> {
-            if inside(ptr) {
-                Ok((BASE, LEN))
-            } else {
-                Err(RtError::NOT_FOUND)
-            }
+        fn address_range(&self, ptr: Address) -> RtResult<(Address, usize)> {
+            let range = (Address::new(BASE), LEN);
+            inside(ptr).then_some(range).ok_or(RtError::NOT_FOUND)
         }
         fn enter_device(&self, _device: i32) -> RtResult<DeviceRestore> {
             Ok(DeviceRestore(None))
         }
         fn leave_device(&self, _restore: DeviceRestore) {}
-        fn copy_to_device(&self, _dst: usize, _src: &[u8]) -> RtResult<()> {
+        fn copy_to_device(&self, _dst: Address, _src: &[u8]) -> RtResult<()> {
             self.copy()
         }
-        fn copy_from_device(&self, _dst: &mut [u8], _src: usize) -> RtResult<()> {
+        fn copy_from_device(&self, _dst: &mut [u8], _src: Address) -> RtResult<()> {
             self.copy()
         }
-        unsafe fn copy_to_device_async(
-            &self,
-            _dst: usize,
-            _src: *const u8,
-            _len: usize,
-            _stream: StreamHandle,
-        ) -> RtResult<()> {
-            Err(RtError::NOT_SUPPORTED)
-        }
-        unsafe fn copy_from_device_async(
-            &self,
-            _dst: *mut u8,
-            _src: usize,
-            _len: usize,
-            _stream: StreamHandle,
-        ) -> RtResult<()> {
-            Err(RtError::NOT_SUPPORTED)
-        }
-        fn stream_create(&self) -> RtResult<StreamHandle> {
-            Err(RtError::NOT_SUPPORTED)
-        }
-        fn stream_destroy(&self, _stream: StreamHandle) {}
-        fn stream_synchronize(&self, _stream: StreamHandle) -> RtResult<()> {
-            Ok(())
-        }
-        fn stream_device(&self, _stream: StreamHandle) -> RtResult<i32> {
-            Ok(0)
-        }
-        fn event_create(&self) -> RtResult<EventHandle> {
-            Err(RtError::NOT_SUPPORTED)
-        }
-        fn event_record(&self, _event: EventHandle, _stream: StreamHandle) -> RtResult<()> {
-            Err(RtError::NOT_SUPPORTED)
-        }
-        fn event_synchronize(&self, _event: EventHandle) -> RtResult<()> {
-            Ok(())
-        }
-        fn event_destroy(&self, _event: EventHandle) {}
         fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {
             // SAFETY: plain allocation.
             let p = unsafe { libc::malloc(len) }.cast::<u8>();
-            if p.is_null() {
-                Err(RtError::OUT_OF_MEMORY)
-            } else {
-                Ok(p)
-            }
+            (!p.is_null()).then_some(p).ok_or(RtError::OUT_OF_MEMORY)
         }
         unsafe fn host_free(&self, ptr: *mut u8) {
             // SAFETY: `ptr` came from host_alloc (malloc).
             unsafe { libc::free(ptr.cast()) }
         }
-    }
-
-    impl RuntimeTools for Fake {
-        fn current_device(&self) -> RtResult<i32> {
-            Ok(0)
-        }
-        fn version(&self) -> i32 {
-            70_200_000
-        }
-        fn is_simulated(&self) -> bool {
-            true
-        }
-        fn device_count(&self) -> i32 {
-            1
-        }
-        fn set_device(&self, _device: i32) -> RtResult<()> {
-            Ok(())
-        }
-        fn device_alloc(&self, _len: usize) -> RtResult<usize> {
-            Err(RtError::OUT_OF_MEMORY)
-        }
-        fn device_free(&self, _addr: usize) {}
     }
 
     /// Install the fake before any API call.

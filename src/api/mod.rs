@@ -39,6 +39,20 @@ pub mod stats {
     pub use crate::stats::{Layout, Snapshot, Totals};
 }
 
+/// The runtime's streams and events ("not supported" where it has none).
+fn runtime_streams() -> Result<&'static dyn runtime::Streams> {
+    Ok(runtime::runtime()
+        .streams()
+        .ok_or(RuntimeError::NOT_SUPPORTED)?)
+}
+
+/// What the runtime offers tools ("not supported" where it offers nothing).
+fn runtime_tools() -> Result<&'static dyn runtime::Tools> {
+    Ok(runtime::runtime()
+        .tools()
+        .ok_or(RuntimeError::NOT_SUPPORTED)?)
+}
+
 /// Keeps the driver open (one use-count reference) for its lifetime.
 pub struct DriverGuard(());
 
@@ -291,7 +305,7 @@ pub struct DeviceMemory {
 impl DeviceMemory {
     /// Allocate `len` bytes on the current device.
     pub fn alloc(len: usize) -> Result<DeviceMemory> {
-        let addr = runtime::runtime().device_alloc(len.max(1))?;
+        let addr = runtime_tools()?.device_alloc(len.max(1))?.get();
         Ok(DeviceMemory { addr, len })
     }
 
@@ -318,7 +332,7 @@ impl DeviceMemory {
         {
             return Err(Error::InvalidValue("upload beyond the allocation"));
         }
-        Ok(runtime::runtime().copy_to_device(self.addr + offset, src)?)
+        Ok(runtime::runtime().copy_to_device(Address::new(self.addr + offset), src)?)
     }
 
     /// Copy from the allocation at `offset` into `dst`.
@@ -329,13 +343,15 @@ impl DeviceMemory {
         {
             return Err(Error::InvalidValue("download beyond the allocation"));
         }
-        Ok(runtime::runtime().copy_from_device(dst, self.addr + offset)?)
+        Ok(runtime::runtime().copy_from_device(dst, Address::new(self.addr + offset))?)
     }
 }
 
 impl Drop for DeviceMemory {
     fn drop(&mut self) {
-        runtime::runtime().device_free(self.addr);
+        if let Ok(tools) = runtime_tools() {
+            tools.device_free(Address::new(self.addr));
+        }
     }
 }
 
@@ -381,10 +397,11 @@ impl GpuStream {
         let flags = flags
             .map(crate::driver::ordered::StreamFlags::from_bits)
             .transpose()?;
-        let handle = runtime::runtime().stream_create()?;
+        let streams = runtime_streams()?;
+        let handle = streams.stream_create()?;
         if let Some(flags) = flags {
             if let Err(e) = driver().register_stream(handle, flags) {
-                runtime::runtime().stream_destroy(handle);
+                streams.stream_destroy(handle);
                 return Err(e);
             }
         }
@@ -393,13 +410,13 @@ impl GpuStream {
 
     /// Wait until everything queued on the stream has run.
     pub fn synchronize(&self) -> Result<()> {
-        Ok(runtime::runtime().stream_synchronize(self.handle)?)
+        Ok(runtime_streams()?.stream_synchronize(self.handle)?)
     }
 
     /// A mark at the stream's current end (an event recorded now): waiting for it waits for
     /// what was queued before it, not for what is queued later.
     pub fn mark(&self) -> Result<StreamMark> {
-        let rt = runtime::runtime();
+        let rt = runtime_streams()?;
         let event = rt.event_create()?;
         if let Err(e) = rt.event_record(event, self.handle) {
             rt.event_destroy(event);
@@ -417,13 +434,15 @@ pub struct StreamMark {
 impl StreamMark {
     /// Wait until the work queued on the stream before the mark has run.
     pub fn wait(&self) -> Result<()> {
-        Ok(runtime::runtime().event_synchronize(self.event)?)
+        Ok(runtime_streams()?.event_synchronize(self.event)?)
     }
 }
 
 impl Drop for StreamMark {
     fn drop(&mut self) {
-        runtime::runtime().event_destroy(self.event);
+        if let Ok(streams) = runtime_streams() {
+            streams.event_destroy(self.event);
+        }
     }
 }
 
@@ -431,7 +450,9 @@ impl Drop for GpuStream {
     fn drop(&mut self) {
         // Waits for the operations queued on it (an unregistered stream: nothing to forget).
         let _ = driver().deregister_stream(self.handle);
-        runtime::runtime().stream_destroy(self.handle);
+        if let Ok(streams) = runtime_streams() {
+            streams.stream_destroy(self.handle);
+        }
     }
 }
 

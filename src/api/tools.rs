@@ -5,7 +5,7 @@
 use crate::config::env::{self, VarKind};
 use crate::driver::driver;
 use crate::error::Result;
-use crate::runtime::{self, loader, Platform};
+use crate::runtime::{loader, Platform};
 use crate::sys::mounts;
 
 /// The GPU runtime this process uses: what was chosen, why, and what it reports.
@@ -33,21 +33,22 @@ pub struct RuntimeReport {
 pub fn runtime_report() -> RuntimeReport {
     let choice = loader::choice();
     let rt = &*choice.runtime;
+    let tools = rt.tools();
     RuntimeReport {
         platform: rt.platform(),
         description: rt.describe(),
-        simulated: rt.is_simulated(),
+        simulated: tools.is_some_and(|t| t.is_simulated()),
         reason: choice.reason.clone(),
         attempts: choice.attempts.clone(),
-        device_count: rt.device_count(),
-        version: rt.version(),
-        gpu_direct: rt.has_fastpath(),
+        device_count: tools.map_or(0, |t| t.device_count()),
+        version: tools.map_or(0, |t| t.version()),
+        gpu_direct: rt.gpu_direct().is_some(),
     }
 }
 
 /// Make `device` the calling thread's current device (device memory is allocated there).
 pub fn set_device(device: i32) -> Result<()> {
-    Ok(runtime::runtime().set_device(device)?)
+    Ok(super::runtime_tools()?.set_device(device)?)
 }
 
 /// The configuration in force, as plain values.

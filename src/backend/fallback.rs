@@ -3,7 +3,7 @@
 //! `fdatasync` per call.
 #![deny(unsafe_code)]
 
-use super::{Backend, Posix, Score};
+use super::{Backend, Posix, Score, Seal};
 use crate::config::Config;
 use crate::engine::{Engine, Transfer};
 use crate::error::Result;
@@ -54,7 +54,7 @@ impl Backend for Fallback {
 
     /// Run the request on the engine, through device memory.
     #[inline(always)]
-    fn submit(&self, req: &Request<'_>) -> Result<usize> {
+    fn submit(&self, req: &Request<'_>, _: Seal) -> Result<usize> {
         self.posix.engine.run(self.transfer(req))
     }
 }

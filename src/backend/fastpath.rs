@@ -4,17 +4,18 @@
 //! `ENODEV` or `EREMOTEIO` is resubmitted there when the fallback accepts it.
 #![deny(unsafe_code)]
 
-use super::{Backend, Fallback, Score};
+use super::{Backend, Fallback, Score, Seal};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::request::file::File;
 use crate::request::Request;
-use crate::runtime::{FastpathFault, Runtime};
+use crate::runtime::{FastpathFault, GpuDirect, RtError, Runtime};
 use crate::vocab::{BackendKind, MemoryType, Refusal};
 
 /// The fastpath of one driver open.
 pub struct Fastpath {
-    rt: &'static dyn Runtime,
+    /// The runtime's GPU-direct entry points; `None` where it has none (the gate refuses).
+    gpu_direct: Option<&'static dyn GpuDirect>,
     /// [`gate`] of this runtime and configuration.
     gate: Option<Refusal>,
     /// `HIPFILE_UNSUPPORTED_FILE_SYSTEMS`: any file system with `O_DIRECT` is accepted.
@@ -25,8 +26,8 @@ pub struct Fastpath {
 
 /// Why the fastpath refuses every request, whatever the file and memory: no GPU-direct entry
 /// points in the runtime, or compat mode forced. Computed once per configuration.
-fn gate(rt: &dyn Runtime, config: &Config) -> Option<Refusal> {
-    if !rt.has_fastpath() {
+fn gate(gpu_direct: Option<&dyn GpuDirect>, config: &Config) -> Option<Refusal> {
+    if gpu_direct.is_none() {
         Some(Refusal::NoFastpathEntryPoints)
     } else if config.force_compat {
         Some(Refusal::CompatForced)
@@ -38,9 +39,10 @@ fn gate(rt: &dyn Runtime, config: &Config) -> Option<Refusal> {
 impl Fastpath {
     /// The fastpath for `config` on `rt`, without a fallback.
     pub fn new(rt: &'static dyn Runtime, config: &Config) -> Fastpath {
+        let gpu_direct = rt.gpu_direct();
         Fastpath {
-            rt,
-            gate: gate(rt, config),
+            gpu_direct,
+            gate: gate(gpu_direct, config),
             unsupported_fs: config.unsupported_fs,
             fallback: None,
         }
@@ -117,16 +119,16 @@ impl Backend for Fastpath {
 
     /// Run the request through the runtime's GPU-direct entry point.
     #[inline(always)]
-    fn submit(&self, req: &Request<'_>) -> Result<usize> {
+    fn submit(&self, req: &Request<'_>, _: Seal) -> Result<usize> {
         let fd = req.file.unbuffered_fd().ok_or(Error::Internal(
             "the fastpath ran a file without an O_DIRECT descriptor",
         ))?;
         let offset = i64::try_from(req.file_offset)
             .map_err(|_| Error::InvalidValue("file offset too large"))?;
-        match self
-            .rt
-            .fastpath_io(req.dir, fd, req.mem_addr().get(), req.size as u64, offset)
-        {
+        let Some(gpu_direct) = self.gpu_direct else {
+            return Err(Error::Runtime(RtError::NOT_SUPPORTED));
+        };
+        match gpu_direct.fastpath_io(req.dir, fd, req.mem_addr(), req.size as u64, offset) {
             Ok(n) => Ok(n as usize),
             Err(FastpathFault::Os(e)) => Err(Error::GpuDirect(e)),
             Err(FastpathFault::Runtime(e)) => Err(Error::Runtime(e)),

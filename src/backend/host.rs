@@ -3,7 +3,7 @@
 //! requests, durable writes with one `fdatasync` per call.
 #![deny(unsafe_code)]
 
-use super::{Backend, Posix, Score};
+use super::{Backend, Posix, Score, Seal};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::Result;
@@ -53,7 +53,7 @@ impl Backend for Host {
 
     /// Run the request on the engine, straight into host memory.
     #[inline(always)]
-    fn submit(&self, req: &Request<'_>) -> Result<usize> {
+    fn submit(&self, req: &Request<'_>, _: Seal) -> Result<usize> {
         self.posix.run(
             req,
             MemRef::Host {

@@ -4,33 +4,38 @@
 //! Every [`Backend`] scores a request ([`Score`]): the fastpath 100, the fallback 1, the host
 //! backend 1 (on host memory, which the fallback refuses), a refusal −1 with its [`Refusal`].
 //! [`select`] keeps the strictly highest non-negative score; ties keep the earlier backend.
-//! [`Backend::io`] is the one entry that runs a request: it records the statistics and, for a
+//! [`io`] is the one entry that runs a request: it records the statistics and, for a
 //! backend with a registered fallback ([`Fastpath`]), resubmits a failure that
 //! [`Backend::is_fallback_eligible`] (`ENODEV`, `EREMOTEIO`) when the fallback's own score
-//! accepts the request. A failure on the fallback is final.
+//! accepts the request. A failure on the fallback is final. A backend's own work
+//! ([`Backend::submit`]) can be run through `io` alone ([`Seal`]).
 //!
 //! The driver builds [`Backends`] once per open from the configuration. Dispatch is static:
 //! the list is scored through `&dyn Backend` references to values of known types, which the
-//! compiler resolves to direct calls, and the winner runs through a `match` on its index (the
-//! per-call cost of target T9; see `ARCHITECTURE.md`).
+//! compiler resolves to direct calls, and the winner, named by its [`BackendKind`], runs
+//! through a `match` on that kind (the per-call cost of target T9; see `ARCHITECTURE.md`).
 #![deny(unsafe_code)]
 
 mod fallback;
 mod fastpath;
 mod host;
+mod io;
 
 pub use fallback::Fallback;
 pub use fastpath::Fastpath;
 pub use host::Host;
+pub(crate) use io::Begun;
+pub use io::Seal;
 
 use crate::config::Config;
-use crate::engine::overlap::{Overlap, Pending, Ready, Started};
+use crate::engine::overlap::{Overlap, Ready};
 use crate::engine::{DirectFd, Engine, Transfer, DIRECT_MIN};
 use crate::error::{Error, Result};
 use crate::request::Request;
 use crate::runtime::Runtime;
-use crate::stats::recorder::{self, IoCall};
+use crate::stats::recorder;
 use crate::vocab::{BackendKind, MemRef, Refusal, Refusals};
+use io::io;
 
 /// A backend's answer to a request: accepted with an eagerness (higher wins), or refused
 /// with the reason (where AMD's backends answer −1).
@@ -76,8 +81,9 @@ pub trait Backend {
         u8::MAX
     }
 
-    /// Move the bytes of `req`: this backend's own work, without statistics or retry.
-    fn submit(&self, req: &Request<'_>) -> Result<usize>;
+    /// Move the bytes of `req`: this backend's own work, without statistics or retry. Only
+    /// [`io`] calls it (it alone makes the [`Seal`]).
+    fn submit(&self, req: &Request<'_>, seal: Seal) -> Result<usize>;
 
     /// The retry hook (AMD's `BackendWithFallback`): the registered backend a failed request
     /// is resubmitted to. None by default.
@@ -92,51 +98,18 @@ pub trait Backend {
     fn is_fallback_eligible(&self, e: &Error) -> bool {
         matches!(e, Error::GpuDirect(libc::ENODEV | libc::EREMOTEIO))
     }
-
-    /// Run `req` on this backend: the one place that records statistics and the retry.
-    /// `declined` is the fastpath's refusal when this backend serves a request the fastpath
-    /// declined (recorded with the I/O).
-    #[inline(always)]
-    fn io(&self, req: &Request<'_>, declined: Option<Refusal>) -> Result<usize> {
-        // Not through a closure: the compiler kept that one out of line (target T9).
-        let call = begin(self.kind(), req, declined);
-        let r = end(call, self.submit(req));
-        match r {
-            Err(e) => match self.fallback() {
-                Some(f) if self.is_fallback_eligible(&e) => retry(f, *req, e),
-                _ => Err(e),
-            },
-            ok => ok,
-        }
-    }
 }
 
-/// The resubmission of a failed request to `fallback`, when its own score accepts it; its
-/// outcome is final (the fallback's `submit`, never its `io`).
-#[cold]
-#[inline(never)]
-fn retry(fallback: &dyn Backend, req: Request<'_>, e: Error) -> Result<usize> {
-    // By value: the hot path then never needs the request in memory.
-    let req = &req;
-    if let Score::Refuse(_) = fallback.score(req) {
-        return Err(e);
-    }
-    tracing::debug!(target: "hipfile", "{e}; retrying on the {}", fallback.kind().name());
-    recorder::fallback_retry();
-    let call = begin(fallback.kind(), req, None);
-    end(call, fallback.submit(req))
-}
-
-/// The winner of `list` for `req`: the index of the strictly highest non-negative score (ties
-/// keep the earlier backend), with the refusals of the backends asked before it was certain;
-/// or every backend's refusal when none accepts. Backends after an acceptance that none of
-/// them could beat ([`Backend::ceiling`]) are not asked.
+/// The winner of `list` for `req`: the kind of the backend with the strictly highest
+/// non-negative score (ties keep the earlier backend), with the refusals of the backends asked
+/// before it was certain; or every backend's refusal when none accepts. Backends after an
+/// acceptance that none of them could beat ([`Backend::ceiling`]) are not asked.
 #[inline(always)]
 pub fn select<'a, B: Backend + ?Sized + 'a, const N: usize>(
     list: [&'a B; N],
     req: &Request<'_>,
-) -> std::result::Result<(usize, Refusals), Refusals> {
-    let mut best: Option<(usize, u8)> = None;
+) -> std::result::Result<(BackendKind, Refusals), Refusals> {
+    let mut best: Option<(BackendKind, u8)> = None;
     let mut refusals = Refusals::default();
     for (i, b) in list.iter().enumerate() {
         if let Some((_, top)) = best {
@@ -147,14 +120,14 @@ pub fn select<'a, B: Backend + ?Sized + 'a, const N: usize>(
         match b.score(req) {
             Score::Accept(v) => {
                 if best.is_none_or(|(_, top)| v > top) {
-                    best = Some((i, v));
+                    best = Some((b.kind(), v));
                 }
             }
             Score::Refuse(r) => refusals.record(i, b.kind(), r),
         }
     }
     match best {
-        Some((i, _)) => Ok((i, refusals)),
+        Some((kind, _)) => Ok((kind, refusals)),
         None => Err(refusals),
     }
 }
@@ -213,36 +186,6 @@ impl Posix {
     }
 }
 
-/// What [`Backends::begin`] did with a request.
-pub(crate) enum Begun {
-    /// Its copy to the device is in flight on the overlap; [`Begun::finish`] gives the result.
-    Copying {
-        /// The read in flight.
-        read: Pending,
-        /// Its statistics record, completed when it finishes.
-        call: IoCall,
-    },
-    /// Nothing in flight: this is its result (it failed, or had nothing to move).
-    Done(Result<usize>),
-    /// Not started: finish a read in flight on the overlap first, then begin it again.
-    Busy,
-    /// Not started, and not for an overlap: release the overlap and [`Backends::run`] it.
-    Synchronous,
-}
-
-impl Begun {
-    /// The result of a request that began: waits for its copy (on `overlap`, where it began).
-    pub(crate) fn finish(self, overlap: &mut Overlap<'_>) -> Result<usize> {
-        match self {
-            Begun::Copying { read, call } => end(call, overlap.finish(read)),
-            Begun::Done(r) => r,
-            Begun::Busy | Begun::Synchronous => {
-                Err(Error::Internal("a request that did not begin was finished"))
-            }
-        }
-    }
-}
-
 /// The backends of one driver open, in the order they are asked: fastpath (holding the
 /// fallback it resubmits to), fallback, host.
 pub struct Backends {
@@ -264,7 +207,7 @@ impl Backends {
         }
     }
 
-    /// Choose a backend for `req` and run it there ([`Backend::io`]). Inlined into the
+    /// Choose a backend for `req` and run it there ([`io`]). Inlined into the
     /// driver's I/O entry, so that a small request is one flat function up to its system and
     /// runtime calls (target T9).
     ///
@@ -277,42 +220,38 @@ impl Backends {
             return Ok(0);
         };
         match winner {
-            0 => self.fastpath.io(req, None),
-            1 => self.fallback.io(req, declined),
-            _ => self.host.io(req, None),
+            BackendKind::Fastpath => io(&self.fastpath, req, None),
+            BackendKind::Fallback => io(&self.fallback, req, declined),
+            BackendKind::Host => io(&self.host, req, None),
         }
     }
 
     /// Begin `req` on `overlap` where the fallback serves it and it is a device read of one
     /// chunk ([`Overlap`]: batch jobs); the rest is left to [`Backends::run`]
-    /// ([`Begun::Synchronous`]). The statistics record such a read when it finishes.
+    /// ([`Begun::Synchronous`]). The statistics record such a read from its start to its
+    /// finish ([`io::overlapped`]).
     pub(crate) fn begin(&self, req: &Request<'_>, overlap: &mut Overlap<'_>) -> Begun {
         let (winner, declined) = match self.choose(req) {
             Ok(Some(w)) => w,
             Ok(None) => return Begun::Done(Ok(0)),
             Err(e) => return Begun::Done(Err(e)),
         };
-        if winner != 1 {
+        if winner != BackendKind::Fallback {
             return Begun::Synchronous;
         }
         let t = self.fallback.transfer(req);
-        let slot = match overlap.ready(&t) {
-            Ready::Slot(i) => i,
-            Ready::Busy => return Begun::Busy,
-            Ready::No => return Begun::Synchronous,
-        };
-        let call = begin(BackendKind::Fallback, req, declined);
-        match overlap.start(slot, &t) {
-            Started::Copying(read) => Begun::Copying { read, call },
-            Started::Done(r) => Begun::Done(end(call, r)),
+        match overlap.ready(&t) {
+            Ready::Slot(slot) => io::overlapped(&self.fallback, req, declined, overlap, slot, &t),
+            Ready::Busy => Begun::Busy,
+            Ready::No => Begun::Synchronous,
         }
     }
 
-    /// The backend that serves `req` (its index in the list: fastpath, fallback, host) and
-    /// the fastpath's refusal when the fallback serves instead; `None` when there is nothing
-    /// to move. The refusals that matter are counted and logged here.
+    /// The kind of backend that serves `req` and the fastpath's refusal when the fallback
+    /// serves instead; `None` when there is nothing to move. The refusals that matter are
+    /// counted and logged here.
     #[inline(always)]
-    fn choose(&self, req: &Request<'_>) -> Result<Option<(usize, Option<Refusal>)>> {
+    fn choose(&self, req: &Request<'_>) -> Result<Option<(BackendKind, Option<Refusal>)>> {
         if req.size == 0 {
             // Valid arguments and nothing to move: 0, whatever a backend would say about the
             // alignment, and no fdatasync for a write (upstream's newest rule).
@@ -324,9 +263,9 @@ impl Backends {
             Ok(w) => w,
             Err(refusals) => return Err(no_backend(refusals)),
         };
-        // The fastpath is first in the list: its refusal, when the fallback serves instead.
+        // The fastpath's refusal, when the fallback serves instead.
         let declined = match winner {
-            1 => refusals.at(0),
+            BackendKind::Fallback => refusals.of(BackendKind::Fastpath),
             _ => None,
         };
         if let Some(r) = declined {
@@ -377,38 +316,6 @@ fn log_fallback_reason_once(r: Refusal) {
     tracing::info!(target: "hipfile", "fastpath not used: {}; the fallback serves such requests (logged once)", r.describe());
 }
 
-/// Whether offset, size and address meet the fastpath's alignment,
-/// for the statistics' unaligned counters.
-#[inline(always)]
-fn dio_aligned(req: &Request<'_>) -> bool {
-    req.file.fastpath_aligned(
-        req.file_offset,
-        req.size as u64,
-        req.mem_addr().get() as u64,
-    )
-}
-
-/// The statistics record of one call of `kind` on `req`, started now.
-#[inline(always)]
-fn begin(kind: BackendKind, req: &Request<'_>, declined: Option<Refusal>) -> IoCall {
-    IoCall {
-        dir: req.dir,
-        backend: kind,
-        device: req.buf.device,
-        requested: req.size as u64,
-        aligned: kind == BackendKind::Fastpath || dio_aligned(req),
-        declined,
-        recording: recorder::start(),
-    }
-}
-
-/// Record the outcome of `call` and pass it on.
-#[inline(always)]
-fn end(call: IoCall, r: Result<usize>) -> Result<usize> {
-    recorder::io_call(call, r.as_ref().ok().map(|&n| n as u64));
-    r
-}
-
 #[cfg(test)]
 mod tests {
     //! Mock backends in the spirit of AMD's backend tests: selection by score, the retry rules
@@ -446,7 +353,7 @@ mod tests {
         fn score(&self, _: &Request<'_>) -> Score {
             self.score
         }
-        fn submit(&self, _: &Request<'_>) -> Result<usize> {
+        fn submit(&self, _: &Request<'_>, _: Seal) -> Result<usize> {
             self.submits.set(self.submits.get() + 1);
             self.outcome
         }
@@ -486,6 +393,7 @@ mod tests {
 
     /// A backend that counts how often it is scored, with a ceiling.
     struct Capped {
+        kind: BackendKind,
         ceiling: u8,
         score: Score,
         asked: Cell<u32>,
@@ -493,7 +401,7 @@ mod tests {
 
     impl Backend for Capped {
         fn kind(&self) -> BackendKind {
-            BackendKind::Host
+            self.kind
         }
         fn ceiling(&self) -> u8 {
             self.ceiling
@@ -502,7 +410,7 @@ mod tests {
             self.asked.set(self.asked.get() + 1);
             self.score
         }
-        fn submit(&self, _: &Request<'_>) -> Result<usize> {
+        fn submit(&self, _: &Request<'_>, _: Seal) -> Result<usize> {
             Ok(0)
         }
     }
@@ -511,28 +419,36 @@ mod tests {
     fn backends_that_cannot_win_are_not_asked() {
         let (f, b) = (file(), device_buffer());
         let req = Request::new(Direction::Read, &f, &b, 4096, 0, 0);
-        let capped = |ceiling, score| Capped {
+        let capped = |kind, ceiling, score| Capped {
+            kind,
             ceiling,
             score,
             asked: Cell::new(0),
         };
+        let (one, two) = (BackendKind::Fallback, BackendKind::Host);
         // An acceptance of 1, then a backend that never scores above 1: a tie at best.
-        let (first, second) = (capped(1, Score::Accept(1)), capped(1, Score::Accept(1)));
+        let (first, second) = (
+            capped(one, 1, Score::Accept(1)),
+            capped(two, 1, Score::Accept(1)),
+        );
         let list: [&dyn Backend; 2] = [&first, &second];
-        assert_eq!(select(list, &req).map(|(i, _)| i), Ok(0));
+        assert_eq!(select(list, &req).map(|(k, _)| k), Ok(one));
         assert_eq!((first.asked.get(), second.asked.get()), (1, 0));
         // A later backend that could score higher is asked, and wins.
-        let (first, second) = (capped(1, Score::Accept(1)), capped(100, Score::Accept(100)));
+        let (first, second) = (
+            capped(one, 1, Score::Accept(1)),
+            capped(two, 100, Score::Accept(100)),
+        );
         let list: [&dyn Backend; 2] = [&first, &second];
-        assert_eq!(select(list, &req).map(|(i, _)| i), Ok(1));
+        assert_eq!(select(list, &req).map(|(k, _)| k), Ok(two));
         assert_eq!((first.asked.get(), second.asked.get()), (1, 1));
         // A refusal stops nothing: everybody is asked until someone accepts.
         let (first, second) = (
-            capped(1, Score::Refuse(Refusal::CompatForced)),
-            capped(1, Score::Accept(1)),
+            capped(one, 1, Score::Refuse(Refusal::CompatForced)),
+            capped(two, 1, Score::Accept(1)),
         );
         let list: [&dyn Backend; 2] = [&first, &second];
-        assert_eq!(select(list, &req).map(|(i, _)| i), Ok(1));
+        assert_eq!(select(list, &req).map(|(k, _)| k), Ok(two));
         assert_eq!((first.asked.get(), second.asked.get()), (1, 1));
     }
 
@@ -544,10 +460,10 @@ mod tests {
         let m = mock(BackendKind::Fallback, Score::Accept(2), Ok(2));
         let c = mock(BackendKind::Host, Score::Accept(1), Ok(3));
         let list: [&dyn Backend; 3] = [&a, &m, &c];
-        let (i, refusals) = select(list, &req).unwrap();
-        assert_eq!(i, 1);
+        let (kind, refusals) = select(list, &req).unwrap();
+        assert_eq!(kind, BackendKind::Fallback);
         assert_eq!(refusals, Refusals::default());
-        assert_eq!(list[i].io(&req, None), Ok(2));
+        assert_eq!(io(&m, &req, None), Ok(2));
         assert_eq!(
             (a.submits.get(), m.submits.get(), c.submits.get()),
             (0, 1, 0)
@@ -562,17 +478,20 @@ mod tests {
         let a = mock(BackendKind::Fastpath, r, Ok(1));
         let m = mock(BackendKind::Fallback, Score::Accept(1), Ok(2));
         let c = mock(BackendKind::Host, Score::Accept(1), Ok(3));
-        let (i, refusals) = select([&a as &dyn Backend, &m, &c], &req).unwrap();
-        assert_eq!(i, 1);
+        let (kind, refusals) = select([&a as &dyn Backend, &m, &c], &req).unwrap();
+        assert_eq!(kind, BackendKind::Fallback);
         assert_eq!(
             refusals.of(BackendKind::Fastpath),
             Some(Refusal::UnalignedSize)
         );
-        assert_eq!(select([&c as &dyn Backend, &m], &req).unwrap().0, 0);
+        assert_eq!(
+            select([&c as &dyn Backend, &m], &req).unwrap().0,
+            BackendKind::Host
+        );
         let z = mock(BackendKind::Fallback, Score::Accept(0), Ok(2));
         assert_eq!(
             select([&z as &dyn Backend, &a], &req).unwrap().0,
-            0,
+            BackendKind::Fallback,
             "0 accepts"
         );
     }
@@ -643,7 +562,7 @@ mod tests {
             );
             fp.fallback = Some(&fb);
             let before = retries();
-            let r = fp.io(&req, None);
+            let r = io(&fp, &req, None);
             let after = retries();
             assert_eq!(fp.submits.get(), 1, "errno {errno}");
             if retried {
@@ -660,7 +579,7 @@ mod tests {
         let fb = mock(BackendKind::Fallback, Score::FALLBACK, Ok(77));
         let mut host = mock(BackendKind::Host, Score::HOST, Err(Error::Os(libc::ENODEV)));
         host.fallback = Some(&fb);
-        assert_eq!(host.io(&req, None), Err(Error::Os(libc::ENODEV)));
+        assert_eq!(io(&host, &req, None), Err(Error::Os(libc::ENODEV)));
         assert_eq!(fb.submits.get(), 0);
         // A runtime failure is not an errno of the kernel path: not retried.
         let fb = mock(BackendKind::Fallback, Score::FALLBACK, Ok(77));
@@ -671,7 +590,7 @@ mod tests {
         );
         fp.fallback = Some(&fb);
         assert_eq!(
-            fp.io(&req, None),
+            io(&fp, &req, None),
             Err(Error::Runtime(crate::runtime::RtError::UNKNOWN))
         );
         assert_eq!(fb.submits.get(), 0);
@@ -694,7 +613,7 @@ mod tests {
         );
         fp.fallback = Some(&fb);
         let before = retries();
-        assert_eq!(fp.io(&req, None), Err(Error::GpuDirect(libc::ENODEV)));
+        assert_eq!(io(&fp, &req, None), Err(Error::GpuDirect(libc::ENODEV)));
         assert_eq!(fb.submits.get(), 0);
         assert_eq!(retries(), before);
 
@@ -712,7 +631,7 @@ mod tests {
             Err(Error::GpuDirect(libc::EREMOTEIO)),
         );
         fp.fallback = Some(&real);
-        assert_eq!(fp.io(&req, None), Err(Error::GpuDirect(libc::EREMOTEIO)));
+        assert_eq!(io(&fp, &req, None), Err(Error::GpuDirect(libc::EREMOTEIO)));
         assert_eq!(retries(), before);
 
         // Without a registered fallback nothing is retried either.
@@ -721,7 +640,7 @@ mod tests {
             Score::FASTPATH,
             Err(Error::GpuDirect(libc::ENODEV)),
         );
-        assert_eq!(fp.io(&req, None), Err(Error::GpuDirect(libc::ENODEV)));
+        assert_eq!(io(&fp, &req, None), Err(Error::GpuDirect(libc::ENODEV)));
         assert_eq!(retries(), before);
     }
 
@@ -744,7 +663,7 @@ mod tests {
         );
         fp.fallback = Some(&fb);
         let before = retries();
-        assert_eq!(fp.io(&req, None), Err(Error::Os(libc::ENODEV)));
+        assert_eq!(io(&fp, &req, None), Err(Error::Os(libc::ENODEV)));
         assert_eq!(
             (fp.submits.get(), fb.submits.get(), last.submits.get()),
             (1, 1, 0)

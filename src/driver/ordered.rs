@@ -317,16 +317,17 @@ impl Ordered {
         };
         let (stream_key, file) = (stream, file_key(&op.file));
         sh.counts.lock().add(stream_key, file);
-        let mut grid = rt.stage_grid(device)?;
+        let staging = rt.staging().ok_or(RtError::NOT_SUPPORTED)?;
+        let mut grid = staging.stage_grid(device)?;
         let mut mail = set.mail(grid);
-        let mut launched = rt.stage_launch(device, stream, mail.device_address(), grid);
+        let mut launched = staging.stage_launch(device, stream, mail.device_address(), grid);
         if launched.is_err() {
             // A runtime that refused a cooperative launch of that many blocks lowered its grid.
-            if let Ok(lower) = rt.stage_grid(device) {
+            if let Ok(lower) = staging.stage_grid(device) {
                 if lower < grid {
                     grid = lower;
                     mail = set.mail(grid);
-                    launched = rt.stage_launch(device, stream, mail.device_address(), grid);
+                    launched = staging.stage_launch(device, stream, mail.device_address(), grid);
                 }
             }
         }
@@ -413,7 +414,10 @@ impl Shared {
 
     /// An operation where the kernel cannot run: after the stream's earlier work, now.
     fn run_now(&self, op: Op, stream: StreamHandle) -> Result<()> {
-        self.rt.stream_synchronize(stream)?;
+        self.rt
+            .streams()
+            .ok_or(RtError::NOT_SUPPORTED)?
+            .stream_synchronize(stream)?;
         let result = op.run_caught(&self.plain, self.rt);
         op.params.set_result(result);
         Ok(())
@@ -506,11 +510,17 @@ impl Shared {
         streams.dedup();
         streams
             .into_iter()
-            .filter_map(|s| match self.rt.stream_query(s) {
-                // Still busy, or destroyed by the application (queued work runs on).
-                Ok(()) => None,
-                Err(e) if e == RtError::NOT_READY || e == RtError::INVALID_HANDLE => None,
-                Err(e) => Some((s, e)),
+            .filter_map(|s| {
+                match self
+                    .rt
+                    .streams()
+                    .map_or(Err(RtError::NOT_READY), |r| r.stream_query(s))
+                {
+                    // Still busy, or destroyed by the application (queued work runs on).
+                    Ok(()) => None,
+                    Err(e) if e == RtError::NOT_READY || e == RtError::INVALID_HANDLE => None,
+                    Err(e) => Some((s, e)),
+                }
             })
             .collect()
     }

@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 
 use super::ordered::StreamFlags;
 use crate::error::{Error, Result};
-use crate::runtime::{RtError, Runtime, StreamHandle};
+use crate::runtime::{RtError, Runtime, StreamHandle, Streams};
 
 /// A registered stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +34,7 @@ pub struct StreamRegistry {
 }
 
 /// The identity of `stream`: `None` where the runtime has none to give.
-fn identity(rt: &dyn Runtime, stream: StreamHandle) -> Result<Option<u64>> {
+fn identity(rt: &dyn Streams, stream: StreamHandle) -> Result<Option<u64>> {
     match rt.stream_id(stream) {
         Ok(id) => Ok(Some(id)),
         Err(e) if e == RtError::NOT_SUPPORTED => Ok(None),
@@ -50,8 +50,9 @@ impl StreamRegistry {
         stream: StreamHandle,
         flags: StreamFlags,
     ) -> Result<()> {
-        rt.stream_device(stream)?;
-        let id = identity(rt, stream)?;
+        let streams = rt.streams().ok_or(RtError::NOT_SUPPORTED)?;
+        streams.stream_device(stream)?;
+        let id = identity(streams, stream)?;
         if self.info(rt, stream).is_some() {
             return Err(Error::InvalidValue("stream already registered"));
         }
@@ -84,7 +85,10 @@ impl StreamRegistry {
         let Some(id) = info.id else {
             return Some(info);
         };
-        match rt.stream_id(stream) {
+        match rt
+            .streams()
+            .map_or(Err(RtError::NOT_SUPPORTED), |s| s.stream_id(stream))
+        {
             Ok(now) if now == id => Some(info),
             _ => {
                 let mut map = self.map.lock();

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::runtime::{EventHandle, Runtime, StreamHandle};
+use crate::runtime::{EventHandle, RtError, Runtime, StreamHandle};
 
 /// A stream with two events, owned by one participant at a time.
 #[derive(Debug)]
@@ -52,6 +52,7 @@ impl LanePool {
     }
 
     fn create(rt: &dyn Runtime, device: i32) -> crate::runtime::RtResult<Lane> {
+        let rt = rt.streams().ok_or(RtError::NOT_SUPPORTED)?;
         let stream = rt.stream_create()?;
         let e0 = match rt.event_create() {
             Ok(e) => e,
@@ -91,6 +92,9 @@ impl LanePool {
 
     /// Destroy every idle lane.
     pub fn destroy_all(&self, rt: &dyn Runtime) {
+        let Some(rt) = rt.streams() else {
+            return;
+        };
         for lane in self.free.lock().drain(..) {
             for e in lane.events {
                 rt.event_destroy(e);

@@ -37,7 +37,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::runtime::{DirectCopy, RtResult, Runtime, StreamHandle};
+use crate::runtime::{DirectCopy, RtError, RtResult, Runtime, StreamHandle};
 use crate::vocab::{Address, Direction, MemRef};
 
 use lend::bounce::BouncePool;
@@ -259,7 +259,10 @@ impl StageSet {
     /// The stages and mailboxes of `device` for `config`; "not supported" where the runtime
     /// cannot load the staging kernel there.
     pub fn new(rt: &'static dyn Runtime, config: &Config, device: i32) -> RtResult<StageSet> {
-        let grid = rt.stage_grid(device)?;
+        let grid = rt
+            .staging()
+            .ok_or(RtError::NOT_SUPPORTED)?
+            .stage_grid(device)?;
         let restore = rt.enter_device(device)?;
         let built = (|| {
             let mails = Arc::new(Mailboxes::new(rt, device, MAILBOXES)?);
@@ -374,8 +377,8 @@ impl Inner {
     #[inline(always)]
     pub(crate) fn copy_to_device(&self, dst: Address, src: &[u8]) -> crate::runtime::RtResult<()> {
         match &self.direct_copy {
-            Some(c) => c.copy_to_device(dst.get(), src),
-            None => self.rt.copy_to_device(dst.get(), src),
+            Some(c) => c.copy_to_device(dst, src),
+            None => self.rt.copy_to_device(dst, src),
         }
     }
 
@@ -387,8 +390,8 @@ impl Inner {
         src: Address,
     ) -> crate::runtime::RtResult<()> {
         match &self.direct_copy {
-            Some(c) => c.copy_from_device(dst, src.get()),
-            None => self.rt.copy_from_device(dst, src.get()),
+            Some(c) => c.copy_from_device(dst, src),
+            None => self.rt.copy_from_device(dst, src),
         }
     }
 

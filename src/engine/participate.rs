@@ -13,6 +13,7 @@ use super::lend::{Chunk, InFlight, Lent, Slot};
 use super::outcome::{ChunkFault, ChunkResult};
 use super::{Inner, Stage, Transfer};
 use crate::error::Error;
+use crate::runtime::RtError;
 use crate::vocab::{Address, Direction, MemRef};
 
 /// Claim and process chunks until none is left or the transfer failed.
@@ -207,7 +208,10 @@ fn pipelined_read(inner: &Inner, xfer: &Chunked, addr: Address, lane: &Lane) {
         }
     }
     // The stream reports a failed copy; the copies' buffers come back after it.
-    if let Err(e) = rt.stream_synchronize(lane.stream) {
+    let synced = rt.streams().map_or(Err(RtError::NOT_SUPPORTED), |s| {
+        s.stream_synchronize(lane.stream)
+    });
+    if let Err(e) = synced {
         xfer.outcome.fail(Error::Runtime(e));
     }
     for slot in slots.iter_mut() {

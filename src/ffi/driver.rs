@@ -80,7 +80,7 @@ pub unsafe extern "C" fn hipFileDriverGetProperties(
         let out = unsafe { Out::new(props, "NULL properties") }?;
         let d = driver();
         let v = d.params();
-        let fastpath = d.rt().has_fastpath();
+        let fastpath = d.rt().gpu_direct().is_some();
         let bit = |on: bool, b: c_int| if on { 1u32 << b } else { 0 };
         let p = hipFileDriverProps_t {
             nvfs: hipFileDriverPropsNvfs {

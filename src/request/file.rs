@@ -188,8 +188,9 @@ impl File {
 impl Drop for File {
     fn drop(&mut self) {
         // The GPU-direct path may hold a registration of our O_DIRECT descriptor.
-        if let (Some(fd), Some(rt)) = (self.unbuffered_fd(), crate::runtime::try_runtime()) {
-            rt.forget_file(fd);
+        let gpu_direct = crate::runtime::try_runtime().and_then(|rt| rt.gpu_direct());
+        if let (Some(fd), Some(g)) = (self.unbuffered_fd(), gpu_direct) {
+            g.forget_file(fd);
         }
     }
 }

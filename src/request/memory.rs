@@ -44,16 +44,16 @@ pub fn validate(rt: &dyn Runtime, base: Address, length: usize, host_io: bool) -
     if base.is_null() {
         return Err(Error::InvalidValue("NULL buffer"));
     }
-    let info = rt.pointer_info(base.get()).map_err(attribute_error)?;
+    let info = rt.pointer_info(base).map_err(attribute_error)?;
     match info.memory_type {
         MemoryType::Device => {
-            let (alloc_base, alloc_size) = rt.address_range(base.get()).map_err(range_error)?;
-            check_range(base.get(), length, alloc_base, alloc_size)?;
+            let (alloc_base, alloc_size) = rt.address_range(base).map_err(range_error)?;
+            check_range(base.get(), length, alloc_base.get(), alloc_size)?;
         }
         MemoryType::Host | MemoryType::Unregistered if host_io => {
             // Pinned memory has a known range; pageable memory does not and is taken as given.
-            if let Ok((alloc_base, alloc_size)) = rt.address_range(base.get()) {
-                check_range(base.get(), length, alloc_base, alloc_size)?;
+            if let Ok((alloc_base, alloc_size)) = rt.address_range(base) {
+                check_range(base.get(), length, alloc_base.get(), alloc_size)?;
             }
         }
         _ => return Err(Error::MemoryTypeInvalid),
@@ -86,16 +86,16 @@ pub fn resolve_unregistered(rt: &dyn Runtime, base: Address, host_io: bool) -> R
     if base.is_null() {
         return Err(Error::InvalidValue("NULL buffer"));
     }
-    let info = rt.pointer_info(base.get())?;
+    let info = rt.pointer_info(base)?;
     let at = base.get();
     let length = match info.memory_type {
         MemoryType::Device => {
-            let (alloc_base, alloc_size) = rt.address_range(at)?;
-            (alloc_base + alloc_size).saturating_sub(at)
+            let (alloc_base, alloc_size) = rt.address_range(base)?;
+            (alloc_base.get() + alloc_size).saturating_sub(at)
         }
-        MemoryType::Host | MemoryType::Unregistered if host_io => match rt.address_range(at) {
-            Ok((alloc_base, alloc_size)) if alloc_base <= at => {
-                (alloc_base + alloc_size).saturating_sub(at)
+        MemoryType::Host | MemoryType::Unregistered if host_io => match rt.address_range(base) {
+            Ok((alloc_base, alloc_size)) if alloc_base.get() <= at => {
+                (alloc_base.get() + alloc_size).saturating_sub(at)
             }
             _ => usize::MAX - at,
         },

@@ -20,7 +20,7 @@ use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 use parking_lot::RwLock;
 
 use super::FastpathFault;
-use crate::vocab::Direction;
+use crate::vocab::{Address, Direction};
 
 /// `CUfileDrvProps_t`, with room to spare in case a newer cuFile writes more.
 #[repr(C)]
@@ -195,7 +195,7 @@ impl CuFile {
         &self,
         dir: Direction,
         fd: RawFd,
-        dev: usize,
+        dev: Address,
         size: u64,
         offset: i64,
     ) -> Result<u64, FastpathFault> {
@@ -206,8 +206,10 @@ impl CuFile {
         // SAFETY: a registered handle; cuFile validates the device range.
         let r = unsafe {
             match dir {
-                Direction::Read => (self.api.read)(h, dev as *mut c_void, size, offset, 0),
-                Direction::Write => (self.api.write)(h, dev as *const c_void, size, offset, 0),
+                Direction::Read => (self.api.read)(h, dev.get() as *mut c_void, size, offset, 0),
+                Direction::Write => {
+                    (self.api.write)(h, dev.get() as *const c_void, size, offset, 0)
+                }
             }
         };
         match r {

@@ -1,14 +1,11 @@
 //! Host-only mode: no GPU runtime in the process. Every pointer is host memory; the driver
 //! opens and host buffers work through the host backend.
 
-use std::os::fd::RawFd;
-
-use super::RuntimeTools;
 use super::{
-    DeviceRestore, EventHandle, FastpathFault, Platform, PointerInfo, RtError, RtResult, Runtime,
-    StreamHandle,
+    DeviceRestore, EventHandle, HostRegistration, Platform, PointerInfo, RtError, RtResult,
+    Runtime, StreamHandle, Streams, Tools,
 };
-use crate::vocab::{Direction, MemoryType};
+use crate::vocab::Address;
 
 /// The runtime used when no GPU runtime was chosen.
 pub struct HostRuntime {
@@ -31,67 +28,25 @@ impl Runtime for HostRuntime {
     fn describe(&self) -> String {
         format!("host-only (no GPU runtime: {})", self.reason)
     }
-    fn pointer_info(&self, ptr: usize) -> RtResult<PointerInfo> {
-        if ptr == 0 {
+    fn pointer_info(&self, ptr: Address) -> RtResult<PointerInfo> {
+        if ptr.is_null() {
             return Err(RtError::INVALID_VALUE);
         }
-        Ok(PointerInfo {
-            memory_type: MemoryType::Unregistered,
-            device: -1,
-        })
+        Ok(PointerInfo::UNREGISTERED)
     }
-    fn address_range(&self, _ptr: usize) -> RtResult<(usize, usize)> {
+    fn address_range(&self, _ptr: Address) -> RtResult<(Address, usize)> {
         Err(RtError::NOT_FOUND)
     }
     fn enter_device(&self, _device: i32) -> RtResult<DeviceRestore> {
         Ok(DeviceRestore(None))
     }
     fn leave_device(&self, _restore: DeviceRestore) {}
-    fn thread_init(&self) {}
-    fn copy_to_device(&self, _dst: usize, _src: &[u8]) -> RtResult<()> {
+    fn copy_to_device(&self, _dst: Address, _src: &[u8]) -> RtResult<()> {
         Err(RtError::NO_DEVICE)
     }
-    fn copy_from_device(&self, _dst: &mut [u8], _src: usize) -> RtResult<()> {
+    fn copy_from_device(&self, _dst: &mut [u8], _src: Address) -> RtResult<()> {
         Err(RtError::NO_DEVICE)
     }
-    unsafe fn copy_to_device_async(
-        &self,
-        _: usize,
-        _: *const u8,
-        _: usize,
-        _: StreamHandle,
-    ) -> RtResult<()> {
-        Err(RtError::NO_DEVICE)
-    }
-    unsafe fn copy_from_device_async(
-        &self,
-        _: *mut u8,
-        _: usize,
-        _: usize,
-        _: StreamHandle,
-    ) -> RtResult<()> {
-        Err(RtError::NO_DEVICE)
-    }
-    fn stream_create(&self) -> RtResult<StreamHandle> {
-        Err(RtError::NO_DEVICE)
-    }
-    fn stream_destroy(&self, _stream: StreamHandle) {}
-    fn stream_synchronize(&self, _stream: StreamHandle) -> RtResult<()> {
-        Err(RtError::NO_DEVICE)
-    }
-    fn stream_device(&self, _stream: StreamHandle) -> RtResult<i32> {
-        Err(RtError::NO_DEVICE)
-    }
-    fn event_create(&self) -> RtResult<EventHandle> {
-        Err(RtError::NO_DEVICE)
-    }
-    fn event_record(&self, _: EventHandle, _: StreamHandle) -> RtResult<()> {
-        Err(RtError::NO_DEVICE)
-    }
-    fn event_synchronize(&self, _: EventHandle) -> RtResult<()> {
-        Err(RtError::NO_DEVICE)
-    }
-    fn event_destroy(&self, _: EventHandle) {}
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {
         // Page-aligned anonymous memory, so O_DIRECT transfers can use it too.
         // SAFETY: anonymous mapping, no file or address hint.
@@ -117,33 +72,69 @@ impl Runtime for HostRuntime {
             unsafe { libc::munmap(ptr.cast(), len) };
         }
     }
+    /// Streams exist in the API (an application may name one), but there is no device to
+    /// run them: every call answers "no device".
+    fn streams(&self) -> Option<&dyn Streams> {
+        Some(self)
+    }
+    fn host_registration(&self) -> Option<&dyn HostRegistration> {
+        Some(self)
+    }
+    fn tools(&self) -> Option<&dyn Tools> {
+        Some(self)
+    }
+}
+
+impl Streams for HostRuntime {
+    unsafe fn copy_to_device_async(
+        &self,
+        _: Address,
+        _: *const u8,
+        _: usize,
+        _: StreamHandle,
+    ) -> RtResult<()> {
+        Err(RtError::NO_DEVICE)
+    }
+    unsafe fn copy_from_device_async(
+        &self,
+        _: *mut u8,
+        _: Address,
+        _: usize,
+        _: StreamHandle,
+    ) -> RtResult<()> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn stream_create(&self) -> RtResult<StreamHandle> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn stream_destroy(&self, _stream: StreamHandle) {}
+    fn stream_synchronize(&self, _stream: StreamHandle) -> RtResult<()> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn stream_device(&self, _stream: StreamHandle) -> RtResult<i32> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn event_create(&self) -> RtResult<EventHandle> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn event_record(&self, _: EventHandle, _: StreamHandle) -> RtResult<()> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn event_synchronize(&self, _: EventHandle) -> RtResult<()> {
+        Err(RtError::NO_DEVICE)
+    }
+    fn event_destroy(&self, _: EventHandle) {}
+}
+
+impl HostRegistration for HostRuntime {
     fn host_register(&self, _ptr: *mut u8, _len: usize) -> RtResult<()> {
         // Host memory needs no pinning here: registration is bookkeeping only.
         Ok(())
     }
     unsafe fn host_unregister(&self, _ptr: *mut u8) {}
-    fn registers_host(&self) -> bool {
-        true
-    }
-    fn has_fastpath(&self) -> bool {
-        false
-    }
-    fn fastpath_io(
-        &self,
-        _: Direction,
-        _: RawFd,
-        _: usize,
-        _: u64,
-        _: i64,
-    ) -> Result<u64, FastpathFault> {
-        Err(FastpathFault::Runtime(RtError::NOT_SUPPORTED))
-    }
 }
 
-impl RuntimeTools for HostRuntime {
-    fn current_device(&self) -> RtResult<i32> {
-        Ok(0)
-    }
+impl Tools for HostRuntime {
     fn version(&self) -> i32 {
         0
     }
@@ -156,10 +147,10 @@ impl RuntimeTools for HostRuntime {
     fn set_device(&self, _device: i32) -> RtResult<()> {
         Err(RtError::NO_DEVICE)
     }
-    fn device_alloc(&self, _len: usize) -> RtResult<usize> {
+    fn device_alloc(&self, _len: usize) -> RtResult<Address> {
         Err(RtError::NO_DEVICE)
     }
-    fn device_free(&self, _addr: usize) {}
+    fn device_free(&self, _addr: Address) {}
 }
 
 /// Lengths of the mappings handed out by `host_alloc`, for `munmap`.

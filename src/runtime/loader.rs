@@ -47,7 +47,7 @@ pub fn choice() -> &'static Choice {
             c.runtime.describe(),
             c.reason
         );
-        if c.runtime.is_simulated() {
+        if c.runtime.tools().is_some_and(|t| t.is_simulated()) {
             tracing::warn!(target: "hipfile", "running on the SIMULATED GPU runtime (hipsim): test and demo use only");
         }
         c
@@ -178,7 +178,7 @@ fn try_platform(
             }
         };
         match bind(platform, lib, name) {
-            Ok(rt) if need_device && rt.device_count() < 1 => {
+            Ok(rt) if need_device && rt.tools().map_or(0, |t| t.device_count()) < 1 => {
                 attempts.rejected(format!("{}: {name}: reports no device", platform.name()));
             }
             Ok(rt) => return Some(rt),

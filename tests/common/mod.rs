@@ -23,6 +23,7 @@ pub mod stats_ctx;
 pub mod strategies;
 pub mod sync_io;
 
+#[allow(unused_imports)] // each test binary uses some of them
 pub use programs::{hipfile_tool, ok, program, stderr, stdout, text, without_settings};
 
 /// Directory of the test executable (`target/<profile>/deps`), where cargo also puts the

@@ -10,10 +10,7 @@ pub use cufile_abi::code;
 /// The `CUfileOpError` value named `name` (`"CU_FILE_HANDLE_NOT_REGISTERED"`).
 pub fn error_by_name(name: &str) -> Option<c_int> {
     let short = name.strip_prefix("CU_FILE_")?;
-    code::ALL
-        .iter()
-        .find(|(n, _)| *n == short)
-        .map(|&(_, c)| c)
+    code::ALL.iter().find(|(n, _)| *n == short).map(|&(_, c)| c)
 }
 
 #[cfg(test)]

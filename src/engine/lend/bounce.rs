@@ -27,7 +27,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::engine::plan;
 use crate::error::{Error, Result};
-use crate::runtime::Runtime;
+use crate::runtime::{RtError, Runtime};
 use crate::sys;
 
 struct PoolState {
@@ -122,7 +122,7 @@ impl BouncePool {
                 slabs: Vec::new(),
             }),
             returned: Condvar::new(),
-            fills: AtomicBool::new(rt.registers_host()),
+            fills: AtomicBool::new(rt.host_registration().is_some()),
         }
     }
 
@@ -378,8 +378,8 @@ impl Drop for BouncePool {
             // SAFETY: a fill's mapping of `len` bytes from map_lazy (registered if so recorded),
             // none of its buffers in use any more.
             unsafe {
-                if registered {
-                    self.rt.host_unregister(base.as_ptr());
+                if let (true, Some(r)) = (registered, self.rt.host_registration()) {
+                    r.host_unregister(base.as_ptr());
                 }
                 sys::huge::unmap(base, len);
             }
@@ -449,7 +449,10 @@ impl Fill {
     fn register(&self, pool: &BouncePool) {
         let len = self.buffers * self.chunk;
         let registered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pool.rt.host_register(self.base.as_ptr(), len)
+            pool.rt
+                .host_registration()
+                .ok_or(RtError::NOT_SUPPORTED)
+                .and_then(|r| r.host_register(self.base.as_ptr(), len))
         }));
         let ok = matches!(registered, Ok(Ok(())));
         if !ok {

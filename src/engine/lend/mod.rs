@@ -17,7 +17,7 @@ pub(crate) mod bounce;
 pub(crate) mod stage;
 
 use super::lanes::Lane;
-use crate::runtime::{EventHandle, RtError, RtResult, Runtime, StreamHandle};
+use crate::runtime::{EventHandle, RtError, RtResult, Runtime, StreamHandle, Streams};
 use crate::vocab::Address;
 use bounce::Bounce;
 
@@ -130,7 +130,7 @@ pub(crate) enum Slot<'p> {
 /// buffer until the copy is known to be complete (its event, or the whole stream).
 pub(crate) struct InFlight<'p> {
     bounce: Option<Bounce<'p>>,
-    rt: &'p dyn Runtime,
+    rt: &'p dyn Streams,
     stream: StreamHandle,
     /// The event recorded after the copy; `None`: waiting means synchronising the stream.
     event: Option<EventHandle>,
@@ -160,13 +160,16 @@ impl<'p> InFlight<'p> {
         mut bounce: Bounce<'p>,
         n: usize,
     ) -> Result<InFlight<'p>, (RtError, Bounce<'p>)> {
+        let Some(rt) = rt.streams() else {
+            return Err((RtError::NOT_SUPPORTED, bounce));
+        };
         let src = bounce.as_mut_slice();
         assert!(n <= src.len(), "copy larger than its bounce buffer");
         let src = src.as_ptr();
         // SAFETY: the buffer is moved into the returned value, which gives it back only after
         // the copy's event (or the whole stream) completed, so nothing writes or frees it while
         // the runtime reads it.
-        let issued = unsafe { rt.copy_to_device_async(dst.get(), src, n, stream) }
+        let issued = unsafe { rt.copy_to_device_async(dst, src, n, stream) }
             .and_then(|()| event.map_or(Ok(()), |e| rt.event_record(e, stream)));
         Self::issued(issued, rt, stream, event, bounce)
     }
@@ -180,19 +183,22 @@ impl<'p> InFlight<'p> {
         mut bounce: Bounce<'p>,
         n: usize,
     ) -> Result<InFlight<'p>, (RtError, Bounce<'p>)> {
+        let Some(rt) = rt.streams() else {
+            return Err((RtError::NOT_SUPPORTED, bounce));
+        };
         let dst = bounce.as_mut_slice();
         assert!(n <= dst.len(), "copy larger than its bounce buffer");
         let dst = dst.as_mut_ptr();
         // SAFETY: the buffer is moved into the returned value, which gives it back only after
         // the stream was synchronised, so nothing reads, writes or frees it while the runtime
         // writes it.
-        let issued = unsafe { rt.copy_from_device_async(dst, src.get(), n, stream) };
+        let issued = unsafe { rt.copy_from_device_async(dst, src, n, stream) };
         Self::issued(issued, rt, stream, None, bounce)
     }
 
     fn issued(
         issued: RtResult<()>,
-        rt: &'p dyn Runtime,
+        rt: &'p dyn Streams,
         stream: StreamHandle,
         event: Option<EventHandle>,
         bounce: Bounce<'p>,

@@ -151,11 +151,12 @@ impl Stage {
         let grid = grid.clamp(1, MAX_BLOCKS as u32);
         let (seg, nslots) = geometry(buffer, chunk);
         let pitch = seg + SLOT_SLACK;
-        let ctl = rt.mapped_alloc(std::mem::size_of::<Ctl>())?;
-        let slots = match rt.mapped_alloc(pitch * nslots as usize) {
+        let staging = rt.staging().ok_or(RtError::NOT_SUPPORTED)?;
+        let ctl = staging.mapped_alloc(std::mem::size_of::<Ctl>())?;
+        let slots = match staging.mapped_alloc(pitch * nslots as usize) {
             Ok(s) => s,
             Err(e) => {
-                rt.mapped_free(ctl);
+                staging.mapped_free(ctl);
                 return Err(e);
             }
         };
@@ -218,7 +219,7 @@ impl Stage {
         mail.words().ring_len.store(RING_LEN, Ordering::Relaxed);
         mail.words()
             .ctl
-            .store(self.ctl.device as u64, Ordering::Release);
+            .store(self.ctl.device.get() as u64, Ordering::Release);
     }
 
     /// Whether the stage can never serve again: the kernel of its last operation will not
@@ -281,7 +282,9 @@ impl Stage {
     /// writes are visible). `None` while the stream is still running.
     fn stream_gone(&self, ok: impl Fn() -> bool) -> Option<RtError> {
         let restore = self.rt.enter_device(self.device).ok()?;
-        let state = self.rt.stream_query(self.stream.load(Ordering::Acquire));
+        let state = self.rt.streams().map_or(Err(RtError::NOT_READY), |s| {
+            s.stream_query(self.stream.load(Ordering::Acquire))
+        });
         self.rt.leave_device(restore);
         match state {
             // Still running; or the application destroyed the stream handle, which lets queued
@@ -312,13 +315,15 @@ impl Drop for Stage {
             tracing::warn!(target: "hipfile", "a stream's staging kernel did not finish; its pinned memory is leaked");
             return;
         }
-        let rt = self.rt;
+        let Some(staging) = self.rt.staging() else {
+            return;
+        };
         let zero = || MappedHost {
             host: std::ptr::NonNull::dangling(),
-            device: 0,
+            device: Address::new(0),
         };
-        rt.mapped_free(std::mem::replace(&mut self.slots, zero()));
-        rt.mapped_free(std::mem::replace(&mut self.ctl, zero()));
+        staging.mapped_free(std::mem::replace(&mut self.slots, zero()));
+        staging.mapped_free(std::mem::replace(&mut self.ctl, zero()));
     }
 }
 
@@ -349,7 +354,10 @@ impl Mailboxes {
     /// `count` mailboxes for launches on `device`.
     pub(crate) fn new(rt: &'static dyn Runtime, device: i32, count: u32) -> RtResult<Mailboxes> {
         let len = count as usize * std::mem::size_of::<MailWords>();
-        let mem = rt.mapped_alloc(len)?;
+        let mem = rt
+            .staging()
+            .ok_or(RtError::NOT_SUPPORTED)?
+            .mapped_alloc(len)?;
         // SAFETY: a fresh allocation of `len` bytes, page-aligned; zero bytes are valid words.
         unsafe { mem.host.as_ptr().write_bytes(0, len) };
         Ok(Mailboxes {
@@ -426,7 +434,10 @@ impl Mailboxes {
             let Ok(restore) = self.rt.enter_device(self.device) else {
                 return false;
             };
-            let state = self.rt.stream_query(s);
+            let state = self
+                .rt
+                .streams()
+                .map_or(Err(RtError::NOT_READY), |r| r.stream_query(s));
             self.rt.leave_device(restore);
             match state {
                 Ok(()) => true,
@@ -449,14 +460,17 @@ impl Drop for Mailboxes {
             tracing::warn!(target: "hipfile", "staging launches did not return; their mailboxes' pinned memory is leaked");
             return;
         }
+        let Some(staging) = self.rt.staging() else {
+            return;
+        };
         let m = std::mem::replace(
             &mut self.mem,
             MappedHost {
                 host: std::ptr::NonNull::dangling(),
-                device: 0,
+                device: Address::new(0),
             },
         );
-        self.rt.mapped_free(m);
+        staging.mapped_free(m);
     }
 }
 
@@ -477,8 +491,11 @@ impl Mail {
     }
 
     /// The device address the launch takes.
-    pub(crate) fn device_address(&self) -> usize {
-        self.boxes.mem.device + self.index as usize * std::mem::size_of::<MailWords>()
+    pub(crate) fn device_address(&self) -> Address {
+        self.boxes
+            .mem
+            .device
+            .add(self.index as usize * std::mem::size_of::<MailWords>())
     }
 
     /// A launch over it was queued on `stream`.
@@ -552,14 +569,14 @@ impl Lease<'_> {
 
     /// Have the kernel copy the first `len` bytes placed for `dev` from the slot to `dev`.
     pub(crate) fn copy_to_device(mut self, dev: Address, len: usize) {
-        let src = self.stage.slots.device + self.place(dev, len);
-        self.post(dev.get() as u64, src as u64, len as u64, false);
+        let src = self.stage.slots.device.add(self.place(dev, len));
+        self.post(dev.get() as u64, src.get() as u64, len as u64, false);
     }
 
     /// Have the kernel copy `len` bytes at `dev` into the slot, and wait until it did.
     pub(crate) fn copy_from_device(&mut self, dev: Address, len: usize) -> RtResult<()> {
-        let dst = self.stage.slots.device + self.place(dev, len);
-        self.post(dst as u64, dev.get() as u64, len as u64, false);
+        let dst = self.stage.slots.device.add(self.place(dev, len));
+        self.post(dst.get() as u64, dev.get() as u64, len as u64, false);
         let (stage, s) = (self.stage, self.serial);
         stage.wait_for_kernel(|| stage.done_through(s))
     }
