@@ -23,6 +23,10 @@
 //! - `sys`: raw operating-system calls.
 //! - `vocab`: the vocabulary every layer shares.
 #![warn(missing_docs)]
+// Items written `pub` are reachable from outside the crate (its safe API, its C ABI, or the
+// test-only internals): everything else is `pub(crate)` or narrower, so rustc reports dead
+// code. Judged with the internals visible, as every test build has them.
+#![cfg_attr(feature = "test-internals", warn(unreachable_pub))]
 // Every `unsafe` operation sits in its own block, even in an `unsafe fn`, with the `// SAFETY:`
 // line that says why it holds; every public `unsafe fn` documents its contract (`# Safety`).
 #![deny(

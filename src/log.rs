@@ -19,7 +19,7 @@ use crate::sys::{log_file, secure};
 static INIT: Once = Once::new();
 
 /// Install the subscriber once per process.
-pub fn init() {
+pub(crate) fn init() {
     INIT.call_once(|| {
         let filter = std::env::var("HIPFILE_LOG").unwrap_or_else(|_| "warn".to_string());
         let filter = tracing_subscriber::EnvFilter::try_new(&filter)

@@ -78,7 +78,7 @@ impl Address {
 /// The memory side of one transfer: device memory (handed only to the GPU runtime) or host
 /// memory the application lent for the call (made into slices in one place, `engine/lend.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemRef {
+pub(crate) enum MemRef {
     /// Device memory at `addr` on `device`.
     Device {
         /// Device address of the first byte.

@@ -12,7 +12,7 @@ use crate::vocab::{BackendKind, MemRef, MemoryType, Refusal};
 
 /// The fallback of one driver open.
 #[derive(Clone)]
-pub struct Fallback {
+pub(crate) struct Fallback {
     /// Compat mode allowed.
     allow_compat: bool,
     posix: Posix,
@@ -20,7 +20,7 @@ pub struct Fallback {
 
 impl Fallback {
     /// The fallback for `config` on `engine`.
-    pub fn new(engine: &Engine, config: &Config) -> Fallback {
+    pub(crate) fn new(engine: &Engine, config: &Config) -> Fallback {
         Fallback {
             allow_compat: config.allow_compat,
             posix: Posix::new(engine, config),

@@ -13,7 +13,7 @@ use crate::runtime::{FastpathFault, GpuDirect, RtError, Runtime};
 use crate::vocab::{BackendKind, MemoryType, Refusal};
 
 /// The fastpath of one driver open.
-pub struct Fastpath {
+pub(crate) struct Fastpath {
     /// The runtime's GPU-direct entry points; `None` where it has none (the gate refuses).
     gpu_direct: Option<&'static dyn GpuDirect>,
     /// [`gate`] of this runtime and configuration.
@@ -38,7 +38,7 @@ fn gate(gpu_direct: Option<&dyn GpuDirect>, config: &Config) -> Option<Refusal> 
 
 impl Fastpath {
     /// The fastpath for `config` on `rt`, without a fallback.
-    pub fn new(rt: &'static dyn Runtime, config: &Config) -> Fastpath {
+    pub(crate) fn new(rt: &'static dyn Runtime, config: &Config) -> Fastpath {
         let gpu_direct = rt.gpu_direct();
         Fastpath {
             gpu_direct,
@@ -51,7 +51,7 @@ impl Fastpath {
     /// Register the backend failed requests are resubmitted to (AMD's
     /// `register_fallback_backend`). Its type is [`Fallback`], so "none" and "itself", which
     /// AMD refuses at run time, cannot be expressed.
-    pub fn register_fallback(&mut self, fallback: Fallback) {
+    pub(crate) fn register_fallback(&mut self, fallback: Fallback) {
         self.fallback = Some(fallback);
     }
 
@@ -59,7 +59,7 @@ impl Fastpath {
     /// the gate, no `O_DIRECT` descriptor or no direct-I/O alignment, a file system it does
     /// not serve. [`Backend::score`] starts with this; `hipfile check` reports it.
     #[inline(always)]
-    pub fn file_refusal(&self, file: &File) -> Option<Refusal> {
+    pub(crate) fn file_refusal(&self, file: &File) -> Option<Refusal> {
         if let Some(r) = self.gate {
             return Some(r);
         }

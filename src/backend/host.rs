@@ -11,7 +11,7 @@ use crate::request::Request;
 use crate::vocab::{BackendKind, MemRef, Refusal};
 
 /// The host backend of one driver open.
-pub struct Host {
+pub(crate) struct Host {
     /// `HIPFILE_HOST` / `hipFileParamAllowSystemMemory`.
     enabled: bool,
     posix: Posix,
@@ -19,7 +19,7 @@ pub struct Host {
 
 impl Host {
     /// The host backend for `config` on `engine`.
-    pub fn new(engine: &Engine, config: &Config) -> Host {
+    pub(crate) fn new(engine: &Engine, config: &Config) -> Host {
         Host {
             enabled: config.host_io,
             posix: Posix::new(engine, config),

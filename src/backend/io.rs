@@ -17,7 +17,7 @@ use crate::stats::recorder::{self, IoCall};
 use crate::vocab::{BackendKind, Refusal};
 
 /// What [`Backend::submit`] takes, and only [`io`] can make: proof that the call is recorded.
-pub struct Seal(());
+pub(crate) struct Seal(());
 
 /// Run `req` on `backend`: its statistics recorded, and a failure the backend hands on
 /// ([`Backend::is_fallback_eligible`]) resubmitted to its registered fallback when the

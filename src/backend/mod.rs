@@ -21,11 +21,11 @@ mod fastpath;
 mod host;
 mod io;
 
-pub use fallback::Fallback;
-pub use fastpath::Fastpath;
-pub use host::Host;
+pub(crate) use fallback::Fallback;
+pub(crate) use fastpath::Fastpath;
+pub(crate) use host::Host;
 pub(crate) use io::Begun;
-pub use io::Seal;
+pub(crate) use io::Seal;
 
 use crate::config::Config;
 use crate::engine::overlap::{Overlap, Ready};
@@ -40,7 +40,7 @@ use io::io;
 /// A backend's answer to a request: accepted with an eagerness (higher wins), or refused
 /// with the reason (where AMD's backends answer −1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Score {
+pub(crate) enum Score {
     /// Accepted; the value is the backend's eagerness.
     Accept(u8),
     /// Refused.
@@ -49,14 +49,14 @@ pub enum Score {
 
 impl Score {
     /// The fastpath's score: it wins whenever it accepts.
-    pub const FASTPATH: Score = Score::Accept(100);
+    pub(crate) const FASTPATH: Score = Score::Accept(100);
     /// The fallback's score on device memory.
-    pub const FALLBACK: Score = Score::Accept(1);
+    pub(crate) const FALLBACK: Score = Score::Accept(1);
     /// The host backend's score on host memory.
-    pub const HOST: Score = Score::Accept(1);
+    pub(crate) const HOST: Score = Score::Accept(1);
 
     /// How eager an acceptance is; a refusal is below every acceptance.
-    pub const fn eagerness(self) -> u8 {
+    pub(crate) const fn eagerness(self) -> u8 {
         match self {
             Score::Accept(v) => v,
             Score::Refuse(_) => 0,
@@ -65,7 +65,7 @@ impl Score {
 }
 
 /// One way of moving a request's bytes (AMD's `Backend`).
-pub trait Backend {
+pub(crate) trait Backend {
     /// Which backend this is (statistics, logs, refusals).
     fn kind(&self) -> BackendKind;
 
@@ -105,7 +105,7 @@ pub trait Backend {
 /// before it was certain; or every backend's refusal when none accepts. Backends after an
 /// acceptance that none of them could beat ([`Backend::ceiling`]) are not asked.
 #[inline(always)]
-pub fn select<'a, B: Backend + ?Sized + 'a, const N: usize>(
+pub(crate) fn select<'a, B: Backend + ?Sized + 'a, const N: usize>(
     list: [&'a B; N],
     req: &Request<'_>,
 ) -> std::result::Result<(BackendKind, Refusals), Refusals> {
@@ -188,7 +188,7 @@ impl Posix {
 
 /// The backends of one driver open, in the order they are asked: fastpath (holding the
 /// fallback it resubmits to), fallback, host.
-pub struct Backends {
+pub(crate) struct Backends {
     fastpath: Fastpath,
     fallback: Fallback,
     host: Host,
@@ -196,7 +196,7 @@ pub struct Backends {
 
 impl Backends {
     /// Build the list for `config` on `rt` and `engine`.
-    pub fn new(rt: &'static dyn Runtime, config: &Config, engine: &Engine) -> Backends {
+    pub(crate) fn new(rt: &'static dyn Runtime, config: &Config, engine: &Engine) -> Backends {
         let fallback = Fallback::new(engine, config);
         let mut fastpath = Fastpath::new(rt, config);
         fastpath.register_fallback(fallback.clone());
@@ -215,7 +215,7 @@ impl Backends {
     /// instead (with the I/O), every backend's when none accepts, except a refusal of the
     /// memory kind (a backend that never serves such memory is no reason anyone needs).
     #[inline(always)]
-    pub fn run(&self, req: &Request<'_>) -> Result<usize> {
+    pub(crate) fn run(&self, req: &Request<'_>) -> Result<usize> {
         let Some((winner, declined)) = self.choose(req)? else {
             return Ok(0);
         };

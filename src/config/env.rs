@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 /// Parse a boolean the way upstream does: `true`/`false`, case-insensitive; anything else
 /// (including `1`, `yes` and the empty string) is "unset".
-pub fn parse_bool(v: &str) -> Option<bool> {
+pub(crate) fn parse_bool(v: &str) -> Option<bool> {
     if v.eq_ignore_ascii_case("true") {
         Some(true)
     } else if v.eq_ignore_ascii_case("false") {
@@ -20,7 +20,7 @@ pub fn parse_bool(v: &str) -> Option<bool> {
 /// space and a sign are accepted, digits are required, trailing junk or overflow make it
 /// "unset", and values above `u32::MAX` saturate (a negative value wraps as `strtoul` does and
 /// therefore saturates too).
-pub fn parse_unsigned(v: &str) -> Option<u32> {
+pub(crate) fn parse_unsigned(v: &str) -> Option<u32> {
     let t = v.trim_start();
     let (neg, digits) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
@@ -39,7 +39,7 @@ pub fn parse_unsigned(v: &str) -> Option<u32> {
 
 /// Parse a byte size: digits with an optional binary suffix `K`, `M`, `G` (or `KiB`, `MiB`,
 /// `GiB`, case-insensitive). Used for our own variables and by the command-line tool.
-pub fn parse_size(v: &str) -> Option<u64> {
+pub(crate) fn parse_size(v: &str) -> Option<u64> {
     let t = v.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
@@ -60,7 +60,7 @@ pub fn parse_size(v: &str) -> Option<u64> {
 
 /// How the library reads one of its environment variables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VarKind {
+pub(crate) enum VarKind {
     /// [`parse_bool`].
     Bool,
     /// [`parse_unsigned`].
@@ -77,7 +77,7 @@ pub enum VarKind {
 }
 
 /// Every environment variable the library reads, and how.
-pub const VARIABLES: &[(&str, VarKind)] = &[
+pub(crate) const VARIABLES: &[(&str, VarKind)] = &[
     ("HIPFILE_PLATFORM", VarKind::Platform),
     ("HIPFILE_HIP_LIBRARY", VarKind::Path),
     ("HIPFILE_CUDA_LIBRARY", VarKind::Path),
@@ -193,33 +193,33 @@ impl Env {
 static ENV: OnceLock<Env> = OnceLock::new();
 
 /// The process environment, read on first use; later `setenv` calls have no effect.
-pub fn env() -> &'static Env {
+pub(crate) fn env() -> &'static Env {
     ENV.get_or_init(|| Env::from_lookup(|k| std::env::var(k).ok()))
 }
 
 /// Default bytes per engine chunk.
-pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
+pub(crate) const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
 /// Default pinned bounce budget.
-pub const DEFAULT_BOUNCE_BUDGET: usize = 256 << 20;
+pub(crate) const DEFAULT_BOUNCE_BUDGET: usize = 256 << 20;
 /// Default inline threshold: requests of this size or less run on the calling thread.
-pub const DEFAULT_INLINE_THRESHOLD: usize = 1 << 20;
+pub(crate) const DEFAULT_INLINE_THRESHOLD: usize = 1 << 20;
 /// Default staging memory of one stream-ordered operation (0.5.0 CHANGELOG).
-pub const DEFAULT_ASYNC_BUFFER_SIZE: usize = 16 << 20;
+pub(crate) const DEFAULT_ASYNC_BUFFER_SIZE: usize = 16 << 20;
 /// Default stream-ordered operations moving bytes at once per device: eight, the in-flight
 /// depth of the stream-ordered benchmark (eight streams of one operation or one of eight).
-pub const DEFAULT_ASYNC_CONCURRENCY: usize = 8;
+pub(crate) const DEFAULT_ASYNC_CONCURRENCY: usize = 8;
 /// Upper bound on `HIPFILE_ASYNC_CONCURRENCY`.
-pub const MAX_ASYNC_CONCURRENCY: usize = 64;
+pub(crate) const MAX_ASYNC_CONCURRENCY: usize = 64;
 /// Default seconds `hipFileStatsConnectToTargetProcess` waits for a live target's statistics
 /// server: long enough for a program started by `ais-stats CMD` to reach its first hipFile
 /// call (where the server starts), short enough that a process which never serves (pid 1, a
 /// program without the library) is an error rather than a hang.
-pub const DEFAULT_STATS_CONNECT_TIMEOUT_S: u32 = 30;
+pub(crate) const DEFAULT_STATS_CONNECT_TIMEOUT_S: u32 = 30;
 /// Upper bound on worker threads.
-pub const MAX_IO_THREADS: usize = 64;
+pub(crate) const MAX_IO_THREADS: usize = 64;
 
 /// Default worker count: the machine's cores, between 1 and 16.
-pub fn default_io_threads() -> usize {
+pub(crate) fn default_io_threads() -> usize {
     std::thread::available_parallelism()
         .map_or(4, |n| n.get())
         .clamp(1, 16)

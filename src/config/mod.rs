@@ -8,10 +8,10 @@
 //! (one table row per parameter) <- this file (the snapshot).
 #![deny(unsafe_code)]
 
-pub mod env;
-pub mod params;
+pub(crate) mod env;
+pub(crate) mod params;
 
-pub use env::{env, Env};
+pub(crate) use env::{env, Env};
 use env::{
     DEFAULT_ASYNC_BUFFER_SIZE, DEFAULT_ASYNC_CONCURRENCY, MAX_ASYNC_CONCURRENCY, MAX_IO_THREADS,
 };
@@ -19,7 +19,7 @@ use params::{BoolParam, ParamValues, SizeParam, Staged};
 
 /// The configuration snapshot in force while the driver is open.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Config {
+pub(crate) struct Config {
     /// Compat mode allowed: the fallback backend may serve device memory.
     pub allow_compat: bool,
     /// Compat mode forced: the fastpath is off.
@@ -54,7 +54,7 @@ pub struct Config {
 
 impl Config {
     /// Combine parameters set through the API, the environment and defaults.
-    pub fn resolve(env: &Env, staged: &Staged) -> Config {
+    pub(crate) fn resolve(env: &Env, staged: &Staged) -> Config {
         let params = ParamValues::resolve(env, staged);
         let allow = params.flag(BoolParam::AllowCompatMode);
         let force = params.flag(BoolParam::ForceCompatMode);

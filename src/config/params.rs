@@ -65,7 +65,7 @@ pub enum BoolParam {
 
 /// A `hipFileStringConfigParameter_t` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StringParam {
+pub(crate) enum StringParam {
     /// `hipFileParamLoggingLevel`.
     LoggingLevel = 0,
     /// `hipFileParamEnvLogfilePath`.
@@ -107,7 +107,7 @@ pub const BOOL_PARAMS: [BoolParam; 12] = [
 ];
 
 /// All string parameters in enum order.
-pub const STRING_PARAMS: [StringParam; 3] = [
+pub(crate) const STRING_PARAMS: [StringParam; 3] = [
     StringParam::LoggingLevel,
     StringParam::EnvLogfilePath,
     StringParam::LogDir,
@@ -144,9 +144,9 @@ impl TryFrom<i32> for StringParam {
 }
 
 /// Largest engine thread count accepted.
-pub const MAX_IO_THREADS: u64 = config::MAX_IO_THREADS as u64;
+pub(crate) const MAX_IO_THREADS: u64 = config::MAX_IO_THREADS as u64;
 /// Largest batch size.
-pub const MAX_BATCH: u64 = 128;
+pub(crate) const MAX_BATCH: u64 = 128;
 
 impl SizeParam {
     /// The value used when neither the API nor the environment sets one.
@@ -221,7 +221,7 @@ impl BoolParam {
 
 impl StringParam {
     /// The value used when neither the API nor the environment sets one.
-    pub fn default_value(self) -> String {
+    pub(crate) fn default_value(self) -> String {
         match self {
             StringParam::LoggingLevel => "warn".to_string(),
             StringParam::EnvLogfilePath | StringParam::LogDir => String::new(),
@@ -231,7 +231,7 @@ impl StringParam {
     /// The value the environment gives, if any (read at the call). `HIPFILE_LOG_FILE` names a
     /// file: in secure-execution mode it is ignored here as everywhere else, so the parameter
     /// never reports a path the library does not use.
-    pub fn env_value(self) -> Option<String> {
+    pub(crate) fn env_value(self) -> Option<String> {
         match self {
             StringParam::LoggingLevel => std::env::var("HIPFILE_LOG").ok(),
             StringParam::EnvLogfilePath => {
@@ -242,7 +242,7 @@ impl StringParam {
     }
 
     /// Whether `v` is acceptable (a log directory must exist, as cuFile requires).
-    pub fn valid(self, v: &str) -> bool {
+    pub(crate) fn valid(self, v: &str) -> bool {
         match self {
             StringParam::LogDir => v.is_empty() || std::path::Path::new(v).is_dir(),
             _ => true,
@@ -252,7 +252,7 @@ impl StringParam {
 
 /// Values set through the API and not yet applied (staged while the driver is closed).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Staged {
+pub(crate) struct Staged {
     /// Size parameters by enum value.
     pub sizes: [Option<u64>; 12],
     /// Boolean parameters by enum value.
@@ -263,7 +263,7 @@ pub struct Staged {
 
 /// Every parameter's value in force.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParamValues {
+pub(crate) struct ParamValues {
     /// Size parameters by enum value.
     pub sizes: [u64; 12],
     /// Boolean parameters by enum value.
@@ -274,7 +274,7 @@ pub struct ParamValues {
 
 impl ParamValues {
     /// API value > environment > default.
-    pub fn resolve(env: &Env, staged: &Staged) -> ParamValues {
+    pub(crate) fn resolve(env: &Env, staged: &Staged) -> ParamValues {
         ParamValues {
             sizes: SIZE_PARAMS.map(|p| {
                 staged.sizes[p as usize]
@@ -296,17 +296,17 @@ impl ParamValues {
     }
 
     /// A size parameter.
-    pub fn size(&self, p: SizeParam) -> u64 {
+    pub(crate) fn size(&self, p: SizeParam) -> u64 {
         self.sizes[p as usize]
     }
 
     /// A boolean parameter.
-    pub fn flag(&self, p: BoolParam) -> bool {
+    pub(crate) fn flag(&self, p: BoolParam) -> bool {
         self.bools[p as usize]
     }
 
     /// A string parameter.
-    pub fn string(&self, p: StringParam) -> &str {
+    pub(crate) fn string(&self, p: StringParam) -> &str {
         &self.strings[p as usize]
     }
 }

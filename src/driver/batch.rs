@@ -43,12 +43,12 @@ use crate::request::{fits, Request};
 use crate::vocab::{Address, Direction, MemoryType};
 
 /// Most operations a context holds (upstream's `MAX_SIZE`).
-pub const MAX_OPS: usize = 128;
+pub(crate) const MAX_OPS: usize = 128;
 
 /// An opaque batch handle: `(generation << 32) | (slot + 1)`; never 0. Only the C door turns a
 /// handle's value into a token and back; everything else passes it through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BatchToken(usize);
+pub(crate) struct BatchToken(usize);
 
 impl BatchToken {
     /// The token of a handle's value as C passed it. Any value will do: one this registry
@@ -65,7 +65,7 @@ impl BatchToken {
 
 /// How an entry asks to be run (`hipFileBatchMode_t`): batch mode is the only one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// `hipFileBatch`.
     Batch,
 }
@@ -74,7 +74,7 @@ pub enum Mode {
 /// typed values. A field C filled with a value it does not define is `None`, refused when
 /// the entry is checked, in the order upstream checks the fields.
 #[derive(Clone, Copy, Debug)]
-pub struct OpParams {
+pub(crate) struct OpParams {
     /// `mode`; `None` for anything but `hipFileBatch`.
     pub mode: Option<Mode>,
     /// `u.batch.devPtr_base`.
@@ -95,7 +95,7 @@ pub struct OpParams {
 
 /// Where an operation stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpStatus {
+pub(crate) enum OpStatus {
     /// Queued, not started.
     Pending,
     /// Its job is moving the bytes.
@@ -119,7 +119,7 @@ impl OpStatus {
 
 /// A reaped operation: its cookie and how it ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Completion {
+pub(crate) struct Completion {
     /// The submitted cookie.
     pub cookie: usize,
     /// A terminal status.
@@ -187,7 +187,7 @@ impl Ops {
 }
 
 /// A batch context.
-pub struct BatchContext {
+pub(crate) struct BatchContext {
     capacity: usize,
     ops: Mutex<Ops>,
     changed: Condvar,
@@ -204,13 +204,13 @@ impl BatchContext {
 
     /// Whether `n` more operations fit (a concurrent submission may
     /// still take the room before this one queues, which [`enqueue`] checks again).
-    pub fn has_room(&self, n: usize) -> bool {
+    pub(crate) fn has_room(&self, n: usize) -> bool {
         n <= self.capacity - self.ops.lock().ops.len()
     }
 
     /// Every pending operation becomes canceled (running ones run to completion, terminal
     /// ones stay as they are); waiters are woken.
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         self.cancel_retiring(false);
     }
 
@@ -236,7 +236,7 @@ impl BatchContext {
     /// The end of the context (destroy, or the driver's close to 0): nothing more is queued,
     /// pending operations are cancelled, and this returns once no operation runs any more, so
     /// that nothing of the context touches the application's memory or files afterwards.
-    pub fn retire_and_drain(&self) {
+    pub(crate) fn retire_and_drain(&self) {
         self.cancel_retiring(true);
         let mut st = self.ops.lock();
         while st.running() {
@@ -247,7 +247,7 @@ impl BatchContext {
     /// Wait until `min_nr` operations (capped at the number
     /// outstanding) are terminal, all are, or `timeout` passes (`None`: no limit; zero: do
     /// not wait); then reap up to `capacity` terminal operations.
-    pub fn reap(
+    pub(crate) fn reap(
         &self,
         min_nr: usize,
         capacity: usize,
@@ -289,36 +289,36 @@ impl BatchContext {
 
     #[cfg(test)]
     /// Status of every outstanding operation (for tests and tools), in submission order.
-    pub fn statuses(&self) -> Vec<OpStatus> {
+    pub(crate) fn statuses(&self) -> Vec<OpStatus> {
         self.ops.lock().ops.iter().map(|o| o.status).collect()
     }
 }
 
 /// Batch contexts by handle.
 #[derive(Default)]
-pub struct BatchRegistry {
+pub(crate) struct BatchRegistry {
     slots: Slots<Arc<BatchContext>>,
 }
 
 impl BatchRegistry {
     /// A new context of `capacity` operations.
-    pub fn create(&mut self, capacity: usize) -> BatchToken {
+    pub(crate) fn create(&mut self, capacity: usize) -> BatchToken {
         BatchToken(self.slots.insert(Arc::new(BatchContext::new(capacity))).0)
     }
 
     /// The context behind a current token.
-    pub fn get(&self, token: BatchToken) -> Option<Arc<BatchContext>> {
+    pub(crate) fn get(&self, token: BatchToken) -> Option<Arc<BatchContext>> {
         self.slots.get(token.0).cloned()
     }
 
     /// Remove a context; its token goes stale.
-    pub fn remove(&mut self, token: BatchToken) -> Option<Arc<BatchContext>> {
+    pub(crate) fn remove(&mut self, token: BatchToken) -> Option<Arc<BatchContext>> {
         self.slots.remove(token.0).map(|(ctx, _)| ctx)
     }
 
     /// Every context with its token (the driver closes to 0: the caller retires and drains
     /// them outside the registry's lock, then removes them).
-    pub fn live(&self) -> Vec<(BatchToken, Arc<BatchContext>)> {
+    pub(crate) fn live(&self) -> Vec<(BatchToken, Arc<BatchContext>)> {
         self.slots
             .entries()
             .map(|(key, ctx)| (BatchToken(key), ctx.clone()))

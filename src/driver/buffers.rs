@@ -14,7 +14,7 @@ use crate::vocab::Address;
 /// search (a handful of instructions for the few buffers applications register: target T9);
 /// registration and deregistration, rare next to I/O, shift the tail.
 #[derive(Default)]
-pub struct BufferRegistry {
+pub(crate) struct BufferRegistry {
     sorted: Vec<(Address, Arc<Buffer>)>,
 }
 
@@ -25,12 +25,12 @@ impl BufferRegistry {
     }
 
     /// Whether `base` is registered.
-    pub fn contains(&self, base: Address) -> bool {
+    pub(crate) fn contains(&self, base: Address) -> bool {
         self.find(base).is_ok()
     }
 
     /// Insert a validated buffer.
-    pub fn insert(&mut self, buffer: Buffer) -> Result<()> {
+    pub(crate) fn insert(&mut self, buffer: Buffer) -> Result<()> {
         match self.find(buffer.base) {
             Ok(_) => Err(Error::MemoryAlreadyRegistered),
             Err(at) => {
@@ -42,12 +42,12 @@ impl BufferRegistry {
 
     /// The registration whose base is exactly `base`.
     #[inline(always)]
-    pub fn get(&self, base: Address) -> Option<&Arc<Buffer>> {
+    pub(crate) fn get(&self, base: Address) -> Option<&Arc<Buffer>> {
         self.find(base).ok().map(|i| &self.sorted[i].1)
     }
 
     /// Remove a registration: not registered → 5024; in use → internal error.
-    pub fn remove(&mut self, base: Address) -> Result<()> {
+    pub(crate) fn remove(&mut self, base: Address) -> Result<()> {
         match self.find(base) {
             Err(_) => Err(Error::MemoryNotRegistered),
             Ok(i) if Arc::strong_count(&self.sorted[i].1) > 1 => {
@@ -61,19 +61,19 @@ impl BufferRegistry {
     }
 
     /// Drop every registration.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.sorted.clear();
     }
 
     #[cfg(test)]
     /// Number of registrations.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.sorted.len()
     }
 
     #[cfg(test)]
     /// Whether nothing is registered.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.sorted.is_empty()
     }
 }

@@ -16,7 +16,7 @@ use crate::request::file::File;
 /// An opaque file handle token: `(generation << 32) | (slot + 1)`; never 0. Only the C door
 /// turns a handle's value into a token and back; everything else passes it through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FileToken(usize);
+pub(crate) struct FileToken(usize);
 
 impl FileToken {
     /// The token of a handle's value as C passed it. Any value will do: one this registry
@@ -40,7 +40,7 @@ impl fmt::LowerHex for FileToken {
 
 /// Registered files by handle and by client descriptor.
 #[derive(Default)]
-pub struct FileRegistry {
+pub(crate) struct FileRegistry {
     slots: Slots<Arc<File>>,
     by_fd: HashMap<RawFd, usize>,
 }
@@ -49,7 +49,7 @@ impl FileRegistry {
     /// Insert a file; `HandleAlreadyRegistered` when its client descriptor is registered. A
     /// registered number whose descriptor the application closed and reused for another file
     /// does not block the new registration: the old handle keeps reaching the old file.
-    pub fn insert(&mut self, file: File) -> Result<FileToken> {
+    pub(crate) fn insert(&mut self, file: File) -> Result<FileToken> {
         if let Some(&index) = self.by_fd.get(&file.client_fd()) {
             let old = self.slots.at(index).expect("indexed slots are full");
             if old.same_registration(&file) {
@@ -64,13 +64,13 @@ impl FileRegistry {
 
     /// The file behind a token, if the token is current.
     #[inline(always)]
-    pub fn get(&self, token: FileToken) -> Option<&Arc<File>> {
+    pub(crate) fn get(&self, token: FileToken) -> Option<&Arc<File>> {
         self.slots.get(token.0)
     }
 
     /// Remove a file; I/O that holds it keeps it alive until it ends. Returns the file, or
     /// `None` for an unknown or stale token.
-    pub fn remove(&mut self, token: FileToken) -> Option<Arc<File>> {
+    pub(crate) fn remove(&mut self, token: FileToken) -> Option<Arc<File>> {
         let (file, index) = self.slots.remove(token.0)?;
         if self.by_fd.get(&file.client_fd()) == Some(&index) {
             self.by_fd.remove(&file.client_fd());
@@ -80,20 +80,20 @@ impl FileRegistry {
 
     /// Drop every registration (driver closed to 0). Files in use stay alive through their
     /// `Arc`s until their I/O ends.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.slots.drain();
         self.by_fd.clear();
     }
 
     #[cfg(test)]
     /// Number of registered files (a superseded registration of a reused number included).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.slots.len()
     }
 
     #[cfg(test)]
     /// Whether no file is registered.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }

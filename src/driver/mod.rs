@@ -10,12 +10,12 @@
 //! across I/O or a GPU runtime call.
 #![deny(unsafe_code)]
 
-pub mod batch;
-pub mod buffers;
-pub mod files;
-pub mod ordered;
+pub(crate) mod batch;
+pub(crate) mod buffers;
+pub(crate) mod files;
+pub(crate) mod ordered;
 mod slots;
-pub mod streams;
+pub(crate) mod streams;
 
 use std::os::fd::RawFd;
 use std::sync::{Arc, OnceLock};
@@ -65,7 +65,7 @@ struct State {
 type Named = (Arc<File>, Option<Arc<Buffer>>, Arc<Session>);
 
 /// The process-wide driver.
-pub struct Driver {
+pub(crate) struct Driver {
     state: RwLock<State>,
     batches: Mutex<batch::BatchRegistry>,
     /// Batch jobs holding the session.
@@ -79,7 +79,7 @@ pub struct Driver {
 static DRIVER: OnceLock<Driver> = OnceLock::new();
 
 /// The driver singleton.
-pub fn driver() -> &'static Driver {
+pub(crate) fn driver() -> &'static Driver {
     DRIVER.get_or_init(|| {
         crate::log::init();
         Driver {
@@ -100,7 +100,7 @@ pub fn driver() -> &'static Driver {
 
 impl Driver {
     /// The GPU runtime (loaded on first use).
-    pub fn rt(&self) -> &'static dyn Runtime {
+    pub(crate) fn rt(&self) -> &'static dyn Runtime {
         runtime::runtime()
     }
 
@@ -123,7 +123,7 @@ impl Driver {
     }
 
     /// `hipFileDriverOpen`: increment the use count.
-    pub fn open(&self) {
+    pub(crate) fn open(&self) {
         // Load the runtime before taking the lock: it may take a while and logs.
         self.rt();
         let mut st = self.state.write();
@@ -134,7 +134,7 @@ impl Driver {
     }
 
     /// `hipFileDriverClose`: decrement; at zero drop every registration.
-    pub fn close(&self) -> Result<()> {
+    pub(crate) fn close(&self) -> Result<()> {
         let (session, contexts) = {
             let mut st = self.state.write();
             if st.use_count == 0 {
@@ -183,12 +183,12 @@ impl Driver {
     }
 
     /// `hipFileUseCount`.
-    pub fn use_count(&self) -> i64 {
+    pub(crate) fn use_count(&self) -> i64 {
         self.state.read().use_count
     }
 
     /// The configuration in force (the open session's, or what an open would use now).
-    pub fn config(&self) -> Arc<Config> {
+    pub(crate) fn config(&self) -> Arc<Config> {
         match &self.state.read().session {
             Some(s) => s.config.clone(),
             None => Arc::new(Config::resolve(config::env(), &self.staged.lock())),
@@ -197,7 +197,7 @@ impl Driver {
 
     /// Every parameter's value: the live one while open, otherwise what the next open would
     /// use (staged API value > environment > default).
-    pub fn params(&self) -> params::ParamValues {
+    pub(crate) fn params(&self) -> params::ParamValues {
         let st = self.state.read();
         match &st.session {
             Some(s) => s.config.params.clone(),
@@ -207,7 +207,7 @@ impl Driver {
 
     /// Stage a parameter value for the next open: only while the driver is
     /// closed (`DriverAlreadyOpen` otherwise); reset to its default when the driver closes.
-    pub fn stage(&self, apply: impl FnOnce(&mut Staged) -> Result<()>) -> Result<()> {
+    pub(crate) fn stage(&self, apply: impl FnOnce(&mut Staged) -> Result<()>) -> Result<()> {
         // Holding the state lock keeps an open from racing with the staging.
         let st = self.state.read();
         if st.use_count > 0 {
@@ -219,7 +219,7 @@ impl Driver {
     /// `hipFileDriverSet*`: while open, `live` changes the configuration and later I/O sees
     /// the new snapshot; while closed, `staged` records the value for the next open, as a
     /// parameter set through the API would be (cuFile answers success there too).
-    pub fn set_property(
+    pub(crate) fn set_property(
         &self,
         live: impl FnOnce(&mut Config, &Engine),
         staged: impl FnOnce(&mut Staged),
@@ -241,7 +241,7 @@ impl Driver {
 
     /// Implicit open without anything else (the async calls on a closed
     /// driver). Returns whether the driver was closed.
-    pub fn open_if_closed(&self) -> bool {
+    pub(crate) fn open_if_closed(&self) -> bool {
         self.rt();
         let mut st = self.state.write();
         let was_closed = st.use_count == 0;
@@ -250,7 +250,7 @@ impl Driver {
     }
 
     /// `hipFileHandleRegister` for a descriptor.
-    pub fn register_file(&self, fd: RawFd) -> Result<FileToken> {
+    pub(crate) fn register_file(&self, fd: RawFd) -> Result<FileToken> {
         let file = File::inspect(fd)?;
         self.rt();
         let mut st = self.state.write();
@@ -266,7 +266,7 @@ impl Driver {
     /// registered again), then the call waits for the stream-ordered operations queued on it,
     /// as `hipFileStreamDeregister` does for a stream: when it returns, nothing of the library
     /// uses the file any more but synchronous calls already running on other threads.
-    pub fn deregister_file(&self, token: FileToken) {
+    pub(crate) fn deregister_file(&self, token: FileToken) {
         let mut st = self.state.write();
         if st.use_count == 0 {
             return;
@@ -285,7 +285,7 @@ impl Driver {
 
     /// `hipFileBufRegister`: opens the driver first, even when the buffer is
     /// then refused.
-    pub fn register_buffer(&self, base: Address, length: usize) -> Result<()> {
+    pub(crate) fn register_buffer(&self, base: Address, length: usize) -> Result<()> {
         let rt = self.rt();
         if rt.platform() == runtime::Platform::Host {
             warn_host_only_once();
@@ -311,7 +311,7 @@ impl Driver {
     }
 
     /// `hipFileBufDeregister`.
-    pub fn deregister_buffer(&self, base: Address) -> Result<()> {
+    pub(crate) fn deregister_buffer(&self, base: Address) -> Result<()> {
         let mut st = self.state.write();
         if st.use_count == 0 {
             return Err(Error::DriverClosing);
@@ -343,7 +343,7 @@ impl Driver {
     /// `hipFileRead` / `hipFileWrite`. An offset is `None` when
     /// the application passed a negative one (refused after the handle and buffer checks).
     #[inline(always)]
-    pub fn io(
+    pub(crate) fn io(
         &self,
         dir: Direction,
         token: FileToken,
@@ -373,7 +373,7 @@ impl Driver {
 
     /// `hipFileBatchIOSetUp`: works while closed, does not open. `max_nr` is
     /// 1 to `hipFileParamPropertiesIOBatchsize` (at most 128).
-    pub fn batch_setup(&self, max_nr: u32) -> Result<batch::BatchToken> {
+    pub(crate) fn batch_setup(&self, max_nr: u32) -> Result<batch::BatchToken> {
         let limit = (self
             .params()
             .size(params::SizeParam::IoBatchSize)
@@ -387,7 +387,10 @@ impl Driver {
     /// The live batch context behind `token` (`InvalidValue` for an unknown or destroyed one).
     /// `hipFileBatchIOGetStatus` is its `reap`, after the caller's
     /// argument checks of step 1.
-    pub fn batch_context(&self, token: batch::BatchToken) -> Result<Arc<batch::BatchContext>> {
+    pub(crate) fn batch_context(
+        &self,
+        token: batch::BatchToken,
+    ) -> Result<Arc<batch::BatchContext>> {
         self.batches
             .lock()
             .get(token)
@@ -396,7 +399,7 @@ impl Driver {
 
     /// `hipFileBatchIOSubmit`'s checks before any entry is read: the handle (`InvalidValue`),
     /// `n == 0` (`InvalidValue`) and the room (`BatchFull`). Returns the context to submit to.
-    pub fn batch_admit(
+    pub(crate) fn batch_admit(
         &self,
         token: batch::BatchToken,
         n: usize,
@@ -414,7 +417,7 @@ impl Driver {
     /// `hipFileBatchIOSubmit` on a context admitted by [`Driver::batch_admit`]:
     /// all entries are resolved and checked before any is queued. Runtime queries for
     /// unregistered buffers run without the state lock.
-    pub fn batch_submit(
+    pub(crate) fn batch_submit(
         &self,
         ctx: &Arc<batch::BatchContext>,
         entries: &[batch::OpParams],
@@ -460,14 +463,14 @@ impl Driver {
     }
 
     /// `hipFileBatchIOCancel`.
-    pub fn batch_cancel(&self, token: batch::BatchToken) -> Result<()> {
+    pub(crate) fn batch_cancel(&self, token: batch::BatchToken) -> Result<()> {
         self.batch_context(token)?.cancel();
         Ok(())
     }
 
     /// `hipFileBatchIODestroy`: unknown handles are ignored; otherwise the
     /// handle goes stale at once, pending operations are cancelled and running ones waited for.
-    pub fn batch_destroy(&self, token: batch::BatchToken) {
+    pub(crate) fn batch_destroy(&self, token: batch::BatchToken) {
         let ctx = self.batches.lock().remove(token);
         if let Some(ctx) = ctx {
             ctx.retire_and_drain();
@@ -495,7 +498,7 @@ impl Driver {
     /// (size clamped), the buffer's device against the stream's; then `*bytes_p = 0`, a size
     /// of 0 done at once, otherwise the operation queued on the stream
     /// ([`ordered`]).
-    pub fn submit_async(
+    pub(crate) fn submit_async(
         &self,
         dir: Direction,
         token: FileToken,
@@ -573,7 +576,7 @@ impl Driver {
 
     /// `hipFileStreamDeregister`: `InvalidValue` when `stream` is not registered; otherwise
     /// waits for the operations queued on it, then forgets the registration.
-    pub fn deregister_stream(&self, stream: runtime::StreamHandle) -> Result<()> {
+    pub(crate) fn deregister_stream(&self, stream: runtime::StreamHandle) -> Result<()> {
         if !self.streams.contains(stream) {
             return Err(Error::InvalidValue("stream not registered"));
         }
@@ -587,7 +590,7 @@ impl Driver {
     /// `hipFileStreamRegister`: the registration, and on an open driver the stages of the
     /// stream's device (their pinned memory is allocated now, as upstream allocates at
     /// registration).
-    pub fn register_stream(
+    pub(crate) fn register_stream(
         &self,
         stream: runtime::StreamHandle,
         flags: ordered::StreamFlags,

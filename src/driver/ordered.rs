@@ -54,11 +54,11 @@ use crate::runtime::{RtError, Runtime, StreamHandle};
 use crate::vocab::Direction;
 
 /// Flags a stream may be registered with (`HIPFILE_STREAM_FLAGS_MASK`).
-pub const STREAM_FLAGS_MASK: u32 = 0xf;
+pub(crate) const STREAM_FLAGS_MASK: u32 = 0xf;
 
 /// A stream's registration flags, typed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StreamFlags {
+pub(crate) struct StreamFlags {
     /// `HIPFILE_STREAM_FIXED_BUF_OFFSET`: `*buffer_offset_p` is read at submission.
     pub fixed_buf_offset: bool,
     /// `HIPFILE_STREAM_FIXED_FILE_OFFSET`: `*file_offset_p` is read at submission.
@@ -71,7 +71,7 @@ pub struct StreamFlags {
 
 impl StreamFlags {
     /// The flags of `bits`; unknown bits are `InvalidValue`.
-    pub fn from_bits(bits: u32) -> Result<StreamFlags> {
+    pub(crate) fn from_bits(bits: u32) -> Result<StreamFlags> {
         if bits & !STREAM_FLAGS_MASK != 0 {
             return Err(Error::InvalidValue("unknown stream flags"));
         }
@@ -86,7 +86,7 @@ impl StreamFlags {
 
 /// The caller's parameters of one operation, read when it runs (the C side implements this:
 /// the values live behind the application's pointers).
-pub trait AsyncParams: Send {
+pub(crate) trait AsyncParams: Send {
     /// `*size_p` now.
     fn size(&self) -> usize;
     /// `*file_offset_p` now; `None` when negative.
@@ -99,7 +99,7 @@ pub trait AsyncParams: Send {
 
 /// The values seen at submission (already checked against the buffer; size clamped).
 #[derive(Clone, Copy, Debug)]
-pub struct Submitted {
+pub(crate) struct Submitted {
     /// Size, clamped to [`MAX_RW`].
     pub size: usize,
     /// File offset.
@@ -109,7 +109,7 @@ pub struct Submitted {
 }
 
 /// One stream-ordered operation, resolved at submission.
-pub struct Op {
+pub(crate) struct Op {
     /// Read or write.
     pub dir: Direction,
     /// The file.

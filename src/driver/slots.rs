@@ -5,7 +5,7 @@
 #![deny(unsafe_code)]
 
 /// Values by generation-tagged key.
-pub struct Slots<T> {
+pub(super) struct Slots<T> {
     slots: Vec<(u32, Option<T>)>,
     free: Vec<usize>,
 }
@@ -28,7 +28,7 @@ impl<T> Slots<T> {
     }
 
     /// Store `value`; returns its key and slot index.
-    pub fn insert(&mut self, value: T) -> (usize, usize) {
+    pub(super) fn insert(&mut self, value: T) -> (usize, usize) {
         let index = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -46,7 +46,7 @@ impl<T> Slots<T> {
 
     /// The value behind a current key.
     #[inline(always)]
-    pub fn get(&self, key: usize) -> Option<&T> {
+    pub(super) fn get(&self, key: usize) -> Option<&T> {
         let (index, gen) = Self::decode(key)?;
         match self.slots.get(index)? {
             (g, Some(v)) if *g == gen => Some(v),
@@ -55,13 +55,13 @@ impl<T> Slots<T> {
     }
 
     /// The value in slot `index`, whatever its generation.
-    pub fn at(&self, index: usize) -> Option<&T> {
+    pub(super) fn at(&self, index: usize) -> Option<&T> {
         self.slots.get(index)?.1.as_ref()
     }
 
     /// Remove the value behind a current key; the key goes stale. Returns the value and its
     /// slot index.
-    pub fn remove(&mut self, key: usize) -> Option<(T, usize)> {
+    pub(super) fn remove(&mut self, key: usize) -> Option<(T, usize)> {
         let (index, gen) = Self::decode(key)?;
         let slot = self.slots.get_mut(index)?;
         if slot.0 != gen {
@@ -74,7 +74,7 @@ impl<T> Slots<T> {
     }
 
     /// Every value with its current key.
-    pub fn entries(&self) -> impl Iterator<Item = (usize, &T)> {
+    pub(super) fn entries(&self) -> impl Iterator<Item = (usize, &T)> {
         self.slots
             .iter()
             .enumerate()
@@ -85,7 +85,7 @@ impl<T> Slots<T> {
     }
 
     /// Remove every value; every key goes stale.
-    pub fn drain(&mut self) -> Vec<T> {
+    pub(super) fn drain(&mut self) -> Vec<T> {
         let mut removed = Vec::new();
         for (index, slot) in self.slots.iter_mut().enumerate() {
             if let Some(v) = slot.1.take() {
@@ -99,7 +99,7 @@ impl<T> Slots<T> {
 
     #[cfg(test)]
     /// Number of values.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.slots.iter().filter(|s| s.1.is_some()).count()
     }
 }

@@ -20,7 +20,7 @@ use crate::runtime::{RtError, Runtime, StreamHandle, Streams};
 
 /// A registered stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StreamInfo {
+pub(crate) struct StreamInfo {
     /// Its flags.
     pub flags: StreamFlags,
     /// The stream's identity, where the runtime has one.
@@ -29,7 +29,7 @@ pub struct StreamInfo {
 
 /// Streams by their `hipStream_t` value.
 #[derive(Default)]
-pub struct StreamRegistry {
+pub(crate) struct StreamRegistry {
     map: Mutex<HashMap<StreamHandle, StreamInfo>>,
 }
 
@@ -44,7 +44,7 @@ fn identity(rt: &dyn Streams, stream: StreamHandle) -> Result<Option<u64>> {
 
 impl StreamRegistry {
     /// Register `stream` with `flags` (the runtime must know the stream: its device is asked).
-    pub fn register(
+    pub(crate) fn register(
         &self,
         rt: &dyn Runtime,
         stream: StreamHandle,
@@ -65,7 +65,7 @@ impl StreamRegistry {
     }
 
     /// Forget the registration of `stream`; `InvalidValue` when there is none.
-    pub fn deregister(&self, stream: StreamHandle) -> Result<()> {
+    pub(crate) fn deregister(&self, stream: StreamHandle) -> Result<()> {
         self.map
             .lock()
             .remove(&stream)
@@ -74,13 +74,13 @@ impl StreamRegistry {
     }
 
     /// Whether `stream` has a registration (a stale one included: deregistering it is fine).
-    pub fn contains(&self, stream: StreamHandle) -> bool {
+    pub(crate) fn contains(&self, stream: StreamHandle) -> bool {
         self.map.lock().contains_key(&stream)
     }
 
     /// The registration of the stream now at `stream`, if it has one. A registration of an
     /// earlier stream at that address is dropped (logged).
-    pub fn info(&self, rt: &dyn Runtime, stream: StreamHandle) -> Option<StreamInfo> {
+    pub(crate) fn info(&self, rt: &dyn Runtime, stream: StreamHandle) -> Option<StreamInfo> {
         let info = *self.map.lock().get(&stream)?;
         let Some(id) = info.id else {
             return Some(info);

@@ -12,7 +12,7 @@ use crate::runtime::{EventHandle, RtError, Runtime, StreamHandle};
 
 /// A stream with two events, owned by one participant at a time.
 #[derive(Debug)]
-pub struct Lane {
+pub(crate) struct Lane {
     /// Device the stream belongs to.
     pub device: i32,
     /// The stream (never the default stream).
@@ -23,14 +23,14 @@ pub struct Lane {
 
 /// Idle lanes of one engine.
 #[derive(Default)]
-pub struct LanePool {
+pub(crate) struct LanePool {
     free: Mutex<Vec<Lane>>,
     disabled: AtomicBool,
 }
 
 impl LanePool {
     /// An idle lane for the calling thread's current `device`, creating one if needed.
-    pub fn get(&self, rt: &dyn Runtime, device: i32) -> Option<Lane> {
+    pub(crate) fn get(&self, rt: &dyn Runtime, device: i32) -> Option<Lane> {
         if self.disabled.load(Ordering::Relaxed) {
             return None;
         }
@@ -78,7 +78,7 @@ impl LanePool {
 
     /// A lane (see [`LanePool::get`]), returned to the pool when the guard drops (also when
     /// unwinding).
-    pub fn checkout(&self, rt: &dyn Runtime, device: i32) -> Option<LaneGuard<'_>> {
+    pub(crate) fn checkout(&self, rt: &dyn Runtime, device: i32) -> Option<LaneGuard<'_>> {
         self.get(rt, device).map(|lane| LaneGuard {
             pool: self,
             lane: Some(lane),
@@ -86,12 +86,12 @@ impl LanePool {
     }
 
     /// Give a lane back.
-    pub fn put(&self, lane: Lane) {
+    pub(crate) fn put(&self, lane: Lane) {
         self.free.lock().push(lane);
     }
 
     /// Destroy every idle lane.
-    pub fn destroy_all(&self, rt: &dyn Runtime) {
+    pub(crate) fn destroy_all(&self, rt: &dyn Runtime) {
         let Some(rt) = rt.streams() else {
             return;
         };
@@ -105,7 +105,7 @@ impl LanePool {
 }
 
 /// A lane checked out of its pool; derefs to the [`Lane`].
-pub struct LaneGuard<'a> {
+pub(crate) struct LaneGuard<'a> {
     pool: &'a LanePool,
     lane: Option<Lane>,
 }

@@ -20,7 +20,7 @@
 pub(crate) mod batch;
 mod chunked;
 mod file_io;
-pub mod lanes;
+pub(crate) mod lanes;
 mod lend;
 mod outcome;
 pub(crate) mod overlap;
@@ -43,7 +43,7 @@ use crate::vocab::{Address, Direction, MemRef};
 use lend::bounce::BouncePool;
 use lend::stage::Mailboxes;
 pub(crate) use lend::stage::{Mail, Stage};
-pub use plan::DIRECT_MIN;
+pub(crate) use plan::DIRECT_MIN;
 pub(crate) use pool::{Spawner, WorkerPool};
 
 /// The helper threads of every staged stream engine (`hipfile-stage-N`), shared: with a pool
@@ -65,7 +65,7 @@ fn staged_workers(threads: usize) -> Option<&'static WorkerPool> {
 
 /// The `O_DIRECT` twin of a transfer's descriptor, used for reads the page cache cannot serve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DirectFd {
+pub(crate) struct DirectFd {
     /// The `O_DIRECT` descriptor.
     pub fd: RawFd,
     /// Offset and length alignment it needs.
@@ -76,7 +76,7 @@ pub struct DirectFd {
 
 /// What a write reports when it fails after part of it reached the file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PartWay {
+pub(crate) enum PartWay {
     /// The count of the contiguous prefix that reached the file, as `pwrite` does (the error
     /// only when nothing did): the calls that return a byte count (`hipFileWrite`).
     #[default]
@@ -88,7 +88,7 @@ pub enum PartWay {
 
 /// One request for the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Transfer {
+pub(crate) struct Transfer {
     /// Read (file → memory) or write (memory → file).
     pub dir: Direction,
     /// The buffered descriptor.
@@ -133,18 +133,18 @@ pub(crate) struct Inner {
 
 /// The engine of one driver open.
 #[derive(Clone)]
-pub struct Engine {
+pub(crate) struct Engine {
     inner: Arc<Inner>,
 }
 
 impl Engine {
     /// Whether both are the same engine (one driver session, across live setting changes).
-    pub fn same(&self, other: &Engine) -> bool {
+    pub(crate) fn same(&self, other: &Engine) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// An engine configured from `config`; threads and buffers are created on first use.
-    pub fn new(rt: &'static dyn Runtime, config: &Config) -> Engine {
+    pub(crate) fn new(rt: &'static dyn Runtime, config: &Config) -> Engine {
         Engine::build(rt, config, config.bounce_budget, None, false)
     }
 
@@ -157,7 +157,7 @@ impl Engine {
     /// With `stage` (the stream's staging kernel, on runtimes that have one), device transfers
     /// go through its slots in segments of its size instead (no bounce buffer, no lane), with
     /// helpers from the pool all staged engines share (`staged_workers`).
-    pub fn for_stream(
+    pub(crate) fn for_stream(
         rt: &'static dyn Runtime,
         config: &Config,
         stage: Option<Arc<Stage>>,
@@ -205,7 +205,7 @@ impl Engine {
 
     /// Move the bytes of `t`; returns the count moved (short at end of file).
     #[inline(always)]
-    pub fn run(&self, t: Transfer) -> Result<usize> {
+    pub(crate) fn run(&self, t: Transfer) -> Result<usize> {
         pipeline::execute(&self.inner, t)
     }
 
@@ -231,7 +231,7 @@ impl Engine {
 
     /// Change the bounce budget (`hipFileDriverSetMaxCacheSize`): applies to later requests;
     /// buffers above a lowered budget are freed as they come back.
-    pub fn set_bounce_budget(&self, bytes: usize) {
+    pub(crate) fn set_bounce_budget(&self, bytes: usize) {
         self.inner.bounce.set_budget(bytes);
     }
 }
@@ -245,7 +245,7 @@ const MAILBOXES: u32 = 4096;
 /// operation at a time once its kernel started; and the mailboxes of the launches. Everything
 /// is allocated here, before the first launch: allocating pinned memory while kernels wait for
 /// the host could wait for those kernels.
-pub struct StageSet {
+pub(crate) struct StageSet {
     stages: Vec<(Arc<Stage>, Engine)>,
     /// Indices of the stages nobody borrowed.
     free: Mutex<Vec<usize>>,
@@ -258,7 +258,11 @@ pub struct StageSet {
 impl StageSet {
     /// The stages and mailboxes of `device` for `config`; "not supported" where the runtime
     /// cannot load the staging kernel there.
-    pub fn new(rt: &'static dyn Runtime, config: &Config, device: i32) -> RtResult<StageSet> {
+    pub(crate) fn new(
+        rt: &'static dyn Runtime,
+        config: &Config,
+        device: i32,
+    ) -> RtResult<StageSet> {
         let grid = rt
             .staging()
             .ok_or(RtError::NOT_SUPPORTED)?
@@ -299,7 +303,7 @@ impl StageSet {
     /// A stage for one operation whose kernel started, once one is free and its last kernel
     /// consumed everything (stages are held only by operations whose kernels run, so one comes
     /// back). Fails only when every stage broke (their streams failed).
-    pub fn lend(&self) -> Result<StageLoan<'_>> {
+    pub(crate) fn lend(&self) -> Result<StageLoan<'_>> {
         let mut free = self.free.lock();
         loop {
             if let Some(at) = free.iter().position(|&i| self.stages[i].0.idle()) {
@@ -333,14 +337,14 @@ impl StageSet {
 }
 
 /// A stage lent to one operation until dropped.
-pub struct StageLoan<'s> {
+pub(crate) struct StageLoan<'s> {
     set: &'s StageSet,
     index: usize,
 }
 
 impl StageLoan<'_> {
     /// The engine that copies through the stage.
-    pub fn engine(&self) -> &Engine {
+    pub(crate) fn engine(&self) -> &Engine {
         &self.set.stages[self.index].1
     }
 
@@ -350,7 +354,7 @@ impl StageLoan<'_> {
     }
 
     /// Post the operation's last segment (its result is stored): its kernel returns.
-    pub fn finish(&self) -> RtResult<()> {
+    pub(crate) fn finish(&self) -> RtResult<()> {
         self.set.stages[self.index].0.finish_operation()
     }
 }

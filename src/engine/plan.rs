@@ -104,7 +104,7 @@ const FILL_MIN: usize = 4;
 
 /// Smallest chunk worth sending around the page cache: shorter ones always go through the
 /// buffered descriptor.
-pub const DIRECT_MIN: usize = 64 << 10;
+pub(crate) const DIRECT_MIN: usize = 64 << 10;
 
 impl Settings {
     /// Whether a request of `size` bytes runs whole on the calling thread, with no plan: one

@@ -14,7 +14,7 @@ use crate::sys::{self, mounts, statx};
 
 /// What the fastpath needs to know about where a file lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileKind {
+pub(crate) struct FileKind {
     /// A regular file.
     pub regular: bool,
     /// A block device.
@@ -27,7 +27,7 @@ pub struct FileKind {
 
 /// A registered file.
 #[derive(Debug)]
-pub struct File {
+pub(crate) struct File {
     /// The application's descriptor number at registration (the registry key; never used
     /// for I/O).
     client_fd: RawFd,
@@ -67,7 +67,7 @@ const NO_MASK: u64 = u64::MAX;
 impl File {
     /// Inspect and prepare a client descriptor (upstream's checks, plus our
     /// `O_APPEND` refusal). Does not touch any registry.
-    pub fn inspect(fd: RawFd) -> Result<File> {
+    pub(crate) fn inspect(fd: RawFd) -> Result<File> {
         let facts =
             statx::statx_fd(fd).map_err(|_| Error::Internal("statx of the descriptor failed"))?;
         let flags = sys::io::get_flags(fd).map_err(|_| Error::Internal("fcntl(F_GETFL) failed"))?;
@@ -137,32 +137,32 @@ impl File {
     }
 
     /// The application's descriptor number (the registry key).
-    pub fn client_fd(&self) -> RawFd {
+    pub(crate) fn client_fd(&self) -> RawFd {
         self.client_fd
     }
     /// Descriptor through the page cache.
-    pub fn buffered_fd(&self) -> RawFd {
+    pub(crate) fn buffered_fd(&self) -> RawFd {
         self.buffered.as_raw_fd()
     }
     /// `O_DIRECT` descriptor, if the file system supports it.
-    pub fn unbuffered_fd(&self) -> Option<RawFd> {
+    pub(crate) fn unbuffered_fd(&self) -> Option<RawFd> {
         self.unbuffered.as_ref().map(AsRawFd::as_raw_fd)
     }
     /// Whether `other` was registered through the same client descriptor as `self`: the same
     /// open file description (or, where the kernel cannot tell, the same device and inode).
     /// False when the application closed its descriptor and the number now names another file.
-    pub fn same_registration(&self, other: &File) -> bool {
+    pub(crate) fn same_registration(&self, other: &File) -> bool {
         sys::io::same_open_file(self.client_dup, other.client_dup)
             .unwrap_or(self.identity == other.identity)
     }
     /// File kind facts for scoring.
-    pub fn kind(&self) -> FileKind {
+    pub(crate) fn kind(&self) -> FileKind {
         self.kind
     }
     /// The `O_DIRECT` descriptor and its alignments, when the file has one and the kernel
     /// reported them.
     #[inline(always)]
-    pub fn direct(&self) -> Option<crate::engine::DirectFd> {
+    pub(crate) fn direct(&self) -> Option<crate::engine::DirectFd> {
         self.direct
     }
     /// Whether a request of `size` bytes at `offset` into memory at `addr` meets the fastpath's
@@ -170,17 +170,17 @@ impl File {
     /// any I/O), which is what lets an all-ones mask stand for "no direct I/O": one branch
     /// less on every call (target T9).
     #[inline(always)]
-    pub fn fastpath_aligned(&self, offset: u64, size: u64, addr: u64) -> bool {
+    pub(crate) fn fastpath_aligned(&self, offset: u64, size: u64, addr: u64) -> bool {
         (offset | size) & self.fastpath_offset_mask == 0 && addr & self.fastpath_mem_mask == 0
     }
     /// The fastpath's alignment mask for offsets and sizes (`None` without direct I/O).
     #[inline]
-    pub fn fastpath_offset_mask(&self) -> Option<u64> {
+    pub(crate) fn fastpath_offset_mask(&self) -> Option<u64> {
         (self.fastpath_offset_mask != NO_MASK).then_some(self.fastpath_offset_mask)
     }
     /// The fastpath's alignment mask for memory addresses (`None` without direct I/O).
     #[inline]
-    pub fn fastpath_mem_mask(&self) -> Option<u64> {
+    pub(crate) fn fastpath_mem_mask(&self) -> Option<u64> {
         (self.fastpath_mem_mask != NO_MASK).then_some(self.fastpath_mem_mask)
     }
 }

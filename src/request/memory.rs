@@ -8,7 +8,7 @@ use crate::vocab::{Address, MemoryType};
 
 /// A registered buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Buffer {
+pub(crate) struct Buffer {
     /// Base address as the application registered it.
     pub base: Address,
     /// Registered length in bytes.
@@ -40,7 +40,12 @@ fn range_error(e: RtError) -> Error {
 
 /// Check a buffer for registration and build its record (plus host
 /// memory when the host backend is on).
-pub fn validate(rt: &dyn Runtime, base: Address, length: usize, host_io: bool) -> Result<Buffer> {
+pub(crate) fn validate(
+    rt: &dyn Runtime,
+    base: Address,
+    length: usize,
+    host_io: bool,
+) -> Result<Buffer> {
     if base.is_null() {
         return Err(Error::InvalidValue("NULL buffer"));
     }
@@ -67,7 +72,12 @@ pub fn validate(rt: &dyn Runtime, base: Address, length: usize, host_io: bool) -
 }
 
 /// The range rule of AMD's development branch: the buffer must lie inside one allocation.
-pub fn check_range(ptr: usize, length: usize, alloc_base: usize, alloc_size: usize) -> Result<()> {
+pub(crate) fn check_range(
+    ptr: usize,
+    length: usize,
+    alloc_base: usize,
+    alloc_size: usize,
+) -> Result<()> {
     if ptr < alloc_base {
         return Err(Error::PointerRange);
     }
@@ -82,7 +92,11 @@ pub fn check_range(ptr: usize, length: usize, alloc_base: usize, alloc_size: usi
 /// length runs to the end of its allocation (for pageable host memory the runtime knows
 /// nothing and the range is unbounded).
 #[inline(never)]
-pub fn resolve_unregistered(rt: &dyn Runtime, base: Address, host_io: bool) -> Result<Buffer> {
+pub(crate) fn resolve_unregistered(
+    rt: &dyn Runtime,
+    base: Address,
+    host_io: bool,
+) -> Result<Buffer> {
     if base.is_null() {
         return Err(Error::InvalidValue("NULL buffer"));
     }

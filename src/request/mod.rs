@@ -4,8 +4,8 @@
 //! and bounds-checked by [`Request::check_bounds`], the one copy of that rule.
 #![deny(unsafe_code)]
 
-pub mod file;
-pub mod memory;
+pub(crate) mod file;
+pub(crate) mod memory;
 
 use crate::engine::PartWay;
 use crate::error::{Error, Result};
@@ -14,12 +14,12 @@ use file::File;
 use memory::Buffer;
 
 /// Largest transfer of one call: `INT_MAX & ~(page_size - 1)` (the kernel's `MAX_RW_COUNT`).
-pub const MAX_RW: usize = 0x7fff_f000;
+pub(crate) const MAX_RW: usize = 0x7fff_f000;
 
 /// One I/O, resolved: offsets are non-negative, the size is clamped to [`MAX_RW`]. Built only
 /// by [`Request::new`].
 #[derive(Clone, Copy)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     /// Direction.
     pub dir: Direction,
     /// The file.
@@ -39,7 +39,7 @@ pub struct Request<'a> {
 /// The bounds rule of reads, writes and batch entries: `offset < length` (strictly)
 /// and `size <= length - offset`.
 #[inline(always)]
-pub fn fits(length: usize, offset: usize, size: usize) -> bool {
+pub(crate) fn fits(length: usize, offset: usize, size: usize) -> bool {
     offset < length && size <= length - offset
 }
 
@@ -47,7 +47,7 @@ impl<'a> Request<'a> {
     /// The request of `size` bytes (clamped to [`MAX_RW`]) between `file` at `file_offset`
     /// and `buf` at `buffer_offset`: the one place sync and batch requests are built.
     #[inline(always)]
-    pub fn new(
+    pub(crate) fn new(
         dir: Direction,
         file: &'a File,
         buf: &'a Buffer,
@@ -69,7 +69,7 @@ impl<'a> Request<'a> {
     /// The same request for a caller that reports a status instead of a count (a batch
     /// event, a stream-ordered result): a write that fails part-way reports its error.
     #[inline(always)]
-    pub fn reporting_errors(self) -> Request<'a> {
+    pub(crate) fn reporting_errors(self) -> Request<'a> {
         Request {
             part_way: PartWay::Error,
             ..self
@@ -78,13 +78,13 @@ impl<'a> Request<'a> {
 
     /// Address of the first byte of memory.
     #[inline(always)]
-    pub fn mem_addr(&self) -> Address {
+    pub(crate) fn mem_addr(&self) -> Address {
         self.buf.base.add(self.buffer_offset)
     }
 
     /// Upstream's bounds: `buffer_offset < length` (strictly) and
     /// `size <= length - buffer_offset`.
-    pub fn check_bounds(&self) -> Result<()> {
+    pub(crate) fn check_bounds(&self) -> Result<()> {
         if !fits(self.buf.length, self.buffer_offset, self.size) {
             return Err(Error::InvalidValue(
                 "the request does not fit in the buffer",

@@ -99,7 +99,7 @@ enum Registration {
 }
 
 /// A loaded cuFile that reports a real GPUDirect Storage path.
-pub struct CuFile {
+pub(crate) struct CuFile {
     api: CuFileApi,
     handles: RwLock<HashMap<RawFd, Registration>>,
     version: (u32, u32),
@@ -108,7 +108,7 @@ pub struct CuFile {
 impl CuFile {
     /// Load cuFile (`HIPFILE_CUFILE_LIBRARY` or `libcufile.so.0`), open its driver and keep it
     /// only if it reports a real GPUDirect Storage path; otherwise `Err` with the reason.
-    pub fn load(path: Option<&str>) -> Result<CuFile, String> {
+    pub(crate) fn load(path: Option<&str>) -> Result<CuFile, String> {
         let name = path.unwrap_or("libcufile.so.0");
         // SAFETY: loading NVIDIA's library runs its initialisers; that is the purpose.
         let lib = unsafe { Library::open(Some(name), RTLD_NOW | RTLD_LOCAL) }
@@ -153,7 +153,7 @@ impl CuFile {
     }
 
     /// The nvidia-fs version cuFile reports.
-    pub fn version(&self) -> (u32, u32) {
+    pub(crate) fn version(&self) -> (u32, u32) {
         self.version
     }
 
@@ -191,7 +191,7 @@ impl CuFile {
 
     /// One GPU-direct transfer. A file cuFile refuses, and cuFile's own failures, come back as
     /// `ENODEV`/`EREMOTEIO` so that the request is retried on our fallback.
-    pub fn io(
+    pub(crate) fn io(
         &self,
         dir: Direction,
         fd: RawFd,
@@ -223,7 +223,7 @@ impl CuFile {
     }
 
     /// Forget `fd` (its file was deregistered; the number may be reused).
-    pub fn forget(&self, fd: RawFd) {
+    pub(crate) fn forget(&self, fd: RawFd) {
         if let Some(Registration::Handle(h)) = self.handles.write().remove(&fd) {
             // SAFETY: a handle cuFile gave us, deregistered once.
             unsafe { (self.api.handle_deregister)(h as *mut c_void) };

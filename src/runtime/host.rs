@@ -8,13 +8,13 @@ use super::{
 use crate::vocab::Address;
 
 /// The runtime used when no GPU runtime was chosen.
-pub struct HostRuntime {
+pub(crate) struct HostRuntime {
     reason: String,
 }
 
 impl HostRuntime {
     /// A host-only runtime; `reason` says why no GPU runtime was used.
-    pub fn new(reason: impl Into<String>) -> Self {
+    pub(crate) fn new(reason: impl Into<String>) -> Self {
         HostRuntime {
             reason: reason.into(),
         }

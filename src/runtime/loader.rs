@@ -19,7 +19,7 @@ use super::{Platform, Runtime};
 use crate::sys::secure;
 
 /// The runtime in use and why it was chosen.
-pub struct Choice {
+pub(crate) struct Choice {
     /// The runtime.
     pub runtime: Box<dyn Runtime>,
     /// One line saying why this platform was chosen (logs, `hipfile check`).
@@ -31,12 +31,12 @@ pub struct Choice {
 static CHOICE: OnceLock<Choice> = OnceLock::new();
 
 /// The process's runtime, chosen and loaded on first use.
-pub fn runtime() -> &'static dyn Runtime {
+pub(crate) fn runtime() -> &'static dyn Runtime {
     &*choice().runtime
 }
 
 /// The process's runtime choice with its reasons.
-pub fn choice() -> &'static Choice {
+pub(crate) fn choice() -> &'static Choice {
     CHOICE.get_or_init(|| {
         crate::log::init();
         let c = choose(&EnvNames::from_process());
@@ -73,13 +73,13 @@ pub fn install(runtime: Box<dyn Runtime>, reason: &str) -> Result<(), Box<dyn Ru
 }
 
 /// The runtime if it has already been chosen (never loads anything).
-pub fn try_runtime() -> Option<&'static dyn Runtime> {
+pub(crate) fn try_runtime() -> Option<&'static dyn Runtime> {
     CHOICE.get().map(|c| &*c.runtime)
 }
 
 /// The environment inputs of the choice.
 #[derive(Clone, Debug, Default)]
-pub struct EnvNames {
+pub(crate) struct EnvNames {
     /// `HIPFILE_PLATFORM`.
     pub platform: Option<String>,
     /// `HIPFILE_HIP_LIBRARY`.
@@ -92,7 +92,7 @@ impl EnvNames {
     /// Read the three variables from the process environment. The two that name a library
     /// are ignored in secure-execution mode: the environment of a set-user-ID program
     /// belongs to the user who started it, who must not choose what it loads.
-    pub fn from_process() -> Self {
+    pub(crate) fn from_process() -> Self {
         let library = |k: &str| secure::path_var(k).and_then(|v| v.into_string().ok());
         EnvNames {
             platform: std::env::var("HIPFILE_PLATFORM")
@@ -210,7 +210,7 @@ fn in_global_scope(probe: &CStr) -> Option<String> {
 }
 
 /// A `HIPFILE_PLATFORM` value (case-insensitive): `amd` or `hip`, `nvidia` or `cuda`, `host`.
-pub fn parse_platform(name: &str) -> Option<Platform> {
+pub(crate) fn parse_platform(name: &str) -> Option<Platform> {
     match name.to_ascii_lowercase().as_str() {
         "amd" | "hip" => Some(Platform::Amd),
         "nvidia" | "cuda" => Some(Platform::Nvidia),
@@ -220,7 +220,7 @@ pub fn parse_platform(name: &str) -> Option<Platform> {
 }
 
 /// The choice for a given environment (separate from the process-wide cache for tests).
-pub fn choose(env: &EnvNames) -> Choice {
+pub(crate) fn choose(env: &EnvNames) -> Choice {
     let mut attempts = Attempts::default();
     let hip = env.hip_candidates();
     let cuda = env.cuda_candidates();

@@ -14,13 +14,13 @@
 //! Errors are reported in HIP's numbering ([`RtError`]) whatever the vendor, because that is what
 //! `hipFileError_t::hip_drv_err` and the negative `ssize_t` results carry.
 
-pub mod cuda;
-pub mod cufile;
-pub mod hip;
-pub mod host;
-pub mod loader;
-pub mod pinned;
-pub mod seam;
+pub(crate) mod cuda;
+pub(crate) mod cufile;
+pub(crate) mod hip;
+pub(crate) mod host;
+pub(crate) mod loader;
+pub(crate) mod pinned;
+pub(crate) mod seam;
 pub(crate) mod stage;
 mod symbols;
 
@@ -28,12 +28,13 @@ use std::fmt;
 
 #[cfg(any(test, feature = "test-internals"))]
 pub use loader::install;
-pub use loader::{runtime, try_runtime};
+pub(crate) use loader::{runtime, try_runtime};
 pub(crate) use seam::AtomicStream;
-pub use seam::{
-    DeviceRestore, DirectCopy, EventHandle, FastpathFault, GpuDirect, HostRegistration, MappedHost,
-    PointerInfo, Runtime, Staging, StreamHandle, Streams, Tools,
+pub(crate) use seam::{
+    DirectCopy, FastpathFault, GpuDirect, HostRegistration, MappedHost, Staging,
 };
+// What a fake runtime of the tests implements or names (`crate::internals::runtime`).
+pub use seam::{DeviceRestore, EventHandle, PointerInfo, Runtime, StreamHandle, Streams, Tools};
 
 /// A runtime error, numbered as HIP numbers `hipError_t` (CUDA results are translated).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@ use std::ptr::NonNull;
 use super::{RtResult, Runtime};
 
 /// `len` bytes of pinned host memory from `rt`.
-pub struct PinnedHost {
+pub(crate) struct PinnedHost {
     ptr: NonNull<u8>,
     len: usize,
     rt: &'static dyn Runtime,
@@ -20,19 +20,19 @@ unsafe impl Sync for PinnedHost {}
 impl PinnedHost {
     /// Allocate `len` bytes (at least one) through `rt`; `None` if the runtime answered
     /// success with a NULL pointer.
-    pub fn alloc(rt: &'static dyn Runtime, len: usize) -> RtResult<Option<PinnedHost>> {
+    pub(crate) fn alloc(rt: &'static dyn Runtime, len: usize) -> RtResult<Option<PinnedHost>> {
         let ptr = rt.host_alloc(len.max(1))?;
         Ok(NonNull::new(ptr).map(|ptr| PinnedHost { ptr, len, rt }))
     }
 
     /// The memory.
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: `len` bytes of host memory owned by self, uniquely borrowed.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
     /// The memory, read-only.
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         // SAFETY: `len` bytes of host memory owned by self.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }

@@ -4,7 +4,7 @@
 use libloading::os::unix::Library;
 
 /// Resolve a required symbol of a runtime or fail its load with the symbol's name.
-pub fn sym<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
+pub(super) fn sym<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
     let cname = format!("{name}\0");
     // SAFETY: the caller chooses `T` as the documented C signature of `name`.
     unsafe { lib.get::<T>(cname.as_bytes()) }
@@ -13,6 +13,6 @@ pub fn sym<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
 }
 
 /// Resolve an optional symbol (`None` when the runtime lacks it).
-pub fn opt_sym<T: Copy>(lib: &Library, name: &str) -> Option<T> {
+pub(super) fn opt_sym<T: Copy>(lib: &Library, name: &str) -> Option<T> {
     sym(lib, name).ok()
 }

@@ -10,7 +10,7 @@ pub use crate::sys::stats_block::BUCKETS;
 /// The bucket of a byte count: `x = bytes >> 12`; `0` if `x == 0`, else `64 - clz(x)`,
 /// capped at 15.
 #[inline]
-pub const fn bucket(bytes: u64) -> usize {
+pub(crate) const fn bucket(bytes: u64) -> usize {
     let x = bytes >> 12;
     let idx = if x == 0 {
         0
@@ -25,7 +25,7 @@ pub const fn bucket(bytes: u64) -> usize {
 }
 
 /// Lower bound, in bytes, of bucket `i` (`i < 16`).
-pub const fn lower_bound(i: usize) -> u64 {
+pub(crate) const fn lower_bound(i: usize) -> u64 {
     if i == 0 {
         0
     } else {
@@ -34,7 +34,7 @@ pub const fn lower_bound(i: usize) -> u64 {
 }
 
 /// Upper bound (exclusive), in bytes, of bucket `i`; `None` for the last, open-ended one.
-pub const fn upper_bound(i: usize) -> Option<u64> {
+pub(crate) const fn upper_bound(i: usize) -> Option<u64> {
     if i + 1 >= BUCKETS {
         None
     } else {
@@ -44,7 +44,7 @@ pub const fn upper_bound(i: usize) -> Option<u64> {
 
 /// The report's row label of bucket `i`, in KiB: `"0-4"`, `"4-8"`, ..., `"32768-65536"`,
 /// `"65536-..."`.
-pub fn label(i: usize) -> String {
+pub(crate) fn label(i: usize) -> String {
     let lo = lower_bound(i) >> 10;
     match upper_bound(i) {
         Some(hi) => format!("{lo}-{}", hi >> 10),

@@ -29,7 +29,7 @@ pub struct Start {
 
 /// Start the stopwatch.
 #[inline(always)]
-pub fn now() -> Start {
+pub(crate) fn now() -> Start {
     let per_tick = TSC_US_PER_TICK.load(Relaxed);
     let at = if per_tick != 0 {
         tsc()
@@ -41,7 +41,7 @@ pub fn now() -> Start {
 
 /// Whole microseconds since `start` (0 if the clock went backwards).
 #[inline(always)]
-pub fn elapsed_us(start: Start) -> u64 {
+pub(crate) fn elapsed_us(start: Start) -> u64 {
     if start.per_tick != 0 {
         let ticks = tsc().saturating_sub(start.at);
         ((u128::from(ticks) * u128::from(start.per_tick)) >> 32) as u64
@@ -52,7 +52,7 @@ pub fn elapsed_us(start: Start) -> u64 {
 
 /// Choose the stopwatch's clock; called once, before anything is recorded.
 /// `HIPFILE_STATS_TSC=false` keeps it on `CLOCK_MONOTONIC`.
-pub fn calibrate() {
+pub(crate) fn calibrate() {
     if crate::config::env().stats_tsc == Some(false) {
         return;
     }

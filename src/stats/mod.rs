@@ -23,18 +23,18 @@
 //! once at creation; the server's mutex only by [`server::start`] / [`server::shutdown`].
 #![deny(unsafe_code)]
 
-pub mod buckets;
-pub mod client;
-pub mod clock;
+pub(crate) mod buckets;
+pub(crate) mod client;
+pub(crate) mod clock;
 /// The block's layout lives with the other memory this process shares with others, in `sys`.
-pub use crate::sys::stats_block as layout;
+pub(crate) use crate::sys::stats_block as layout;
 #[cfg(test)]
 mod layout_tests;
 pub mod recorder;
-pub mod report;
+pub(crate) mod report;
 pub mod server;
 pub mod shm;
-pub mod snapshot;
+pub(crate) mod snapshot;
 
 pub use snapshot::{Layout, Snapshot, Totals};
 
@@ -50,7 +50,7 @@ pub fn level() -> u64 {
 }
 
 /// Set the statistics level (0–3): a driver open applies `hipFileParamProfileStats`.
-pub fn set_level(level: u64) {
+pub(crate) fn set_level(level: u64) {
     shm::set_level(level);
 }
 

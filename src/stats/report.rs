@@ -37,7 +37,7 @@ const V1_KINDS: [(BackendKind, &str); V1_BACKENDS] = [
 ];
 
 /// `value` as C's `%g` (and C++'s default `operator<<` for `double`) prints it.
-pub fn fmt_g(x: f64) -> String {
+pub(crate) fn fmt_g(x: f64) -> String {
     if x == 0.0 {
         return "0".into();
     }
@@ -72,7 +72,7 @@ fn trim_fraction(s: &str) -> &str {
 }
 
 /// GiB/s: `bytes / 2^30` over `time_us / 10^6` seconds; 0 without time.
-pub fn bandwidth_gib_s(bytes: u64, time_us: u64) -> f64 {
+pub(crate) fn bandwidth_gib_s(bytes: u64, time_us: u64) -> f64 {
     if time_us == 0 {
         0.0
     } else {
@@ -81,7 +81,7 @@ pub fn bandwidth_gib_s(bytes: u64, time_us: u64) -> f64 {
 }
 
 /// Average latency in µs: `time_us / count`; 0 without I/O.
-pub fn latency_us(time_us: u64, count: u64) -> f64 {
+pub(crate) fn latency_us(time_us: u64, count: u64) -> f64 {
     if count == 0 {
         0.0
     } else {
@@ -107,7 +107,7 @@ fn five_lines(out: &mut String, backend: &str, op: &str, t: &Totals) {
 }
 
 /// The text report of `s` (then our extension).
-pub fn text(s: &Snapshot) -> String {
+pub(crate) fn text(s: &Snapshot) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "AIS-STATS Version: {}", s.version);
     let _ = writeln!(out, "HipFile Stats Level: {}", s.level);

@@ -19,14 +19,14 @@ extern "C" {
 
 /// Cancellation disabled on this thread until the guard drops (then the previous state is
 /// back). Not a cancellation point itself.
-pub struct NoCancel {
+pub(crate) struct NoCancel {
     previous: c_int,
 }
 
 impl NoCancel {
     /// Disable cancellation on the calling thread.
     #[inline(always)]
-    pub fn disable() -> NoCancel {
+    pub(crate) fn disable() -> NoCancel {
         let mut previous = PTHREAD_CANCEL_ENABLE;
         // SAFETY: a valid state and a valid out-pointer; the call only changes this thread's
         // cancellation state.

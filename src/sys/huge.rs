@@ -16,7 +16,7 @@ const HUGE: usize = 2 << 20;
 /// `len` bytes (rounded up to 4 KiB), 2 MiB-aligned, huge pages asked for and every page
 /// written once, so the memory exists before it is registered. Free with [`unmap`] and the
 /// same `len`.
-pub fn map(len: usize) -> Result<NonNull<u8>, i32> {
+pub(crate) fn map(len: usize) -> Result<NonNull<u8>, i32> {
     let p = map_lazy(len)?;
     // SAFETY: the whole mapping just made, ours alone.
     unsafe { touch(p.as_ptr(), round(len)) };
@@ -25,7 +25,7 @@ pub fn map(len: usize) -> Result<NonNull<u8>, i32> {
 
 /// [`map`] without the faulting in: the pages come when first written, so that several
 /// threads can fault in parts of one mapping at once ([`touch`]). Free with [`unmap`].
-pub fn map_lazy(len: usize) -> Result<NonNull<u8>, i32> {
+pub(crate) fn map_lazy(len: usize) -> Result<NonNull<u8>, i32> {
     let len = round(len);
     // Room to align the start; the slack on both sides is unmapped again.
     let span = len + HUGE;
@@ -65,7 +65,7 @@ pub fn map_lazy(len: usize) -> Result<NonNull<u8>, i32> {
 ///
 /// # Safety
 /// `p..p + len` must lie in a writable mapping from [`map_lazy`] whose bytes nobody else uses.
-pub unsafe fn touch(p: *mut u8, len: usize) {
+pub(crate) unsafe fn touch(p: *mut u8, len: usize) {
     for off in (0..len).step_by(4096) {
         // SAFETY: inside the caller's mapping, which is writable and not in use.
         unsafe { p.add(off).write_volatile(0) };
@@ -76,7 +76,7 @@ pub unsafe fn touch(p: *mut u8, len: usize) {
 ///
 /// # Safety
 /// `p` and `len` must be what [`map`] gave and took, and nothing may use the memory afterwards.
-pub unsafe fn unmap(p: NonNull<u8>, len: usize) {
+pub(crate) unsafe fn unmap(p: NonNull<u8>, len: usize) {
     // SAFETY: the caller's contract: this is one whole mapping of ours.
     unsafe { libc::munmap(p.as_ptr().cast(), round(len)) };
 }

@@ -32,7 +32,7 @@ pub mod fault_seam {
 }
 
 /// `fcntl(fd, F_GETFL)`.
-pub fn get_flags(fd: RawFd) -> Result<i32, i32> {
+pub(crate) fn get_flags(fd: RawFd) -> Result<i32, i32> {
     // SAFETY: F_GETFL takes no pointer argument.
     let r = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     if r < 0 {
@@ -61,7 +61,7 @@ const REOPEN_FLAGS: i32 = libc::O_ACCMODE
 /// Open `/proc/self/fd/<fd>` (a second, independent open file description of the same file)
 /// with the flags of `flags` — typically what `F_GETFL` reported for `fd`, with `O_DIRECT` set
 /// or cleared — that [`REOPEN_FLAGS`] keeps, plus `O_CLOEXEC`.
-pub fn reopen(fd: RawFd, flags: i32) -> Result<OwnedFd, i32> {
+pub(crate) fn reopen(fd: RawFd, flags: i32) -> Result<OwnedFd, i32> {
     let path = CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL in a formatted path");
     let flags = (flags & REOPEN_FLAGS) | libc::O_CLOEXEC;
     loop {
@@ -81,7 +81,7 @@ pub fn reopen(fd: RawFd, flags: i32) -> Result<OwnedFd, i32> {
 /// `fcntl(fd, F_DUPFD_CLOEXEC, 0)`: our own descriptor of the same open file description, so
 /// that the application closing (and reusing the number of) its descriptor never changes the
 /// file we read and write.
-pub fn dup_cloexec(fd: RawFd) -> Result<OwnedFd, i32> {
+pub(crate) fn dup_cloexec(fd: RawFd) -> Result<OwnedFd, i32> {
     // SAFETY: F_DUPFD_CLOEXEC takes an integer argument; the result is a fresh descriptor.
     let r = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
     if r < 0 {
@@ -93,7 +93,7 @@ pub fn dup_cloexec(fd: RawFd) -> Result<OwnedFd, i32> {
 
 /// Whether descriptors `a` and `b` of this process refer to the same open file description
 /// (`kcmp(KCMP_FILE)`); `None` where the kernel or a sandbox does not allow the call.
-pub fn same_open_file(a: RawFd, b: RawFd) -> Option<bool> {
+pub(crate) fn same_open_file(a: RawFd, b: RawFd) -> Option<bool> {
     /// `KCMP_FILE` of `<linux/kcmp.h>`.
     const KCMP_FILE: libc::c_int = 0;
     // SAFETY: kcmp takes integers only.
@@ -119,7 +119,7 @@ pub fn same_open_file(a: RawFd, b: RawFd) -> Option<bool> {
 /// One `pread` into `buf`, retried on `EINTR`. A raw system call (rustix), not libc's
 /// wrapper: no cancellation point inside the library and no `errno` round trip.
 #[inline(always)]
-pub fn pread(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> {
+pub(crate) fn pread(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> {
     // SAFETY: the caller's descriptor is only borrowed for the call (a closed one is EBADF).
     let fd = unsafe { BorrowedFd::borrow_raw(fd) };
     #[cfg(feature = "io-fault-seam")]
@@ -137,7 +137,7 @@ pub fn pread(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> {
 
 /// One `pwrite` of `buf`, retried on `EINTR` (a raw system call, as [`pread`]).
 #[inline(always)]
-pub fn pwrite(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, i32> {
+pub(crate) fn pwrite(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, i32> {
     // SAFETY: the caller's descriptor is only borrowed for the call (a closed one is EBADF).
     let fd = unsafe { BorrowedFd::borrow_raw(fd) };
     #[cfg(feature = "io-fault-seam")]
@@ -155,7 +155,7 @@ pub fn pwrite(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, i32> {
 
 /// Read into `buf` from `offset` until it is full or end of file; returns the count read.
 #[inline(always)]
-pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> {
+pub(crate) fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> {
     let mut done = 0;
     while done < buf.len() {
         let n = pread(fd, &mut buf[done..], offset + done as u64)?;
@@ -170,7 +170,7 @@ pub fn pread_full(fd: RawFd, buf: &mut [u8], offset: u64) -> Result<usize, i32> 
 /// A write that failed: `errno`, after `done` bytes from the start of the buffer had reached
 /// the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PartialWrite {
+pub(crate) struct PartialWrite {
     /// Bytes written, contiguous from the start, before the failure.
     pub done: usize,
     /// The failure.
@@ -180,7 +180,7 @@ pub struct PartialWrite {
 /// Write all of `buf` at `offset` (a zero-byte `pwrite` result stops early); returns the
 /// count, or the failure with the count that reached the file before it.
 #[inline(always)]
-pub fn pwrite_full(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, PartialWrite> {
+pub(crate) fn pwrite_full(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, PartialWrite> {
     let mut done = 0;
     while done < buf.len() {
         let n = pwrite(fd, &buf[done..], offset + done as u64)
@@ -194,7 +194,7 @@ pub fn pwrite_full(fd: RawFd, buf: &[u8], offset: u64) -> Result<usize, PartialW
 }
 
 /// The size of the file behind `fd` (`fstat`).
-pub fn file_size(fd: RawFd) -> Result<u64, i32> {
+pub(crate) fn file_size(fd: RawFd) -> Result<u64, i32> {
     // SAFETY: the caller's descriptor is only borrowed for the call.
     let fd = unsafe { BorrowedFd::borrow_raw(fd) };
     rustix::fs::fstat(fd)
@@ -203,7 +203,7 @@ pub fn file_size(fd: RawFd) -> Result<u64, i32> {
 }
 
 /// `ftruncate(fd, len)`, retried on `EINTR`.
-pub fn truncate(fd: RawFd, len: u64) -> Result<(), i32> {
+pub(crate) fn truncate(fd: RawFd, len: u64) -> Result<(), i32> {
     // SAFETY: the caller's descriptor is only borrowed for the call.
     let fd = unsafe { BorrowedFd::borrow_raw(fd) };
     loop {
@@ -219,7 +219,7 @@ pub fn truncate(fd: RawFd, len: u64) -> Result<(), i32> {
 /// socket whose reader is gone gives `EPIPE`, never the signal that would kill the caller.
 /// `SIGPIPE` is blocked on this thread for the write; one it raised is taken back out of the
 /// pending set (unless one was already pending before), and the mask is restored.
-pub fn write_all_no_sigpipe(fd: RawFd, mut data: &[u8]) -> Result<(), i32> {
+pub(crate) fn write_all_no_sigpipe(fd: RawFd, mut data: &[u8]) -> Result<(), i32> {
     // SAFETY: sigset_t is plain data, initialised by sigemptyset/sigaddset before use; the
     // calls only change this thread's signal mask and pending set.
     unsafe {
@@ -263,7 +263,7 @@ pub fn write_all_no_sigpipe(fd: RawFd, mut data: &[u8]) -> Result<(), i32> {
 /// `fdatasync`, retried on `EINTR`: a raw system call (no cancellation point). `EINVAL` (a
 /// character device, a pipe or a socket, which have nothing to synchronise) is success: such
 /// files accepted the bytes and there is no I/O failure to report.
-pub fn fdatasync(fd: RawFd) -> Result<(), i32> {
+pub(crate) fn fdatasync(fd: RawFd) -> Result<(), i32> {
     // SAFETY: the caller's descriptor is only borrowed for the call; a stale number yields EBADF.
     let fd = unsafe { BorrowedFd::borrow_raw(fd) };
     loop {
@@ -277,7 +277,7 @@ pub fn fdatasync(fd: RawFd) -> Result<(), i32> {
 
 /// What `cachestat(2)` (Linux 6.5) says about a byte range of a file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CacheStat {
+pub(crate) struct CacheStat {
     /// Pages of the range in the page cache.
     pub cached: u64,
     /// Of those, pages not yet written back.
@@ -286,7 +286,7 @@ pub struct CacheStat {
 
 /// `cachestat(fd, [offset, offset+len))`: page-cache residency of a range, without reading
 /// it or starting readahead. `ENOSYS` on kernels before 6.5.
-pub fn cachestat(fd: RawFd, offset: u64, len: u64) -> Result<CacheStat, i32> {
+pub(crate) fn cachestat(fd: RawFd, offset: u64, len: u64) -> Result<CacheStat, i32> {
     #[repr(C)]
     struct Range {
         off: u64,

@@ -16,7 +16,7 @@ use std::path::Path;
 
 /// Open `path` for appending, creating it (mode 0600) if it does not exist. The error says
 /// why the file was refused.
-pub fn open_append(path: &Path) -> io::Result<File> {
+pub(crate) fn open_append(path: &Path) -> io::Result<File> {
     let file = std::fs::OpenOptions::new()
         .append(true)
         .create(true)

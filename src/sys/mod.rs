@@ -1,21 +1,21 @@
 //! Raw operating-system calls, each behind a small safe function. Nothing else in the crate
 //! calls `libc` for files; errors come back as plain errno values.
 
-pub mod cancel;
-pub mod huge;
-pub mod io;
-pub mod log_file;
-pub mod mounts;
-pub mod secure;
-pub mod shm;
-pub mod socket;
-pub mod stats_block;
-pub mod statx;
+pub(crate) mod cancel;
+pub(crate) mod huge;
+pub(crate) mod io;
+pub(crate) mod log_file;
+pub(crate) mod mounts;
+pub(crate) mod secure;
+pub(crate) mod shm;
+pub(crate) mod socket;
+pub(crate) mod stats_block;
+pub(crate) mod statx;
 
 /// The processor's time-stamp counter (0 where there is none).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub fn tsc() -> u64 {
+pub(crate) fn tsc() -> u64 {
     // SAFETY: RDTSC has no preconditions on x86_64.
     unsafe { core::arch::x86_64::_rdtsc() }
 }
@@ -28,14 +28,14 @@ pub fn tsc() -> u64 {
 }
 
 /// The calling thread's `errno`.
-pub fn errno() -> i32 {
+pub(crate) fn errno() -> i32 {
     std::io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO)
 }
 
 /// Set the calling thread's `errno` (the C API reports `-1` + `errno`).
-pub fn set_errno(value: i32) {
+pub(crate) fn set_errno(value: i32) {
     // SAFETY: __errno_location returns the calling thread's errno slot, always valid.
     unsafe { *libc::__errno_location() = value };
 }
@@ -43,7 +43,7 @@ pub fn set_errno(value: i32) {
 /// `CLOCK_MONOTONIC` in nanoseconds: the I/O path's clock for statistics (one vDSO call, no
 /// normalisation arithmetic).
 #[inline(always)]
-pub fn monotonic_ns() -> u64 {
+pub(crate) fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -56,13 +56,13 @@ pub fn monotonic_ns() -> u64 {
 /// Let the calling thread's short sleeps end close to when they should (`PR_SET_TIMERSLACK`,
 /// 1 µs instead of the default 50 µs): threads that wait for a GPU kernel in steps of a few
 /// microseconds would otherwise oversleep by the slack each time. Best effort.
-pub fn tight_timer_slack() {
+pub(crate) fn tight_timer_slack() {
     // SAFETY: PR_SET_TIMERSLACK takes one integer argument and affects only this thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
 }
 
 /// `pidfd_open(pid, 0)`: a close-on-exec descriptor that polls readable once `pid` exits.
-pub fn pidfd_open(pid: i32) -> std::io::Result<std::os::fd::OwnedFd> {
+pub(crate) fn pidfd_open(pid: i32) -> std::io::Result<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
     // SAFETY: pidfd_open(pid, 0) takes two integers and returns a descriptor or -1.
     let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as std::ffi::c_int) };

@@ -4,7 +4,7 @@
 
 /// The ext4 `data=` journaling mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ext4DataMode {
+pub(crate) enum Ext4DataMode {
     /// `data=ordered`, or no `data=` option (the ext4 default).
     Ordered,
     /// `data=journal`, `data=writeback` or anything else.
@@ -13,7 +13,7 @@ pub enum Ext4DataMode {
 
 /// The file-system family as far as the fastpath cares.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FsKind {
+pub(crate) enum FsKind {
     /// ext4 with its data mode.
     Ext4(Ext4DataMode),
     /// xfs.
@@ -24,7 +24,7 @@ pub enum FsKind {
 
 /// One mount entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MountEntry {
+pub(crate) struct MountEntry {
     /// Device major number.
     pub major: u32,
     /// Device minor number.
@@ -42,7 +42,7 @@ pub struct MountEntry {
 impl MountEntry {
     /// The value of option `name` (`Some("")` for a flag without `=`), searching per-mount
     /// options first, then super-block options.
-    pub fn option(&self, name: &str) -> Option<&str> {
+    pub(crate) fn option(&self, name: &str) -> Option<&str> {
         self.options.iter().find_map(|o| match o.split_once('=') {
             Some((k, v)) if k == name => Some(v),
             None if o == name => Some(""),
@@ -51,7 +51,7 @@ impl MountEntry {
     }
 
     /// Classify the file system.
-    pub fn kind(&self) -> FsKind {
+    pub(crate) fn kind(&self) -> FsKind {
         match self.fstype.as_str() {
             "ext4" => FsKind::Ext4(match self.option("data") {
                 None | Some("ordered") => Ext4DataMode::Ordered,
@@ -87,7 +87,7 @@ fn unescape(field: &str) -> String {
 }
 
 /// Parse one mountinfo line; `None` for a malformed line.
-pub fn parse_line(line: &str) -> Option<MountEntry> {
+pub(crate) fn parse_line(line: &str) -> Option<MountEntry> {
     let (left, right) = line.split_once(" - ")?;
     let mut l = left.split(' ');
     let _id = l.next()?;
@@ -117,19 +117,19 @@ pub fn parse_line(line: &str) -> Option<MountEntry> {
 }
 
 /// Parse a whole mountinfo text.
-pub fn parse(text: &str) -> Vec<MountEntry> {
+pub(crate) fn parse(text: &str) -> Vec<MountEntry> {
     text.lines().filter_map(parse_line).collect()
 }
 
 /// Read and parse `/proc/self/mountinfo`.
-pub fn read_table() -> Result<Vec<MountEntry>, i32> {
+pub(crate) fn read_table() -> Result<Vec<MountEntry>, i32> {
     std::fs::read_to_string("/proc/self/mountinfo")
         .map(|t| parse(&t))
         .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
 }
 
 /// The first entry for device `major:minor`, scanning forward.
-pub fn find(table: &[MountEntry], major: u32, minor: u32) -> Option<&MountEntry> {
+pub(crate) fn find(table: &[MountEntry], major: u32, minor: u32) -> Option<&MountEntry> {
     table.iter().find(|m| m.major == major && m.minor == minor)
 }
 

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 /// Our environment variables that name a library, a file or a directory: ignored in
 /// secure-execution mode. (`libcufile.so.0` has its own: `CUFILE_ENV_PATH_JSON`,
 /// `CUFILE_LOGFILE_PATH`.)
-pub const PATH_VARIABLES: &[&str] = &[
+pub(crate) const PATH_VARIABLES: &[&str] = &[
     "HIPFILE_HIP_LIBRARY",
     "HIPFILE_CUDA_LIBRARY",
     "HIPFILE_CUFILE_LIBRARY",
@@ -22,7 +22,7 @@ pub const PATH_VARIABLES: &[&str] = &[
 ];
 
 /// Whether this process runs in secure-execution mode (`getauxval(AT_SECURE)`), read once.
-pub fn secure_execution() -> bool {
+pub(crate) fn secure_execution() -> bool {
     static SECURE: OnceLock<bool> = OnceLock::new();
     // SAFETY: getauxval reads the auxiliary vector the kernel gave the process; it has no
     // preconditions and answers 0 for a type it does not know.
@@ -31,7 +31,7 @@ pub fn secure_execution() -> bool {
 
 /// The value of `name`, one of [`PATH_VARIABLES`]: `None` when unset, empty, or in
 /// secure-execution mode (see [`ignored_path_variables`] for the one log line).
-pub fn path_var(name: &str) -> Option<std::ffi::OsString> {
+pub(crate) fn path_var(name: &str) -> Option<std::ffi::OsString> {
     debug_assert!(
         PATH_VARIABLES.contains(&name),
         "{name} is not a path variable"
@@ -44,7 +44,7 @@ pub fn path_var(name: &str) -> Option<std::ffi::OsString> {
 
 /// The [`PATH_VARIABLES`] that are set but ignored because of secure-execution mode (empty
 /// outside it).
-pub fn ignored_path_variables() -> Vec<&'static str> {
+pub(crate) fn ignored_path_variables() -> Vec<&'static str> {
     if !secure_execution() {
         return Vec::new();
     }
@@ -57,7 +57,7 @@ pub fn ignored_path_variables() -> Vec<&'static str> {
 
 /// The identity of a process, as the kernel applies it when one process inspects another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Credentials {
+pub(crate) struct Credentials {
     /// Real, effective and saved user ids.
     pub uids: [u32; 3],
     /// Real, effective and saved group ids.
@@ -69,7 +69,7 @@ pub struct Credentials {
 }
 
 /// This process's credentials, now (they can change: read them at each use).
-pub fn own_credentials() -> Credentials {
+pub(crate) fn own_credentials() -> Credentials {
     let (mut ruid, mut euid, mut suid) = (0, 0, 0);
     let (mut rgid, mut egid, mut sgid) = (0, 0, 0);
     // SAFETY: valid out-pointers; getresuid/getresgid cannot fail with them.
@@ -87,7 +87,7 @@ pub fn own_credentials() -> Credentials {
 }
 
 /// This process's effective user id.
-pub fn effective_uid() -> u32 {
+pub(crate) fn effective_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }

@@ -8,7 +8,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 
 /// `F_SEAL_FUTURE_WRITE` (Linux 5.1), spelled out so older libc bindings do not matter.
-pub const SEAL_FUTURE_WRITE: c_int = 0x0010;
+pub(crate) const SEAL_FUTURE_WRITE: c_int = 0x0010;
 
 fn last_error() -> io::Error {
     io::Error::last_os_error()
@@ -18,7 +18,11 @@ fn last_error() -> io::Error {
 /// read-write shared, then sealed with `seals` (our mapping, made before the seal, stays
 /// writable). The mapping is never unmapped: it lives as long as the process. Any failing
 /// step fails the whole (a mapping made is unmapped again).
-pub fn create_sealed(name: &CStr, len: usize, seals: c_int) -> io::Result<(OwnedFd, NonNull<u8>)> {
+pub(crate) fn create_sealed(
+    name: &CStr,
+    len: usize,
+    seals: c_int,
+) -> io::Result<(OwnedFd, NonNull<u8>)> {
     // SAFETY: a valid NUL-terminated name and plain flag bits.
     let raw =
         unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_ALLOW_SEALING | libc::MFD_CLOEXEC) };
@@ -59,7 +63,7 @@ pub fn create_sealed(name: &CStr, len: usize, seals: c_int) -> io::Result<(Owned
 }
 
 /// The seals of `fd` (`F_GET_SEALS`), or the error.
-pub fn seals(fd: RawFd) -> io::Result<c_int> {
+pub(crate) fn seals(fd: RawFd) -> io::Result<c_int> {
     // SAFETY: plain fcntl.
     let s = unsafe { libc::fcntl(fd, libc::F_GET_SEALS) };
     if s < 0 {
@@ -70,7 +74,7 @@ pub fn seals(fd: RawFd) -> io::Result<c_int> {
 }
 
 /// Whether `fd` is a regular (memory) file, and its size.
-pub fn regular_size(fd: RawFd) -> io::Result<(bool, i64)> {
+pub(crate) fn regular_size(fd: RawFd) -> io::Result<(bool, i64)> {
     // SAFETY: fstat into a zeroed struct.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: valid out-pointer.
@@ -81,14 +85,14 @@ pub fn regular_size(fd: RawFd) -> io::Result<(bool, i64)> {
 }
 
 /// A read-only shared mapping, unmapped on drop.
-pub struct Mapping {
+pub(crate) struct Mapping {
     ptr: NonNull<u8>,
     len: usize,
 }
 
 impl Mapping {
     /// Map `len` bytes of `fd` read-only, shared.
-    pub fn new(fd: RawFd, len: usize) -> io::Result<Mapping> {
+    pub(crate) fn new(fd: RawFd, len: usize) -> io::Result<Mapping> {
         // SAFETY: a new read-only mapping of `len` bytes of `fd` at an address of the
         // kernel's choosing.
         let p = unsafe {
@@ -112,7 +116,7 @@ impl Mapping {
     /// The mapping as 8-byte words (the bytes past the last whole word are not included).
     /// Another process may change them at any time: read them with atomic loads. A relaxed
     /// 8-byte atomic load is also defined on read-only memory, which this mapping is.
-    pub fn words(&self) -> &[std::sync::atomic::AtomicU64] {
+    pub(crate) fn words(&self) -> &[std::sync::atomic::AtomicU64] {
         // SAFETY: page-aligned (so 8-byte aligned), `len` readable bytes for as long as the
         // mapping (and so the borrow) lives; `AtomicU64` has the size and alignment of `u64`.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast(), self.len / 8) }
@@ -129,7 +133,7 @@ impl Drop for Mapping {
 
 /// Run `handler` in the child after every `fork()` (`pthread_atfork`); returns its result
 /// code (0 on success). The handler must be async-signal-safe.
-pub fn on_fork_child(handler: extern "C" fn()) -> c_int {
+pub(crate) fn on_fork_child(handler: extern "C" fn()) -> c_int {
     // SAFETY: registers a handler that stays valid for the life of the process (a plain
     // function of this library, which is never unloaded while the process runs it).
     unsafe { libc::pthread_atfork(None, None, Some(handler as unsafe extern "C" fn())) }

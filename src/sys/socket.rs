@@ -8,10 +8,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// The length of every abstract address made by [`abstract_address`]: the full
 /// `sizeof(sockaddr_un)`, so the name is zero-padded to 108 bytes and both ends must use it.
-pub const ADDRESS_LEN: libc::socklen_t = size_of::<libc::sockaddr_un>() as libc::socklen_t;
+pub(crate) const ADDRESS_LEN: libc::socklen_t = size_of::<libc::sockaddr_un>() as libc::socklen_t;
 
 /// The abstract-namespace address `"\0" + name`, zero-padded.
-pub fn abstract_address(name: &str) -> libc::sockaddr_un {
+pub(crate) fn abstract_address(name: &str) -> libc::sockaddr_un {
     // SAFETY: sockaddr_un is plain old data; all-zero is valid (and pads the name).
     let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
     addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
@@ -33,7 +33,7 @@ fn cvt(rc: c_int, what: &str) -> io::Result<c_int> {
 
 /// A non-blocking, close-on-exec stream socket bound to `addr` and listening with `backlog`.
 /// Errors name the step (`socket`, `bind <what>`, `listen`).
-pub fn listen(addr: &libc::sockaddr_un, what: &str, backlog: c_int) -> io::Result<OwnedFd> {
+pub(crate) fn listen(addr: &libc::sockaddr_un, what: &str, backlog: c_int) -> io::Result<OwnedFd> {
     // SAFETY: plain syscall.
     let raw = unsafe {
         libc::socket(
@@ -55,7 +55,7 @@ pub fn listen(addr: &libc::sockaddr_un, what: &str, backlog: c_int) -> io::Resul
 }
 
 /// Accept one connection (close-on-exec); the error is the raw `accept4` errno.
-pub fn accept(sock: RawFd) -> io::Result<OwnedFd> {
+pub(crate) fn accept(sock: RawFd) -> io::Result<OwnedFd> {
     // SAFETY: plain syscall; we do not want the peer address.
     let rc = unsafe {
         libc::accept4(
@@ -74,7 +74,7 @@ pub fn accept(sock: RawFd) -> io::Result<OwnedFd> {
 
 /// Send `fd` over `sock` with `SCM_RIGHTS` and the 4-byte payload `payload` (`MSG_NOSIGNAL`:
 /// a peer that went away is `EPIPE`, never `SIGPIPE`). Retries on `EINTR`.
-pub fn send_fd(sock: RawFd, fd: RawFd, payload: c_int) -> io::Result<()> {
+pub(crate) fn send_fd(sock: RawFd, fd: RawFd, payload: c_int) -> io::Result<()> {
     let mut iov = libc::iovec {
         iov_base: (&raw const payload).cast_mut().cast(),
         iov_len: size_of::<c_int>(),
@@ -112,7 +112,7 @@ pub fn send_fd(sock: RawFd, fd: RawFd, payload: c_int) -> io::Result<()> {
 }
 
 /// A blocking, close-on-exec stream socket.
-pub fn stream_socket() -> io::Result<OwnedFd> {
+pub(crate) fn stream_socket() -> io::Result<OwnedFd> {
     // SAFETY: plain syscall.
     let raw = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
     if raw < 0 {
@@ -123,7 +123,7 @@ pub fn stream_socket() -> io::Result<OwnedFd> {
 }
 
 /// Connect `sock` to `addr` (retrying on `EINTR`); the error is `connect`'s.
-pub fn connect(sock: RawFd, addr: &libc::sockaddr_un) -> io::Result<()> {
+pub(crate) fn connect(sock: RawFd, addr: &libc::sockaddr_un) -> io::Result<()> {
     loop {
         // SAFETY: a valid sockaddr_un and its full length.
         if unsafe { libc::connect(sock, (&raw const *addr).cast(), ADDRESS_LEN) } == 0 {
@@ -141,7 +141,7 @@ pub fn connect(sock: RawFd, addr: &libc::sockaddr_un) -> io::Result<()> {
 /// connecting side, the server when it called `listen`. Ids are as seen from this process's
 /// namespaces: `pid` is 0 when the peer's process is not visible in ours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PeerCredentials {
+pub(crate) struct PeerCredentials {
     /// Process id.
     pub pid: i32,
     /// Effective user id.
@@ -151,7 +151,7 @@ pub struct PeerCredentials {
 }
 
 /// `getsockopt(SO_PEERCRED)` of a connected UNIX socket.
-pub fn peer_credentials(sock: RawFd) -> io::Result<PeerCredentials> {
+pub(crate) fn peer_credentials(sock: RawFd) -> io::Result<PeerCredentials> {
     let mut cred = libc::ucred {
         pid: 0,
         uid: 0,
@@ -178,7 +178,7 @@ pub fn peer_credentials(sock: RawFd) -> io::Result<PeerCredentials> {
 
 /// Who listens on `addr`: connect without blocking (a full backlog is `EAGAIN`, never a
 /// wait), read the listener's credentials, and close again without sending anything.
-pub fn listener_credentials(addr: &libc::sockaddr_un) -> io::Result<PeerCredentials> {
+pub(crate) fn listener_credentials(addr: &libc::sockaddr_un) -> io::Result<PeerCredentials> {
     // SAFETY: plain syscall.
     let raw = unsafe {
         libc::socket(
@@ -196,7 +196,7 @@ pub fn listener_credentials(addr: &libc::sockaddr_un) -> io::Result<PeerCredenti
 
 /// Receive one descriptor sent with `SCM_RIGHTS`; `None` if the peer sent none (or, with
 /// `nonblocking`, nothing is queued). Extra descriptors are closed.
-pub fn receive_fd(sock: RawFd, nonblocking: bool) -> io::Result<Option<OwnedFd>> {
+pub(crate) fn receive_fd(sock: RawFd, nonblocking: bool) -> io::Result<Option<OwnedFd>> {
     const MAX_FDS: usize = 4;
     let mut payload: c_int = 0;
     let mut iov = libc::iovec {
@@ -251,7 +251,7 @@ pub fn receive_fd(sock: RawFd, nonblocking: bool) -> io::Result<Option<OwnedFd>>
 }
 
 /// A close-on-exec eventfd (counter 0). The error names the call.
-pub fn eventfd() -> io::Result<OwnedFd> {
+pub(crate) fn eventfd() -> io::Result<OwnedFd> {
     // SAFETY: plain syscall.
     let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) }, "eventfd")?;
     // SAFETY: a fresh descriptor that nothing else owns.
@@ -259,7 +259,7 @@ pub fn eventfd() -> io::Result<OwnedFd> {
 }
 
 /// Add 1 to the eventfd `fd` (waking its pollers); retries on `EINTR`, ignores other errors.
-pub fn eventfd_signal(fd: RawFd) {
+pub(crate) fn eventfd_signal(fd: RawFd) {
     let one: u64 = 1;
     loop {
         // SAFETY: writes 8 bytes from a live u64 to an eventfd.
@@ -273,7 +273,7 @@ pub fn eventfd_signal(fd: RawFd) {
 /// `poll` on `fds` (descriptor, events) until one is ready or `timeout_ms` passed (-1: no
 /// limit); returns the `revents` of each, or the error (`EINTR` included, for the caller to
 /// decide). 0 ready descriptors (a timeout) gives all-zero `revents`.
-pub fn poll<const N: usize>(
+pub(crate) fn poll<const N: usize>(
     fds: [(RawFd, libc::c_short); N],
     timeout_ms: c_int,
 ) -> io::Result<[libc::c_short; N]> {
@@ -291,7 +291,7 @@ pub fn poll<const N: usize>(
 
 /// `close(fd)` of a raw descriptor nothing else owns or will close (async-signal-safe; for
 /// a `fork()` child handler).
-pub fn close_raw(fd: RawFd) {
+pub(crate) fn close_raw(fd: RawFd) {
     // SAFETY: per the caller's contract the descriptor has no other owner.
     unsafe { libc::close(fd) };
 }

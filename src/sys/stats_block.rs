@@ -33,27 +33,27 @@ use crate::vocab::{BackendKind, Refusal};
 pub const BUCKETS: usize = 16;
 
 /// Per-GPU slots of the \[D\] block (`HIPFILE_MAX_GPUS`).
-pub const MAX_GPUS: usize = 16;
+pub(crate) const MAX_GPUS: usize = 16;
 /// Backends of the \[D\] block: Fastpath, Fallback.
-pub const V1_BACKENDS: usize = 2;
+pub(crate) const V1_BACKENDS: usize = 2;
 /// Backends of the extension: Fastpath, Fallback, Host.
-pub const EXT_BACKENDS: usize = 3;
+pub(crate) const EXT_BACKENDS: usize = 3;
 /// Refusal-reason slots per backend in the extension (room for new [`Refusal`] variants).
 pub const REFUSAL_SLOTS: usize = 16;
 
 /// `version` of the \[D\] block (`PerGpuStatsV1::version`).
-pub const V1_VERSION: u64 = 1;
+pub(crate) const V1_VERSION: u64 = 1;
 /// Size of AMD's retired \[R\] block (`level`, `version`, `counters[64]`), which also calls
 /// itself version 1: readers tell the two apart by the memfd's size.
 pub const RETIRED_SIZE: usize = 528;
 /// Size of the \[D\] block.
-pub const V1_SIZE: usize = size_of::<StatsV1>();
+pub(crate) const V1_SIZE: usize = size_of::<StatsV1>();
 /// Magic of our extension: the bytes `"hipfileX"` read as a little-endian `u64`.
-pub const EXT_MAGIC: u64 = u64::from_le_bytes(*b"hipfileX");
+pub(crate) const EXT_MAGIC: u64 = u64::from_le_bytes(*b"hipfileX");
 /// Version of the extension layout written by this library.
-pub const EXT_VERSION: u64 = 1;
+pub(crate) const EXT_VERSION: u64 = 1;
 /// Size of extension version 1.
-pub const EXT_V1_SIZE: usize = size_of::<ExtensionV1>();
+pub(crate) const EXT_V1_SIZE: usize = size_of::<ExtensionV1>();
 /// Size of the whole block (the memfd's size).
 pub const SHARED_SIZE: usize = size_of::<SharedStats>();
 
@@ -213,7 +213,7 @@ impl SharedStats {
 
 /// Direction index: 0 = read, 1 = write.
 #[inline]
-pub const fn dir_index(dir: Direction) -> usize {
+pub(crate) const fn dir_index(dir: Direction) -> usize {
     match dir {
         Direction::Read => 0,
         Direction::Write => 1,
@@ -222,7 +222,7 @@ pub const fn dir_index(dir: Direction) -> usize {
 
 /// Index of a backend in the \[D\] per-GPU table; `None` for Host (extension only).
 #[inline]
-pub const fn v1_backend(kind: BackendKind) -> Option<usize> {
+pub(crate) const fn v1_backend(kind: BackendKind) -> Option<usize> {
     match kind {
         BackendKind::Fastpath => Some(0),
         BackendKind::Fallback => Some(1),
@@ -232,7 +232,7 @@ pub const fn v1_backend(kind: BackendKind) -> Option<usize> {
 
 /// Index of a backend in the extension.
 #[inline]
-pub const fn ext_backend(kind: BackendKind) -> usize {
+pub(crate) const fn ext_backend(kind: BackendKind) -> usize {
     match kind {
         BackendKind::Fastpath => 0,
         BackendKind::Fallback => 1,
@@ -241,11 +241,11 @@ pub const fn ext_backend(kind: BackendKind) -> usize {
 }
 
 /// Backend names by extension index (report order).
-pub const EXT_BACKEND_NAMES: [&str; EXT_BACKENDS] = ["Fastpath", "Fallback", "Host"];
+pub(crate) const EXT_BACKEND_NAMES: [&str; EXT_BACKENDS] = ["Fastpath", "Fallback", "Host"];
 
 /// The refusal reason stored in each slot, by slot. Slots are part of the shared layout:
 /// never reorder; a new [`Refusal`] variant takes the next free slot.
-pub const REFUSALS: [Refusal; 11] = [
+pub(crate) const REFUSALS: [Refusal; 11] = [
     Refusal::NoFastpathEntryPoints,
     Refusal::CompatForced,
     Refusal::NoODirect,
@@ -261,7 +261,7 @@ pub const REFUSALS: [Refusal; 11] = [
 
 /// The slot of a refusal reason (exhaustive: a new variant does not compile until it has one).
 #[inline]
-pub const fn refusal_slot(r: Refusal) -> usize {
+pub(crate) const fn refusal_slot(r: Refusal) -> usize {
     match r {
         Refusal::NoFastpathEntryPoints => 0,
         Refusal::CompatForced => 1,
@@ -318,24 +318,24 @@ const _: () = {
 
 /// Where the I/O path finds the block while recording: one atomic load, `None` when not
 /// recording. Only a `&'static SharedStats` ever goes in.
-pub struct RecordingSlot(AtomicPtr<SharedStats>);
+pub(crate) struct RecordingSlot(AtomicPtr<SharedStats>);
 
 impl RecordingSlot {
     /// Empty.
-    pub const fn new() -> RecordingSlot {
+    pub(crate) const fn new() -> RecordingSlot {
         RecordingSlot(AtomicPtr::new(std::ptr::null_mut()))
     }
 
     /// The block, if one is set.
     #[inline(always)]
-    pub fn get(&self) -> Option<&'static SharedStats> {
+    pub(crate) fn get(&self) -> Option<&'static SharedStats> {
         let p = self.0.load(Ordering::Acquire);
         // SAFETY: only `set` stores a non-null pointer, and only from a `&'static SharedStats`.
         (!p.is_null()).then(|| unsafe { &*p })
     }
 
     /// Record into `block` from now on, or stop (`None`).
-    pub fn set(&self, block: Option<&'static SharedStats>) {
+    pub(crate) fn set(&self, block: Option<&'static SharedStats>) {
         let p = block.map_or(std::ptr::null_mut(), |b| std::ptr::from_ref(b).cast_mut());
         self.0.store(p, Ordering::Release);
     }

@@ -4,7 +4,7 @@ use std::os::fd::RawFd;
 
 /// What registration needs to know about a descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FdFacts {
+pub(crate) struct FdFacts {
     /// `S_ISREG` and the kernel reported the type.
     pub is_regular: bool,
     /// `S_ISBLK` and the kernel reported the type.
@@ -26,10 +26,10 @@ pub struct FdFacts {
 }
 
 /// The alignment assumed when the kernel does not report `STATX_DIOALIGN`.
-pub const DEFAULT_DIO_ALIGN: u32 = 4096;
+pub(crate) const DEFAULT_DIO_ALIGN: u32 = 4096;
 
 /// `statx(fd, "", AT_EMPTY_PATH, STATX_TYPE|STATX_MODE|STATX_DIOALIGN|STATX_SIZE|STATX_INO)`.
-pub fn statx_fd(fd: RawFd) -> Result<FdFacts, i32> {
+pub(crate) fn statx_fd(fd: RawFd) -> Result<FdFacts, i32> {
     // SAFETY: statx is plain old data; all-zero is a valid value.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
     let mask = libc::STATX_TYPE

@@ -15,7 +15,7 @@ use crate::env::{path_var, secure_execution, PATH_VARIABLES};
 
 /// A JSON value.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     Null,
     Bool(bool),
     Number(f64),
@@ -25,7 +25,7 @@ pub enum Value {
 }
 
 impl Value {
-    pub fn as_u64(&self) -> Option<u64> {
+    pub(crate) fn as_u64(&self) -> Option<u64> {
         match self {
             Value::Number(n) if *n >= 0.0 && n.fract() == 0.0 => Some(*n as u64),
             Value::Text(s) => s.trim().parse().ok(),
@@ -33,7 +33,7 @@ impl Value {
         }
     }
 
-    pub fn as_bool(&self) -> Option<bool> {
+    pub(crate) fn as_bool(&self) -> Option<bool> {
         match self {
             Value::Bool(b) => Some(*b),
             Value::Text(s) => parse_bool(s),
@@ -42,7 +42,7 @@ impl Value {
         }
     }
 
-    pub fn as_text(&self) -> Option<&str> {
+    pub(crate) fn as_text(&self) -> Option<&str> {
         match self {
             Value::Text(s) => Some(s),
             _ => None,
@@ -50,7 +50,7 @@ impl Value {
     }
 
     /// An array of sizes (a scalar counts as one element).
-    pub fn as_u64_list(&self) -> Option<Vec<u64>> {
+    pub(crate) fn as_u64_list(&self) -> Option<Vec<u64>> {
         match self {
             Value::Array(items) => items.iter().map(Value::as_u64).collect(),
             v => v.as_u64().map(|n| vec![n]),
@@ -59,7 +59,7 @@ impl Value {
 }
 
 /// `true/false/1/0/yes/no/on/off`, case-insensitive.
-pub fn parse_bool(s: &str) -> Option<bool> {
+pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     match s.trim().to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" | "on" => Some(true),
         "false" | "0" | "no" | "off" => Some(false),
@@ -68,7 +68,7 @@ pub fn parse_bool(s: &str) -> Option<bool> {
 }
 
 /// Parse a whole document.
-pub fn parse(text: &str) -> Result<Value, String> {
+pub(crate) fn parse(text: &str) -> Result<Value, String> {
     let mut p = Parser {
         s: text.as_bytes(),
         i: 0,
@@ -232,7 +232,7 @@ impl Parser<'_> {
 }
 
 /// The scalars and arrays of a document by dotted path (`properties.io_batchsize`).
-pub type Flat = BTreeMap<String, Value>;
+pub(crate) type Flat = BTreeMap<String, Value>;
 
 fn flatten(prefix: &str, v: &Value, out: &mut Flat) {
     match v {
@@ -277,7 +277,7 @@ fn say_secure_execution() {
 /// Read the configuration file: `$CUFILE_ENV_PATH_JSON` if it can be read and parsed (never in
 /// secure-execution mode), else `/etc/cufile.json`, else nothing. Each problem is one log line.
 /// Returns the keys and the file they came from.
-pub fn read() -> (Flat, Option<String>) {
+pub(crate) fn read() -> (Flat, Option<String>) {
     say_secure_execution();
     let mut paths = Vec::new();
     if let Some(p) = path_var("CUFILE_ENV_PATH_JSON") {
@@ -305,7 +305,7 @@ pub fn read() -> (Flat, Option<String>) {
 }
 
 /// A boolean environment variable (`None` when unset or not a boolean, the latter logged).
-pub fn env_bool(name: &str) -> Option<bool> {
+pub(crate) fn env_bool(name: &str) -> Option<bool> {
     let v = std::env::var(name).ok()?;
     let b = parse_bool(&v);
     if b.is_none() {
@@ -315,7 +315,7 @@ pub fn env_bool(name: &str) -> Option<bool> {
 }
 
 /// An unsigned environment variable.
-pub fn env_u64(name: &str) -> Option<u64> {
+pub(crate) fn env_u64(name: &str) -> Option<u64> {
     let v = std::env::var(name).ok()?;
     let n = v.trim().parse().ok();
     if n.is_none() {

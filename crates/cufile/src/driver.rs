@@ -13,7 +13,7 @@ use crate::{boundary_op, config, gpu, log};
 use cufile_abi::{code, CUfileDrvPropsNvfs, CUfileDrvProps_t, CUfileError_t};
 
 /// Everything this library keeps besides the engine.
-pub struct State {
+pub(crate) struct State {
     pub staged_size: [Option<u64>; 12],
     pub staged_bool: [Option<bool>; 14],
     pub staged_string: [Option<String>; STRING_COUNT],
@@ -34,7 +34,7 @@ static STATE: Mutex<Option<State>> = Mutex::new(None);
 
 /// The state, locked. Held across engine calls only on the open and close paths (the data
 /// path never takes it).
-pub fn state() -> StateGuard {
+pub(crate) fn state() -> StateGuard {
     let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());
     g.get_or_insert_with(|| State {
         staged_size: [None; 12],
@@ -57,7 +57,7 @@ pub fn state() -> StateGuard {
     StateGuard(g)
 }
 
-pub struct StateGuard(MutexGuard<'static, Option<State>>);
+pub(crate) struct StateGuard(MutexGuard<'static, Option<State>>);
 
 impl std::ops::Deref for StateGuard {
     type Target = State;
@@ -74,7 +74,7 @@ impl std::ops::DerefMut for StateGuard {
 
 /// `cuFileDriverOpen`, and every implicit open: at use count 0 the configuration is read and
 /// applied before the engine opens.
-pub fn open() -> Result<(), CUfileError_t> {
+pub(crate) fn open() -> Result<(), CUfileError_t> {
     let e = eng()?;
     let mut st = state();
     if e.is_open() {
@@ -85,7 +85,7 @@ pub fn open() -> Result<(), CUfileError_t> {
 
 /// Open the driver if it is closed (the implicit open of registrations, batch set-up and
 /// stream calls); an implicit open counts, as cuFile's does.
-pub fn ensure_open() -> Result<&'static Engine, CUfileError_t> {
+pub(crate) fn ensure_open() -> Result<&'static Engine, CUfileError_t> {
     let e = eng()?;
     if e.is_open() {
         return Ok(e);
@@ -197,7 +197,7 @@ fn first_open(e: &Engine, st: &mut State) -> Result<(), CUfileError_t> {
 
 /// `cuFileDriverClose_v2` (and its legacy name): at use count 0 → 5001; the close that reaches 0
 /// forgets the P2P flags and the statistics window.
-pub fn close() -> Result<(), CUfileError_t> {
+pub(crate) fn close() -> Result<(), CUfileError_t> {
     let e = eng()?;
     let mut st = state();
     e.driver_close().map_err(cu)?;
@@ -209,30 +209,30 @@ pub fn close() -> Result<(), CUfileError_t> {
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileDriverOpen() -> CUfileError_t {
+pub(crate) extern "C" fn cuFileDriverOpen() -> CUfileError_t {
     boundary_op(open)
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileDriverClose_v2() -> CUfileError_t {
+pub(crate) extern "C" fn cuFileDriverClose_v2() -> CUfileError_t {
     boundary_op(close)
 }
 
 /// The legacy spelling: the same reference-counted close.
 #[no_mangle]
-pub extern "C" fn cuFileDriverClose() -> CUfileError_t {
+pub(crate) extern "C" fn cuFileDriverClose() -> CUfileError_t {
     boundary_op(close)
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileUseCount() -> std::ffi::c_long {
+pub(crate) extern "C" fn cuFileUseCount() -> std::ffi::c_long {
     crate::boundary(0, || engine().map_or(0, |e| e.use_count().max(0)))
 }
 
 /// # Safety
 /// `version` is NULL or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetVersion(version: *mut c_int) -> CUfileError_t {
+pub(crate) unsafe extern "C" fn cuFileGetVersion(version: *mut c_int) -> CUfileError_t {
     boundary_op(|| {
         if version.is_null() {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
@@ -257,7 +257,9 @@ fn kib32(v: u64) -> u32 {
 /// # Safety
 /// `props` is NULL or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileDriverGetProperties(props: *mut CUfileDrvProps_t) -> CUfileError_t {
+pub(crate) unsafe extern "C" fn cuFileDriverGetProperties(
+    props: *mut CUfileDrvProps_t,
+) -> CUfileError_t {
     boundary_op(|| {
         if props.is_null() {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
@@ -374,7 +376,10 @@ fn legacy(
 /// Legacy setters work open (applied) and closed (staged), and refuse only values outside
 /// their parameter's range (and 0).
 #[no_mangle]
-pub extern "C" fn cuFileDriverSetPollMode(poll: bool, poll_threshold_size: usize) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileDriverSetPollMode(
+    poll: bool,
+    poll_threshold_size: usize,
+) -> CUfileError_t {
     boundary_op(|| {
         legacy(
             10,
@@ -389,7 +394,9 @@ pub extern "C" fn cuFileDriverSetPollMode(poll: bool, poll_threshold_size: usize
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileDriverSetMaxDirectIOSize(max_direct_io_size: usize) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileDriverSetMaxDirectIOSize(
+    max_direct_io_size: usize,
+) -> CUfileError_t {
     boundary_op(|| {
         legacy(
             5,
@@ -401,7 +408,7 @@ pub extern "C" fn cuFileDriverSetMaxDirectIOSize(max_direct_io_size: usize) -> C
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileDriverSetMaxCacheSize(max_cache_size: usize) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileDriverSetMaxCacheSize(max_cache_size: usize) -> CUfileError_t {
     boundary_op(|| {
         legacy(
             6,
@@ -413,7 +420,7 @@ pub extern "C" fn cuFileDriverSetMaxCacheSize(max_cache_size: usize) -> CUfileEr
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileDriverSetMaxPinnedMemSize(max_pinned_size: usize) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileDriverSetMaxPinnedMemSize(max_pinned_size: usize) -> CUfileError_t {
     boundary_op(|| {
         legacy(
             8,
@@ -445,7 +452,10 @@ fn closed_for_setting(e: &Engine) -> Result<(), CUfileError_t> {
 /// # Safety
 /// `value` is NULL or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetParameterSizeT(param: c_int, value: *mut usize) -> CUfileError_t {
+pub(crate) unsafe extern "C" fn cuFileGetParameterSizeT(
+    param: c_int,
+    value: *mut usize,
+) -> CUfileError_t {
     boundary_op(|| {
         let i = index(param, SIZE.len())?;
         if value.is_null() {
@@ -468,7 +478,7 @@ pub unsafe extern "C" fn cuFileGetParameterSizeT(param: c_int, value: *mut usize
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileSetParameterSizeT(param: c_int, value: usize) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileSetParameterSizeT(param: c_int, value: usize) -> CUfileError_t {
     boundary_op(|| {
         let i = index(param, SIZE.len())?;
         let e = eng()?;
@@ -482,7 +492,10 @@ pub extern "C" fn cuFileSetParameterSizeT(param: c_int, value: usize) -> CUfileE
 /// # Safety
 /// `value` is NULL or valid for a write of a `bool`.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetParameterBool(param: c_int, value: *mut bool) -> CUfileError_t {
+pub(crate) unsafe extern "C" fn cuFileGetParameterBool(
+    param: c_int,
+    value: *mut bool,
+) -> CUfileError_t {
     boundary_op(|| {
         let i = index(param, BOOL.len())?;
         if value.is_null() {
@@ -503,7 +516,7 @@ pub unsafe extern "C" fn cuFileGetParameterBool(param: c_int, value: *mut bool) 
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileSetParameterBool(param: c_int, value: bool) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileSetParameterBool(param: c_int, value: bool) -> CUfileError_t {
     boundary_op(|| {
         let i = index(param, BOOL.len())?;
         let e = eng()?;
@@ -517,7 +530,7 @@ pub extern "C" fn cuFileSetParameterBool(param: c_int, value: bool) -> CUfileErr
 /// # Safety
 /// `desc_str` is NULL or valid for writes of `len` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetParameterString(
+pub(crate) unsafe extern "C" fn cuFileGetParameterString(
     param: c_int,
     desc_str: *mut c_char,
     len: c_int,
@@ -565,7 +578,7 @@ pub unsafe extern "C" fn cuFileGetParameterString(
 /// # Safety
 /// `desc_str` is NULL or a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileSetParameterString(
+pub(crate) unsafe extern "C" fn cuFileSetParameterString(
     param: c_int,
     desc_str: *const c_char,
 ) -> CUfileError_t {
@@ -583,7 +596,7 @@ pub unsafe extern "C" fn cuFileSetParameterString(
 /// # Safety
 /// `min_value` and `max_value` are NULL or valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetParameterMinMaxValue(
+pub(crate) unsafe extern "C" fn cuFileGetParameterMinMaxValue(
     param: c_int,
     min_value: *mut usize,
     max_value: *mut usize,
@@ -673,7 +686,7 @@ unsafe fn get_slabs(
 /// # Safety
 /// As [`set_slabs`].
 #[no_mangle]
-pub unsafe extern "C" fn cuFileSetParameterPosixPoolSlabArray(
+pub(crate) unsafe extern "C" fn cuFileSetParameterPosixPoolSlabArray(
     size_values: *const usize,
     count_values: *const usize,
     len: c_int,
@@ -685,7 +698,7 @@ pub unsafe extern "C" fn cuFileSetParameterPosixPoolSlabArray(
 /// # Safety
 /// As [`get_slabs`].
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetParameterPosixPoolSlabArray(
+pub(crate) unsafe extern "C" fn cuFileGetParameterPosixPoolSlabArray(
     size_values: *mut usize,
     count_values: *mut usize,
     len: c_int,
@@ -697,7 +710,7 @@ pub unsafe extern "C" fn cuFileGetParameterPosixPoolSlabArray(
 /// # Safety
 /// As [`set_slabs`].
 #[no_mangle]
-pub unsafe extern "C" fn cuFileSetParameterGpuBounceBufferSlabArray(
+pub(crate) unsafe extern "C" fn cuFileSetParameterGpuBounceBufferSlabArray(
     size_values: *const usize,
     count_values: *const usize,
     len: c_int,
@@ -709,7 +722,7 @@ pub unsafe extern "C" fn cuFileSetParameterGpuBounceBufferSlabArray(
 /// # Safety
 /// As [`get_slabs`].
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetParameterGpuBounceBufferSlabArray(
+pub(crate) unsafe extern "C" fn cuFileGetParameterGpuBounceBufferSlabArray(
     size_values: *mut usize,
     count_values: *mut usize,
     len: c_int,
@@ -726,7 +739,7 @@ const P2P_PCI_P2PDMA: u32 = 1;
 /// # Safety
 /// `p2p_flags` is NULL or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileDriverGetP2PFlags(
+pub(crate) unsafe extern "C" fn cuFileDriverGetP2PFlags(
     status_flag: c_int,
     p2p_flags: *mut c_int,
 ) -> CUfileError_t {
@@ -743,7 +756,10 @@ pub unsafe extern "C" fn cuFileDriverGetP2PFlags(
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileDriverSetP2PFlags(status_flag: c_int, p2p_flags: c_int) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileDriverSetP2PFlags(
+    status_flag: c_int,
+    p2p_flags: c_int,
+) -> CUfileError_t {
     boundary_op(|| {
         let i = index(status_flag, 15)?;
         match p2p_flags as u32 {
@@ -766,7 +782,7 @@ pub extern "C" fn cuFileDriverSetP2PFlags(status_flag: c_int, p2p_flags: c_int) 
 /// # Safety
 /// `bar_size` is NULL or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetBARSizeInKB(
+pub(crate) unsafe extern "C" fn cuFileGetBARSizeInKB(
     gpu_index: c_int,
     bar_size: *mut usize,
 ) -> CUfileError_t {
@@ -784,7 +800,7 @@ pub unsafe extern "C" fn cuFileGetBARSizeInKB(
 /// # Safety
 /// `filename` is NULL or a NUL-terminated path.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileExportPCIeTopology(filename: *const c_char) -> CUfileError_t {
+pub(crate) unsafe extern "C" fn cuFileExportPCIeTopology(filename: *const c_char) -> CUfileError_t {
     boundary_op(|| {
         let path = crate::engine::c_text(filename)
             .filter(|p| !p.is_empty())

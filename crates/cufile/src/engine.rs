@@ -59,7 +59,7 @@ struct Raw {
 }
 
 /// `hipFileReadAsync` / `hipFileWriteAsync`.
-pub type AsyncFn = unsafe extern "C" fn(
+pub(crate) type AsyncFn = unsafe extern "C" fn(
     *mut c_void,
     *mut c_void,
     *mut usize,
@@ -70,7 +70,7 @@ pub type AsyncFn = unsafe extern "C" fn(
 ) -> HipError;
 
 /// A failed hipFile call: its `hipFileError_t`.
-pub type HipResult<T> = Result<T, HipError>;
+pub(crate) type HipResult<T> = Result<T, HipError>;
 
 fn check(e: HipError) -> HipResult<()> {
     if e.err == 0 {
@@ -81,14 +81,14 @@ fn check(e: HipError) -> HipResult<()> {
 }
 
 /// libhipfile.so.0, loaded.
-pub struct Engine {
+pub(crate) struct Engine {
     raw: Raw,
 }
 
 static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
 
 /// The engine, or `None` after one log line saying why it could not be loaded.
-pub fn engine() -> Option<&'static Engine> {
+pub(crate) fn engine() -> Option<&'static Engine> {
     ENGINE.get_or_init(load).as_ref().ok()
 }
 
@@ -243,17 +243,17 @@ fn resolve(handle: *mut c_void) -> Result<Raw, &'static str> {
 /// The calls, with Rust values in and out. Those that take caller memory are `unsafe`, with
 /// the caller's C contract as theirs.
 impl Engine {
-    pub fn driver_open(&self) -> HipResult<()> {
+    pub(crate) fn driver_open(&self) -> HipResult<()> {
         // SAFETY: no arguments.
         check(unsafe { (self.raw.driver_open)() })
     }
 
-    pub fn driver_close(&self) -> HipResult<()> {
+    pub(crate) fn driver_close(&self) -> HipResult<()> {
         // SAFETY: no arguments.
         check(unsafe { (self.raw.driver_close)() })
     }
 
-    pub fn use_count(&self) -> i64 {
+    pub(crate) fn use_count(&self) -> i64 {
         // SAFETY: no arguments.
         unsafe { (self.raw.use_count)() }
     }
@@ -263,59 +263,59 @@ impl Engine {
         self.use_count() > 0
     }
 
-    pub fn properties(&self) -> HipResult<HipProps> {
+    pub(crate) fn properties(&self) -> HipResult<HipProps> {
         let mut p = HipProps::default();
         // SAFETY: a valid out-structure of the right type.
         check(unsafe { (self.raw.get_properties)(&mut p) })?;
         Ok(p)
     }
 
-    pub fn set_poll_mode(&self, poll: bool, kib: usize) -> HipResult<()> {
+    pub(crate) fn set_poll_mode(&self, poll: bool, kib: usize) -> HipResult<()> {
         // SAFETY: plain values.
         check(unsafe { (self.raw.set_poll_mode)(poll, kib) })
     }
 
-    pub fn set_max_direct_io_size(&self, kib: usize) -> HipResult<()> {
+    pub(crate) fn set_max_direct_io_size(&self, kib: usize) -> HipResult<()> {
         // SAFETY: plain values.
         check(unsafe { (self.raw.set_max_direct_io_size)(kib) })
     }
 
-    pub fn set_max_cache_size(&self, kib: usize) -> HipResult<()> {
+    pub(crate) fn set_max_cache_size(&self, kib: usize) -> HipResult<()> {
         // SAFETY: plain values.
         check(unsafe { (self.raw.set_max_cache_size)(kib) })
     }
 
-    pub fn set_max_pinned_mem_size(&self, kib: usize) -> HipResult<()> {
+    pub(crate) fn set_max_pinned_mem_size(&self, kib: usize) -> HipResult<()> {
         // SAFETY: plain values.
         check(unsafe { (self.raw.set_max_pinned_mem_size)(kib) })
     }
 
-    pub fn get_size(&self, param: c_int) -> HipResult<usize> {
+    pub(crate) fn get_size(&self, param: c_int) -> HipResult<usize> {
         let mut v = 0usize;
         // SAFETY: a valid out-pointer.
         check(unsafe { (self.raw.get_size)(param, &mut v) })?;
         Ok(v)
     }
 
-    pub fn get_bool(&self, param: c_int) -> HipResult<bool> {
+    pub(crate) fn get_bool(&self, param: c_int) -> HipResult<bool> {
         let mut v = false;
         // SAFETY: a valid out-pointer.
         check(unsafe { (self.raw.get_bool)(param, &mut v) })?;
         Ok(v)
     }
 
-    pub fn set_size(&self, param: c_int, v: usize) -> HipResult<()> {
+    pub(crate) fn set_size(&self, param: c_int, v: usize) -> HipResult<()> {
         // SAFETY: plain values.
         check(unsafe { (self.raw.set_size)(param, v) })
     }
 
-    pub fn set_bool(&self, param: c_int, v: bool) -> HipResult<()> {
+    pub(crate) fn set_bool(&self, param: c_int, v: bool) -> HipResult<()> {
         // SAFETY: plain values.
         check(unsafe { (self.raw.set_bool)(param, v) })
     }
 
     /// Register a file descriptor.
-    pub fn handle_register(&self, fd: c_int) -> HipResult<*mut c_void> {
+    pub(crate) fn handle_register(&self, fd: c_int) -> HipResult<*mut c_void> {
         let mut descr = HipDescr {
             kind: 1,
             // The union's `int fd`, zero-extended as C would leave the upper half.
@@ -328,14 +328,14 @@ impl Engine {
         Ok(fh)
     }
 
-    pub fn handle_deregister(&self, fh: *mut c_void) {
+    pub(crate) fn handle_deregister(&self, fh: *mut c_void) {
         // SAFETY: hipFile ignores NULL and unknown handles.
         unsafe { (self.raw.handle_deregister)(fh) }
     }
 
     /// # Safety
     /// `base` names `len` bytes of memory the caller owns.
-    pub unsafe fn buf_register(
+    pub(crate) unsafe fn buf_register(
         &self,
         base: *const c_void,
         len: usize,
@@ -345,14 +345,14 @@ impl Engine {
         check(unsafe { (self.raw.buf_register)(base, len, flags) })
     }
 
-    pub fn buf_deregister(&self, base: *const c_void) -> HipResult<()> {
+    pub(crate) fn buf_deregister(&self, base: *const c_void) -> HipResult<()> {
         // SAFETY: hipFile only looks the address up.
         check(unsafe { (self.raw.buf_deregister)(base) })
     }
 
     /// # Safety
     /// As `hipFileRead`: `base + offset` names `size` writable bytes.
-    pub unsafe fn read(
+    pub(crate) unsafe fn read(
         &self,
         fh: *mut c_void,
         base: *mut c_void,
@@ -366,7 +366,7 @@ impl Engine {
 
     /// # Safety
     /// As `hipFileWrite`: `base + offset` names `size` readable bytes.
-    pub unsafe fn write(
+    pub(crate) unsafe fn write(
         &self,
         fh: *mut c_void,
         base: *const c_void,
@@ -380,14 +380,14 @@ impl Engine {
 
     /// # Safety
     /// `out` is valid for a write.
-    pub unsafe fn batch_setup(&self, out: *mut *mut c_void, nr: c_uint) -> HipResult<()> {
+    pub(crate) unsafe fn batch_setup(&self, out: *mut *mut c_void, nr: c_uint) -> HipResult<()> {
         // SAFETY: the caller's contract.
         check(unsafe { (self.raw.batch_setup)(out, nr) })
     }
 
     /// # Safety
     /// `entries` is valid for reads of `nr` `CUfileIOParams_t` (= `hipFileIOParams_t`).
-    pub unsafe fn batch_submit(
+    pub(crate) unsafe fn batch_submit(
         &self,
         h: *mut c_void,
         nr: c_uint,
@@ -400,7 +400,7 @@ impl Engine {
 
     /// # Safety
     /// As `hipFileBatchIOGetStatus`.
-    pub unsafe fn batch_get_status(
+    pub(crate) unsafe fn batch_get_status(
         &self,
         h: *mut c_void,
         min_nr: c_uint,
@@ -412,18 +412,18 @@ impl Engine {
         check(unsafe { (self.raw.batch_get_status)(h, min_nr, nr, events, timeout) })
     }
 
-    pub fn batch_cancel(&self, h: *mut c_void) -> HipResult<()> {
+    pub(crate) fn batch_cancel(&self, h: *mut c_void) -> HipResult<()> {
         // SAFETY: hipFile looks the handle up.
         check(unsafe { (self.raw.batch_cancel)(h) })
     }
 
-    pub fn batch_destroy(&self, h: *mut c_void) {
+    pub(crate) fn batch_destroy(&self, h: *mut c_void) {
         // SAFETY: hipFile ignores unknown handles.
         unsafe { (self.raw.batch_destroy)(h) }
     }
 
     /// The stream-ordered read or write entry point.
-    pub fn async_fn(&self, write: bool) -> AsyncFn {
+    pub(crate) fn async_fn(&self, write: bool) -> AsyncFn {
         if write {
             self.raw.write_async
         } else {
@@ -431,18 +431,18 @@ impl Engine {
         }
     }
 
-    pub fn stream_register(&self, stream: *mut c_void, flags: c_uint) -> HipResult<()> {
+    pub(crate) fn stream_register(&self, stream: *mut c_void, flags: c_uint) -> HipResult<()> {
         // SAFETY: hipFile takes the stream as an opaque value.
         check(unsafe { (self.raw.stream_register)(stream, flags) })
     }
 
-    pub fn stream_deregister(&self, stream: *mut c_void) -> HipResult<()> {
+    pub(crate) fn stream_deregister(&self, stream: *mut c_void) -> HipResult<()> {
         // SAFETY: as above.
         check(unsafe { (self.raw.stream_deregister)(stream) })
     }
 
     /// hipFile's statistics of level 1, 2 or 3, as the bytes of its structure.
-    pub fn stats(&self, level: u8) -> HipResult<Vec<u8>> {
+    pub(crate) fn stats(&self, level: u8) -> HipResult<Vec<u8>> {
         let (f, len) = match level {
             1 => (self.raw.stats_l1, HIP_STATS_L1_SIZE),
             2 => (self.raw.stats_l2, HIP_STATS_L2_SIZE),
@@ -457,7 +457,7 @@ impl Engine {
 }
 
 /// A C string for the log.
-pub fn c_text(p: *const c_char) -> Option<String> {
+pub(crate) fn c_text(p: *const c_char) -> Option<String> {
     if p.is_null() {
         return None;
     }

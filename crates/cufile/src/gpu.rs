@@ -45,7 +45,7 @@ fn no_cuda(cu_err: c_int) -> CUfileError_t {
 /// `cuStreamSynchronize(NULL)`: the default stream has run everything queued on it. `Ok` also
 /// when no CUDA driver can be found in the global scope (then nothing could have been queued
 /// by this process's application on a driver we know of).
-pub fn synchronize_default_stream() -> Result<(), CUfileError_t> {
+pub(crate) fn synchronize_default_stream() -> Result<(), CUfileError_t> {
     let Some(sync) = cuda_symbol(c"cuStreamSynchronize") else {
         return Ok(());
     };
@@ -60,7 +60,7 @@ pub fn synchronize_default_stream() -> Result<(), CUfileError_t> {
 
 /// `cuDeviceGetCount`, initialising the driver first if the application has not (as NVIDIA's
 /// library initialises CUDA itself).
-pub fn device_count() -> Result<c_int, CUfileError_t> {
+pub(crate) fn device_count() -> Result<c_int, CUfileError_t> {
     let count = cuda_symbol(c"cuDeviceGetCount").ok_or(no_cuda(CUDA_ERROR_NOT_INITIALIZED))?;
     // SAFETY: cuDeviceGetCount(int *) -> CUresult.
     let count: unsafe extern "C" fn(*mut c_int) -> c_int = unsafe { std::mem::transmute(count) };
@@ -86,7 +86,7 @@ pub fn device_count() -> Result<c_int, CUfileError_t> {
 
 /// The PCI bus id of device `ordinal` (`cuDeviceGet`, `cuDeviceGetPCIBusId`), in sysfs's
 /// spelling (`0000:3b:00.0`); `None` when the driver cannot say.
-pub fn pci_bus_id(ordinal: c_int) -> Option<String> {
+pub(crate) fn pci_bus_id(ordinal: c_int) -> Option<String> {
     let get = cuda_symbol(c"cuDeviceGet")?;
     let bus = cuda_symbol(c"cuDeviceGetPCIBusId")?;
     // SAFETY: the CUDA driver's prototypes.
@@ -159,7 +159,7 @@ fn bar1_kib_from_resource(text: &str) -> Option<u64> {
 }
 
 /// BAR1 of the device with this PCI bus id, in KiB, or why it cannot be read.
-pub fn bar1_kib(bus_id: &str) -> Result<u64, String> {
+pub(crate) fn bar1_kib(bus_id: &str) -> Result<u64, String> {
     let path = format!("/sys/bus/pci/devices/{bus_id}/resource");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
     bar1_kib_from_resource(&text).ok_or_else(|| format!("{path}: not a resource file"))
@@ -168,7 +168,7 @@ pub fn bar1_kib(bus_id: &str) -> Result<u64, String> {
 /// BAR1 of GPU `ordinal` in KiB: `Err` for an index the CUDA driver does not have (or without
 /// a CUDA driver), `Ok(None)` when its size cannot be read (no PCI bus id from the driver, no
 /// sysfs in a container, a device that is not on PCI; the reason is logged once per call).
-pub fn bar1_kib_of(ordinal: c_int) -> Result<Option<u64>, CUfileError_t> {
+pub(crate) fn bar1_kib_of(ordinal: c_int) -> Result<Option<u64>, CUfileError_t> {
     let n = device_count()?;
     if ordinal < 0 || ordinal >= n {
         return Err(CUfileError_t::op(code::INVALID_VALUE));

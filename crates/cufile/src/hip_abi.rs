@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_uint, c_void};
 /// `hipFileError_t`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HipError {
+pub(crate) struct HipError {
     pub err: c_int,
     pub hip_drv_err: c_int,
 }
@@ -17,7 +17,7 @@ pub struct HipError {
 /// `hipFileDescr_t` (the same layout as `CUfileDescr_t`).
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub struct HipDescr {
+pub(crate) struct HipDescr {
     pub kind: c_int,
     pub handle: *mut c_void,
     pub fs_ops: *const c_void,
@@ -26,7 +26,7 @@ pub struct HipDescr {
 /// The `nvfs` part of `hipFileDriverProps_t`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-pub struct HipPropsNvfs {
+pub(crate) struct HipPropsNvfs {
     pub major_version: c_uint,
     pub minor_version: c_uint,
     pub poll_thresh_size: u64,
@@ -38,7 +38,7 @@ pub struct HipPropsNvfs {
 /// `hipFileDriverProps_t` (72 bytes: its cache and pinned sizes are 64-bit).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-pub struct HipProps {
+pub(crate) struct HipProps {
     pub nvfs: HipPropsNvfs,
     pub feature_flags: c_uint,
     pub max_device_cache_size: u64,
@@ -50,29 +50,29 @@ pub struct HipProps {
 
 /// Sizes of `hipFileStatsLevel1_t`, `…2_t`, `…3_t` (filled as plain bytes and re-laid into
 /// the 1.19 cuFile structures).
-pub const HIP_STATS_L1_SIZE: usize = 512;
-pub const HIP_STATS_L2_SIZE: usize = 1024;
-pub const HIP_STATS_L3_SIZE: usize = 5000;
+pub(crate) const HIP_STATS_L1_SIZE: usize = 512;
+pub(crate) const HIP_STATS_L2_SIZE: usize = 1024;
+pub(crate) const HIP_STATS_L3_SIZE: usize = 5000;
 
 /// `hipFileIOParams_t` and `hipFileIOEvents_t` have cuFile's layouts (64 and 24 bytes):
 /// batch arrays are passed through as they are.
-pub const HIP_IO_PARAMS_SIZE: usize = 64;
-pub const HIP_IO_EVENTS_SIZE: usize = 24;
+pub(crate) const HIP_IO_PARAMS_SIZE: usize = 64;
+pub(crate) const HIP_IO_EVENTS_SIZE: usize = 24;
 
 /// `hipFileOpError_t` values this library distinguishes.
-pub const HIP_INVALID_VALUE: c_int = 5022;
-pub const HIP_DRIVER_ERROR: c_int = 5011;
-pub const HIP_INTERNAL_ERROR: c_int = 5030;
-pub const HIP_IO_MAX_ERROR: c_int = 5039;
+pub(crate) const HIP_INVALID_VALUE: c_int = 5022;
+pub(crate) const HIP_DRIVER_ERROR: c_int = 5011;
+pub(crate) const HIP_INTERNAL_ERROR: c_int = 5030;
+pub(crate) const HIP_IO_MAX_ERROR: c_int = 5039;
 
 /// Bit numbers of `hipFileDriverProps_t` flags.
-pub const HIP_ALLOW_COMPAT_MODE_BIT: c_uint = 1;
-pub const HIP_USE_POLL_MODE_BIT: c_uint = 0;
+pub(crate) const HIP_ALLOW_COMPAT_MODE_BIT: c_uint = 1;
+pub(crate) const HIP_USE_POLL_MODE_BIT: c_uint = 0;
 
 /// `hipFileSizeTConfigParameter_t` / `hipFileBoolConfigParameter_t` have cuFile's first 12
 /// values in the same order; these are the counts.
-pub const HIP_SIZE_PARAMS: c_int = 12;
-pub const HIP_BOOL_PARAMS: c_int = 12;
+pub(crate) const HIP_SIZE_PARAMS: c_int = 12;
+pub(crate) const HIP_BOOL_PARAMS: c_int = 12;
 
 const _: () = {
     assert!(std::mem::size_of::<HipError>() == 8);

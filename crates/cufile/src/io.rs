@@ -11,7 +11,7 @@ use cufile_abi::*;
 /// # Safety
 /// `fh` and `descr` are NULL or valid (a writable handle, a readable descriptor).
 #[no_mangle]
-pub unsafe extern "C" fn cuFileHandleRegister(
+pub(crate) unsafe extern "C" fn cuFileHandleRegister(
     fh: *mut *mut c_void,
     descr: *mut CUfileDescr_t,
 ) -> CUfileError_t {
@@ -52,7 +52,7 @@ pub unsafe extern "C" fn cuFileHandleRegister(
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileHandleDeregister(fh: *mut c_void) {
+pub(crate) extern "C" fn cuFileHandleDeregister(fh: *mut c_void) {
     boundary((), || {
         if let Some(e) = crate::engine::engine() {
             e.handle_deregister(fh);
@@ -63,7 +63,7 @@ pub extern "C" fn cuFileHandleDeregister(fh: *mut c_void) {
 /// # Safety
 /// `base` names `length` bytes of memory the caller owns.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileBufRegister(
+pub(crate) unsafe extern "C" fn cuFileBufRegister(
     base: *const c_void,
     length: usize,
     flags: c_int,
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn cuFileBufRegister(
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileBufDeregister(base: *const c_void) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileBufDeregister(base: *const c_void) -> CUfileError_t {
     boundary_op(|| {
         if base.is_null() {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
@@ -185,7 +185,7 @@ unsafe fn transfer(
 /// # Safety
 /// `base + buf_offset` names `size` writable bytes (device or host memory).
 #[no_mangle]
-pub unsafe extern "C" fn cuFileRead(
+pub(crate) unsafe extern "C" fn cuFileRead(
     fh: *mut c_void,
     base: *mut c_void,
     size: usize,
@@ -201,7 +201,7 @@ pub unsafe extern "C" fn cuFileRead(
 /// # Safety
 /// `base + buf_offset` names `size` readable bytes (device or host memory).
 #[no_mangle]
-pub unsafe extern "C" fn cuFileWrite(
+pub(crate) unsafe extern "C" fn cuFileWrite(
     fh: *mut c_void,
     base: *const c_void,
     size: usize,
@@ -299,7 +299,7 @@ unsafe fn vectored(
 /// # Safety
 /// As [`vectored`].
 #[no_mangle]
-pub unsafe extern "C" fn cuFileReadv(
+pub(crate) unsafe extern "C" fn cuFileReadv(
     fh: *mut c_void,
     iov: *const CUfileIOVec_t,
     iovcnt: usize,
@@ -317,7 +317,7 @@ pub unsafe extern "C" fn cuFileReadv(
 /// # Safety
 /// As [`vectored`].
 #[no_mangle]
-pub unsafe extern "C" fn cuFileWritev(
+pub(crate) unsafe extern "C" fn cuFileWritev(
     fh: *mut c_void,
     iov: *const CUfileIOVec_t,
     iovcnt: usize,
@@ -337,7 +337,7 @@ pub unsafe extern "C" fn cuFileWritev(
 /// # Safety
 /// `batch_idp` is NULL or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileBatchIOSetUp(
+pub(crate) unsafe extern "C" fn cuFileBatchIOSetUp(
     batch_idp: *mut *mut c_void,
     nr: c_uint,
 ) -> CUfileError_t {
@@ -356,7 +356,7 @@ pub unsafe extern "C" fn cuFileBatchIOSetUp(
 /// # Safety
 /// `iocbp` is NULL or valid for reads of `nr` entries.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileBatchIOSubmit(
+pub(crate) unsafe extern "C" fn cuFileBatchIOSubmit(
     batch_idp: *mut c_void,
     nr: c_uint,
     iocbp: *mut CUfileIOParams_t,
@@ -380,7 +380,7 @@ pub unsafe extern "C" fn cuFileBatchIOSubmit(
 /// `nr` is NULL or valid for reads and writes; `iocbp` for writes of `*nr` events; `timeout`
 /// is NULL or readable.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileBatchIOGetStatus(
+pub(crate) unsafe extern "C" fn cuFileBatchIOGetStatus(
     batch_idp: *mut c_void,
     min_nr: c_uint,
     nr: *mut c_uint,
@@ -409,7 +409,7 @@ pub unsafe extern "C" fn cuFileBatchIOGetStatus(
 
 /// A NULL or unknown batch is not an error (as NVIDIA's).
 #[no_mangle]
-pub extern "C" fn cuFileBatchIOCancel(batch_idp: *mut c_void) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileBatchIOCancel(batch_idp: *mut c_void) -> CUfileError_t {
     boundary_op(|| {
         if batch_idp.is_null() {
             return Ok(());
@@ -422,7 +422,7 @@ pub extern "C" fn cuFileBatchIOCancel(batch_idp: *mut c_void) -> CUfileError_t {
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileBatchIODestroy(batch_idp: *mut c_void) {
+pub(crate) extern "C" fn cuFileBatchIODestroy(batch_idp: *mut c_void) {
     boundary((), || {
         if let Some(e) = crate::engine::engine() {
             e.batch_destroy(batch_idp);
@@ -433,12 +433,12 @@ pub extern "C" fn cuFileBatchIODestroy(batch_idp: *mut c_void) {
 // ---- streams ---------------------------------------------------------------------------
 
 #[no_mangle]
-pub extern "C" fn cuFileStreamRegister(stream: *mut c_void, flags: c_uint) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileStreamRegister(stream: *mut c_void, flags: c_uint) -> CUfileError_t {
     boundary_op(|| ensure_open()?.stream_register(stream, flags).map_err(cu))
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileStreamDeregister(stream: *mut c_void) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileStreamDeregister(stream: *mut c_void) -> CUfileError_t {
     boundary_op(|| eng()?.stream_deregister(stream).map_err(cu))
 }
 
@@ -490,7 +490,7 @@ unsafe fn async_io(
 /// # Safety
 /// See [`async_io`].
 #[no_mangle]
-pub unsafe extern "C" fn cuFileReadAsync(
+pub(crate) unsafe extern "C" fn cuFileReadAsync(
     fh: *mut c_void,
     base: *mut c_void,
     size_p: *mut usize,
@@ -517,7 +517,7 @@ pub unsafe extern "C" fn cuFileReadAsync(
 /// # Safety
 /// See [`async_io`].
 #[no_mangle]
-pub unsafe extern "C" fn cuFileWriteAsync(
+pub(crate) unsafe extern "C" fn cuFileWriteAsync(
     fh: *mut c_void,
     base: *mut c_void,
     size_p: *mut usize,

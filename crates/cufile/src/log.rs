@@ -23,7 +23,7 @@ use crate::env;
 
 /// cuFile's levels, least severe first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
+pub(crate) enum Level {
     Trace,
     Debug,
     Info,
@@ -34,7 +34,7 @@ pub enum Level {
 
 impl Level {
     /// A level name, case-insensitive; `None` for anything else.
-    pub fn parse(s: &str) -> Option<Level> {
+    pub(crate) fn parse(s: &str) -> Option<Level> {
         Some(match s.trim().to_ascii_uppercase().as_str() {
             "TRACE" => Level::Trace,
             "DEBUG" => Level::Debug,
@@ -157,7 +157,7 @@ fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
 
 /// Apply the configuration file's `logging.level` and `logging.dir` (the environment keeps
 /// precedence over both).
-pub fn configure(level: Option<&str>, dir: Option<&str>) {
+pub(crate) fn configure(level: Option<&str>, dir: Option<&str>) {
     let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());
     let s = g.get_or_insert_with(initial);
     if std::env::var_os("CUFILE_LOGGING_LEVEL").is_none() {
@@ -178,7 +178,7 @@ pub fn configure(level: Option<&str>, dir: Option<&str>) {
 
 /// A level set through `cuFileSetParameterString` (it takes precedence over the environment);
 /// an unknown name leaves the level as it is.
-pub fn set_level(level: &str) {
+pub(crate) fn set_level(level: &str) {
     if let Some(l) = Level::parse(level) {
         let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());
         g.get_or_insert_with(initial).level = l;
@@ -190,7 +190,7 @@ pub fn set_level(level: &str) {
 }
 
 /// The level in force (as cuFile names it).
-pub fn level_name() -> &'static str {
+pub(crate) fn level_name() -> &'static str {
     let mut g = STATE.lock().unwrap_or_else(|p| p.into_inner());
     g.get_or_insert_with(initial).level.name()
 }
@@ -258,31 +258,31 @@ fn timestamp() -> String {
     )
 }
 
-pub fn error(msg: &str) {
+pub(crate) fn error(msg: &str) {
     write(Level::Error, msg);
 }
 
-pub fn warn(msg: &str) {
+pub(crate) fn warn(msg: &str) {
     write(Level::Warn, msg);
 }
 
-pub fn notice(msg: &str) {
+pub(crate) fn notice(msg: &str) {
     write(Level::Notice, msg);
 }
 
-pub fn info(msg: &str) {
+pub(crate) fn info(msg: &str) {
     write(Level::Info, msg);
 }
 
 /// A warning nobody should miss: the log and standard error.
-pub fn warn_always(msg: &str) {
+pub(crate) fn warn_always(msg: &str) {
     if !write(Level::Warn, msg) {
         eprintln!("libcufile.so.0 (hipfile): {msg}");
     }
 }
 
 /// An error nobody should miss (the engine is missing): the log and standard error.
-pub fn error_always(msg: &str) {
+pub(crate) fn error_always(msg: &str) {
     if !write(Level::Error, msg) {
         eprintln!("libcufile.so.0 (hipfile): {msg}");
     }

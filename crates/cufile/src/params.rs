@@ -15,7 +15,7 @@ use crate::config::{env_bool, env_u64, Flat};
 
 /// Where a parameter's value is kept.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Home {
+pub(crate) enum Home {
     /// The engine's parameter of the same index.
     Engine,
     /// Here.
@@ -23,7 +23,7 @@ pub enum Home {
 }
 
 /// One size parameter.
-pub struct SizeRow {
+pub(crate) struct SizeRow {
     pub json: &'static str,
     pub env: Option<&'static str>,
     /// Engine variables that take precedence over the JSON file (as for libhipfile).
@@ -36,7 +36,7 @@ pub struct SizeRow {
     pub default: u64,
 }
 
-pub const SIZE: [SizeRow; 12] = [
+pub(crate) const SIZE: [SizeRow; 12] = [
     SizeRow {
         json: "profile.cufile_stats",
         env: Some("CUFILE_STATS_LEVEL"),
@@ -137,7 +137,7 @@ pub const SIZE: [SizeRow; 12] = [
 ];
 
 /// One boolean parameter.
-pub struct BoolRow {
+pub(crate) struct BoolRow {
     pub json: &'static str,
     pub env: &'static [&'static str],
     pub engine_env: &'static [&'static str],
@@ -145,7 +145,7 @@ pub struct BoolRow {
     pub default: bool,
 }
 
-pub const BOOL: [BoolRow; 14] = [
+pub(crate) const BOOL: [BoolRow; 14] = [
     BoolRow {
         json: "properties.use_poll_mode",
         env: &[],
@@ -249,11 +249,11 @@ pub const BOOL: [BoolRow; 14] = [
 ];
 
 /// String parameters (all ours).
-pub const STRING_LOGGING_LEVEL: usize = 0;
-pub const STRING_ENV_LOGFILE_PATH: usize = 1;
-pub const STRING_LOG_DIR: usize = 2;
-pub const STRING_COUNT: usize = 4;
-pub const STRING_JSON: [&str; STRING_COUNT] = [
+pub(crate) const STRING_LOGGING_LEVEL: usize = 0;
+pub(crate) const STRING_ENV_LOGFILE_PATH: usize = 1;
+pub(crate) const STRING_LOG_DIR: usize = 2;
+pub(crate) const STRING_COUNT: usize = 4;
+pub(crate) const STRING_JSON: [&str; STRING_COUNT] = [
     "logging.level",
     "",
     "logging.dir",
@@ -261,21 +261,21 @@ pub const STRING_JSON: [&str; STRING_COUNT] = [
 ];
 
 /// Slab arrays: (sizes KiB, counts) defaults and JSON keys.
-pub struct SlabRow {
+pub(crate) struct SlabRow {
     pub json_sizes: &'static str,
     pub json_counts: &'static str,
     pub sizes: &'static [u64],
     pub counts: &'static [u64],
 }
 
-pub const POSIX_SLABS: SlabRow = SlabRow {
+pub(crate) const POSIX_SLABS: SlabRow = SlabRow {
     json_sizes: "properties.posix_pool_slab_size_kb",
     json_counts: "properties.posix_pool_slab_count",
     sizes: &[4, 1024, 16384],
     counts: &[128, 64, 64],
 };
 
-pub const GPU_SLABS: SlabRow = SlabRow {
+pub(crate) const GPU_SLABS: SlabRow = SlabRow {
     json_sizes: "properties.gpu_bounce_buffer_slab_config.slab_size_kb",
     json_counts: "properties.gpu_bounce_buffer_slab_config.slab_count",
     sizes: &[1024, 8192, 16384, 65536],
@@ -284,7 +284,7 @@ pub const GPU_SLABS: SlabRow = SlabRow {
 
 /// A set slab array.
 #[derive(Clone, Debug, Default)]
-pub struct Slabs {
+pub(crate) struct Slabs {
     pub sizes: Vec<u64>,
     pub counts: Vec<u64>,
     /// Set through the API (then the JSON file does not replace it).
@@ -298,7 +298,7 @@ fn any_env(names: &[&str]) -> bool {
 
 /// The value a size parameter gets at open when the API did not stage one: its cuFile
 /// environment variable, else the JSON file unless an engine variable overrides it.
-pub fn size_from_config(i: usize, json: &Flat) -> Option<u64> {
+pub(crate) fn size_from_config(i: usize, json: &Flat) -> Option<u64> {
     let row = &SIZE[i];
     if let Some(v) = row.env.and_then(env_u64) {
         return Some(v);
@@ -315,7 +315,7 @@ pub fn size_from_config(i: usize, json: &Flat) -> Option<u64> {
 }
 
 /// The same for a boolean parameter.
-pub fn bool_from_config(i: usize, json: &Flat) -> Option<bool> {
+pub(crate) fn bool_from_config(i: usize, json: &Flat) -> Option<bool> {
     let row = &BOOL[i];
     if let Some(v) = row.env.iter().find_map(|n| env_bool(n)) {
         return Some(v);
@@ -332,7 +332,7 @@ pub fn bool_from_config(i: usize, json: &Flat) -> Option<bool> {
 }
 
 /// A slab array from the JSON file (both lists, the same length).
-pub fn slabs_from_config(row: &SlabRow, json: &Flat) -> Option<Slabs> {
+pub(crate) fn slabs_from_config(row: &SlabRow, json: &Flat) -> Option<Slabs> {
     let sizes = json.get(row.json_sizes)?.as_u64_list()?;
     let counts = json.get(row.json_counts)?.as_u64_list()?;
     if sizes.len() != counts.len() || sizes.is_empty() {
@@ -352,7 +352,7 @@ pub fn slabs_from_config(row: &SlabRow, json: &Flat) -> Option<Slabs> {
 /// The engine's value for the JSON/env value `v` of size parameter `i`: cuFile's ranges are
 /// wider than some of the engine's (threads 0..128 against 1..64, batch 1..256 against
 /// 1..128), so a value the engine would refuse is brought into its range.
-pub fn engine_size(i: usize, v: u64) -> u64 {
+pub(crate) fn engine_size(i: usize, v: u64) -> u64 {
     match i {
         2 => v.clamp(1, 64),
         9 => v.clamp(1, 128),

@@ -24,7 +24,7 @@ fn need_open() -> Result<(), CUfileError_t> {
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileSetStatsLevel(level: c_int) -> CUfileError_t {
+pub(crate) extern "C" fn cuFileSetStatsLevel(level: c_int) -> CUfileError_t {
     boundary_op(|| {
         if !(0..=3).contains(&level) {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
@@ -39,7 +39,7 @@ pub extern "C" fn cuFileSetStatsLevel(level: c_int) -> CUfileError_t {
 /// # Safety
 /// `level` is NULL or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetStatsLevel(level: *mut c_int) -> CUfileError_t {
+pub(crate) unsafe extern "C" fn cuFileGetStatsLevel(level: *mut c_int) -> CUfileError_t {
     boundary_op(|| {
         if level.is_null() {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
@@ -69,7 +69,7 @@ fn window_op(f: fn(&mut Window, Vec<u64>)) -> CUfileError_t {
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileStatsStart() -> CUfileError_t {
+pub(crate) extern "C" fn cuFileStatsStart() -> CUfileError_t {
     boundary_op(|| {
         need_open()?;
         let now = current()?;
@@ -84,7 +84,7 @@ pub extern "C" fn cuFileStatsStart() -> CUfileError_t {
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileStatsStop() -> CUfileError_t {
+pub(crate) extern "C" fn cuFileStatsStop() -> CUfileError_t {
     boundary_op(|| {
         need_open()?;
         let now = current()?;
@@ -98,7 +98,7 @@ pub extern "C" fn cuFileStatsStop() -> CUfileError_t {
 }
 
 #[no_mangle]
-pub extern "C" fn cuFileStatsReset() -> CUfileError_t {
+pub(crate) extern "C" fn cuFileStatsReset() -> CUfileError_t {
     window_op(Window::reset)
 }
 
@@ -134,7 +134,7 @@ unsafe fn fill(out: *mut u8, which: Stats) -> Result<(), CUfileError_t> {
 /// # Safety
 /// `stats` is NULL or valid for writes of a `CUfileStatsLevel1_t` of the reported version.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetStatsL1(stats: *mut u8) -> CUfileError_t {
+pub(crate) unsafe extern "C" fn cuFileGetStatsL1(stats: *mut u8) -> CUfileError_t {
     // SAFETY: forwarded contract.
     boundary_op(|| unsafe { fill(stats, Stats::L1) })
 }
@@ -142,7 +142,7 @@ pub unsafe extern "C" fn cuFileGetStatsL1(stats: *mut u8) -> CUfileError_t {
 /// # Safety
 /// `stats` is NULL or valid for writes of a `CUfileStatsLevel2_t` of the reported version.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetStatsL2(stats: *mut u8) -> CUfileError_t {
+pub(crate) unsafe extern "C" fn cuFileGetStatsL2(stats: *mut u8) -> CUfileError_t {
     // SAFETY: forwarded contract.
     boundary_op(|| unsafe { fill(stats, Stats::L2) })
 }
@@ -150,7 +150,7 @@ pub unsafe extern "C" fn cuFileGetStatsL2(stats: *mut u8) -> CUfileError_t {
 /// # Safety
 /// `stats` is NULL or valid for writes of a `CUfileStatsLevel3_t` of the reported version.
 #[no_mangle]
-pub unsafe extern "C" fn cuFileGetStatsL3(stats: *mut u8) -> CUfileError_t {
+pub(crate) unsafe extern "C" fn cuFileGetStatsL3(stats: *mut u8) -> CUfileError_t {
     // SAFETY: forwarded contract.
     boundary_op(|| unsafe { fill(stats, Stats::L3) })
 }

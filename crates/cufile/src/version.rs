@@ -49,11 +49,11 @@ use std::sync::OnceLock;
 use cufile_abi::{STATS_L1_READV_OFFSET, STATS_L1_SIZE, STATS_L2_SIZE, STATS_L3_SIZE};
 
 /// The environment variable by which a deployment declares 1.19 consumers only.
-pub const ENV: &str = "HIPFILE_CUFILE_API_LEVEL";
+pub(crate) const ENV: &str = "HIPFILE_CUFILE_API_LEVEL";
 
 /// The layouts this process fills.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
+pub(crate) enum Level {
     /// cuFile 1.15..1.18: statistics 512 / 1024 / 5000 bytes (the default).
     V1_18,
     /// cuFile 1.19 and 1.20: statistics 624 / 1136 / 5112 bytes.
@@ -62,7 +62,7 @@ pub enum Level {
 
 /// The statistics structures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stats {
+pub(crate) enum Stats {
     L1,
     L2,
     L3,
@@ -74,7 +74,7 @@ const READV_BYTES: usize = STATS_L1_SIZE - STATS_L1_READV_OFFSET;
 impl Level {
     /// The value of `HIPFILE_CUFILE_API_LEVEL`: `1.18`/`1180` or `1.19`/`1190`; `None` for
     /// anything else.
-    pub fn parse(text: &str) -> Option<Level> {
+    pub(crate) fn parse(text: &str) -> Option<Level> {
         match text.trim() {
             "1.18" | "1180" => Some(Level::V1_18),
             "1.19" | "1190" => Some(Level::V1_19),
@@ -83,7 +83,7 @@ impl Level {
     }
 
     /// What `cuFileGetVersion` answers (`1000 * major + 10 * minor`).
-    pub fn version(self) -> i32 {
+    pub(crate) fn version(self) -> i32 {
         match self {
             Level::V1_18 => 1180,
             Level::V1_19 => 1190,
@@ -91,7 +91,7 @@ impl Level {
     }
 
     /// Size of a statistics structure at this level.
-    pub fn size(self, s: Stats) -> usize {
+    pub(crate) fn size(self, s: Stats) -> usize {
         let full = match s {
             Stats::L1 => STATS_L1_SIZE,
             Stats::L2 => STATS_L2_SIZE,
@@ -105,7 +105,7 @@ impl Level {
 
     /// The bytes of statistics structure `s` at this level, from the complete 1.19 level-3
     /// image `full`: the 1.18 layouts are the 1.19 ones without the readv/writev counters.
-    pub fn stats_bytes(self, full: &[u8], s: Stats) -> Vec<u8> {
+    pub(crate) fn stats_bytes(self, full: &[u8], s: Stats) -> Vec<u8> {
         assert_eq!(full.len(), STATS_L3_SIZE);
         let mut out = match self {
             Level::V1_19 => full.to_vec(),
@@ -117,7 +117,7 @@ impl Level {
 }
 
 /// The level of this process: `HIPFILE_CUFILE_API_LEVEL` at the first call that asks, else 1.18.
-pub fn level() -> Level {
+pub(crate) fn level() -> Level {
     static LEVEL: OnceLock<Level> = OnceLock::new();
     *LEVEL.get_or_init(|| match std::env::var(ENV) {
         Err(_) => Level::V1_18,

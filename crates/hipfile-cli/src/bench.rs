@@ -46,7 +46,7 @@ const FILL_CHUNK: usize = 16 << 20;
 
 /// One operation: `len` bytes at `offset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Op {
+pub(crate) struct Op {
     /// File offset.
     pub offset: u64,
     /// Bytes.
@@ -56,7 +56,7 @@ pub struct Op {
 /// The operations of each application thread: `ceil(size / io_size)` ops in total, thread t
 /// taking the t-th contiguous share; random plans draw io-size-aligned slots instead (same
 /// count, deterministic seeds, so every configuration and repetition does the same ops).
-pub fn plan(size: u64, io_size: u64, threads: usize, random: bool) -> Vec<Vec<Op>> {
+pub(crate) fn plan(size: u64, io_size: u64, threads: usize, random: bool) -> Vec<Vec<Op>> {
     let n = size.div_ceil(io_size);
     let slot = |i: u64| Op {
         offset: i * io_size,
@@ -78,7 +78,7 @@ pub fn plan(size: u64, io_size: u64, threads: usize, random: bool) -> Vec<Vec<Op
 
 /// Cut `ops` (in order) into pieces of at most `piece` bytes and deal them to `threads`
 /// threads in contiguous shares.
-pub fn split_pieces(ops: &[Op], piece: u64, threads: usize) -> Vec<Vec<Op>> {
+pub(crate) fn split_pieces(ops: &[Op], piece: u64, threads: usize) -> Vec<Vec<Op>> {
     let mut all = Vec::new();
     for op in ops {
         let mut done = 0u64;
@@ -99,7 +99,7 @@ pub fn split_pieces(ops: &[Op], piece: u64, threads: usize) -> Vec<Vec<Op>> {
 
 /// Piece size of the N-thread baseline: io-size, at most 16 MiB, and small enough that each
 /// of the `threads` threads gets a share of `size` (never below a page).
-pub fn baseline_piece(size: u64, io_size: u64, threads: usize) -> u64 {
+pub(crate) fn baseline_piece(size: u64, io_size: u64, threads: usize) -> u64 {
     let share = (size / threads as u64) / PAGE as u64 * PAGE as u64;
     io_size.min(BASELINE_PIECE_MAX).min(share.max(PAGE as u64))
 }
@@ -654,7 +654,7 @@ fn backend_bytes(dir: Direction) -> Option<[u64; 3]> {
 }
 
 /// "fallback (100% of the bytes)", "fastpath 75%, fallback 25%", or why it is unknown.
-pub fn backends_text(served: Option<[u64; 3]>) -> String {
+pub(crate) fn backends_text(served: Option<[u64; 3]>) -> String {
     let Some(b) = served else {
         return "unknown (statistics off: HIPFILE_STATS_LEVEL=0)".to_string();
     };
@@ -903,7 +903,7 @@ enum Kind {
 }
 
 /// Run `hipfile bench`.
-pub fn run(a: &BenchArgs) -> CliResult<()> {
+pub(crate) fn run(a: &BenchArgs) -> CliResult<()> {
     signals::install();
     if a.verify && !a.mode.is_read() {
         return fail("--verify checks what reads bring: use it with --mode read or randread");

@@ -55,7 +55,7 @@ use crate::CheckArgs;
 const SELF_TEST_BYTES: usize = 4096;
 
 /// The configuration as a JSON object (also used by `bench`).
-pub fn config_json(c: &ConfigSnapshot) -> Value {
+pub(crate) fn config_json(c: &ConfigSnapshot) -> Value {
     Value::obj()
         .with("io_threads", c.io_threads)
         .with("request_parallelism", c.request_parallelism)
@@ -75,10 +75,10 @@ pub fn config_json(c: &ConfigSnapshot) -> Value {
 /// Exit status of `check` when something it was asked to examine could not be (a PATH, the
 /// library `--lib` names was not found), as for a command-line error; 1 is the verdict that
 /// the library cannot do I/O on this machine.
-pub const NOT_EXAMINED: u8 = 2;
+pub(crate) const NOT_EXAMINED: u8 = 2;
 
 /// Run `hipfile check`: on `paths` when any are given, else on every block-backed mount.
-pub fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<ExitCode> {
+pub(crate) fn run_paths(args: &CheckArgs, paths: &[PathBuf]) -> CliResult<ExitCode> {
     if let Some(lib) = &args.lib {
         return run_installed(args, &crate::libprobe::lib_path(lib));
     }

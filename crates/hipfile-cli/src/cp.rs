@@ -76,7 +76,7 @@ fn open_destination(dst: &Path) -> CliResult<(File, bool)> {
 }
 
 /// Run `hipfile cp`.
-pub fn run(a: &CpArgs) -> CliResult<()> {
+pub(crate) fn run(a: &CpArgs) -> CliResult<()> {
     signals::install();
     let src = a.src.as_path();
     let meta = fs::metadata(src)

@@ -17,13 +17,13 @@ use crate::output::outln;
 const HIPFILE_CUFILE_MARKER: &[u8] = b"hipfile-cufile: libcufile.so.0 served by the hipfile engine";
 
 /// The `libcufile.so.0` in this process.
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub path: String,
     pub ours: bool,
 }
 
 /// What `hipfile check` reports about cuFile.
-pub struct CufileReport {
+pub(crate) struct CufileReport {
     /// `/proc/driver/nvidia-fs/version`'s first line, when the driver is there.
     pub nvidia_fs: Option<String>,
     /// `/run/udev` is a directory.
@@ -32,7 +32,7 @@ pub struct CufileReport {
 }
 
 impl CufileReport {
-    pub fn examine() -> CufileReport {
+    pub(crate) fn examine() -> CufileReport {
         let nvfs = Path::new("/proc/driver/nvidia-fs");
         let nvidia_fs = nvfs.exists().then(|| {
             std::fs::read_to_string(nvfs.join("version"))
@@ -48,12 +48,12 @@ impl CufileReport {
     }
 
     /// Whether NVIDIA's cuFile could register files here.
-    pub fn nvidia_works(&self) -> bool {
+    pub(crate) fn nvidia_works(&self) -> bool {
         self.nvidia_fs.is_some() || self.udev
     }
 
     /// One line on NVIDIA's cuFile.
-    pub fn nvidia_verdict(&self) -> String {
+    pub(crate) fn nvidia_verdict(&self) -> String {
         match (&self.nvidia_fs, self.udev) {
             (Some(v), _) => format!("would work: GPUDirect Storage through nvidia-fs ({v})"),
             (None, false) => "refuses files: no nvidia-fs (/proc/driver/nvidia-fs) and no udev \
@@ -66,7 +66,7 @@ impl CufileReport {
     }
 
     /// One line on the loaded library.
-    pub fn loaded_line(&self) -> String {
+    pub(crate) fn loaded_line(&self) -> String {
         match &self.loaded {
             Some(l) if l.ours => format!(
                 "{} (hipfile's own: cuFile calls run on this engine)",
@@ -82,13 +82,13 @@ impl CufileReport {
         }
     }
 
-    pub fn print(&self) {
+    pub(crate) fn print(&self) {
         outln!("cuFile (libcufile.so.0)");
         outln!("  NVIDIA's cuFile:   {}", self.nvidia_verdict());
         outln!("  loaded:            {}", self.loaded_line());
     }
 
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         Value::obj()
             .with("nvidia_fs", self.nvidia_fs.clone())
             .with("udev", self.udev)

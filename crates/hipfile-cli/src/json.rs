@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 /// A JSON value. Objects keep their keys in insertion order.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     /// `null`.
     Null,
     /// `true` / `false`.
@@ -26,12 +26,12 @@ pub enum Value {
 
 impl Value {
     /// An empty object.
-    pub fn obj() -> Value {
+    pub(crate) fn obj() -> Value {
         Value::Obj(Vec::new())
     }
 
     /// Add `key: value` to an object (builder style). Panics on non-objects.
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Value {
+    pub(crate) fn with(mut self, key: &str, value: impl Into<Value>) -> Value {
         match &mut self {
             Value::Obj(fields) => fields.push((key.to_string(), value.into())),
             _ => panic!("Value::with on a non-object"),
@@ -40,7 +40,7 @@ impl Value {
     }
 
     /// The compact JSON text.
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let mut out = String::new();
         self.write(&mut out);
         out
@@ -90,7 +90,7 @@ impl Value {
 
 /// Append `s` as a quoted JSON string: `"` and `\` escaped, control characters as `\n`, `\t`...
 /// or `\u00XX`; everything else (all of Unicode) as is, since the output is UTF-8.
-pub fn escape_into(s: &str, out: &mut String) {
+pub(crate) fn escape_into(s: &str, out: &mut String) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -168,11 +168,11 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 
 /// A minimal JSON parser for the tests (numbers become `Num`, or `Int` when integral text).
 #[cfg(test)]
-pub mod parse {
+pub(crate) mod parse {
     use super::Value;
 
     /// Parse one JSON document (surrounding white space allowed).
-    pub fn parse(text: &str) -> Result<Value, String> {
+    pub(crate) fn parse(text: &str) -> Result<Value, String> {
         let mut p = Parser {
             s: text.as_bytes(),
             i: 0,
@@ -187,14 +187,14 @@ pub mod parse {
 
     impl Value {
         /// Member `key` of an object.
-        pub fn get(&self, key: &str) -> Option<&Value> {
+        pub(crate) fn get(&self, key: &str) -> Option<&Value> {
             match self {
                 Value::Obj(f) => f.iter().find(|(k, _)| k == key).map(|(_, v)| v),
                 _ => None,
             }
         }
         /// The number, if this is one.
-        pub fn as_f64(&self) -> Option<f64> {
+        pub(crate) fn as_f64(&self) -> Option<f64> {
             match self {
                 Value::Int(n) => Some(*n as f64),
                 Value::UInt(n) => Some(*n as f64),
@@ -203,7 +203,7 @@ pub mod parse {
             }
         }
         /// The string, if this is one.
-        pub fn as_str(&self) -> Option<&str> {
+        pub(crate) fn as_str(&self) -> Option<&str> {
             match self {
                 Value::Str(s) => Some(s),
                 _ => None,

@@ -23,7 +23,7 @@ use crate::output::outln;
 use crate::util::{fail, io_text, AlignedBuf, CliError, CliResult, Rng};
 
 /// The name applications are linked against.
-pub const DEFAULT_LIB: &str = "libhipfile.so.0";
+pub(crate) const DEFAULT_LIB: &str = "libhipfile.so.0";
 
 /// Bytes moved by the self-test.
 const TEST_BYTES: usize = 4096;
@@ -72,7 +72,7 @@ fn op_text(errstr: ErrStrFn, code: c_int) -> String {
 }
 
 /// The child: examine `path`, print `key<TAB>value` lines; exit 0 when it could be loaded.
-pub fn child(path: &Path) -> ExitCode {
+pub(crate) fn child(path: &Path) -> ExitCode {
     match examine(path) {
         Ok(lines) => {
             for (k, v) in lines {
@@ -91,7 +91,7 @@ pub fn child(path: &Path) -> ExitCode {
 /// `not_found` when the loader found no such library (glibc says "PATH: cannot open shared
 /// object file: No such file or directory", naming the library itself and not one of its
 /// dependencies), else `error` with the message, whose leading "PATH: " is not repeated.
-pub fn load_failure(path: &Path, dlerror: &str) -> (&'static str, String) {
+pub(crate) fn load_failure(path: &Path, dlerror: &str) -> (&'static str, String) {
     let name = path.display().to_string();
     let rest = dlerror
         .strip_prefix(name.as_str())
@@ -106,7 +106,7 @@ pub fn load_failure(path: &Path, dlerror: &str) -> (&'static str, String) {
 }
 
 /// The message for a library that is not there, and what to do.
-pub fn not_found_text(path: &Path) -> String {
+pub(crate) fn not_found_text(path: &Path) -> String {
     if path.as_os_str().as_encoded_bytes().contains(&b'/') {
         format!(
             "'{}' not found: no such file; give the path of an installed libhipfile.so.0 \
@@ -266,7 +266,7 @@ fn self_test(
 }
 
 /// What the parent learnt about the library.
-pub struct Report {
+pub(crate) struct Report {
     /// What `--lib` named.
     pub asked: String,
     /// The file loaded, when the loader said.
@@ -286,7 +286,7 @@ pub struct Report {
 }
 
 /// Take the log line `... platform NAME: REST` apart.
-pub fn platform_line(log: &str) -> Option<(String, String)> {
+pub(crate) fn platform_line(log: &str) -> Option<(String, String)> {
     log.lines().find_map(|l| {
         let at = l.find(" platform ")?;
         let rest = &l[at + " platform ".len()..];
@@ -296,7 +296,7 @@ pub fn platform_line(log: &str) -> Option<(String, String)> {
 }
 
 /// Examine `lib` in a child process.
-pub fn probe(lib: &Path) -> CliResult<Report> {
+pub(crate) fn probe(lib: &Path) -> CliResult<Report> {
     let mut r = Report {
         asked: lib.display().to_string(),
         file: None,
@@ -364,7 +364,7 @@ pub fn probe(lib: &Path) -> CliResult<Report> {
 
 impl Report {
     /// The one-line reason the library fails the check, if it does.
-    pub fn failure(&self, allow_host_only: bool) -> Option<String> {
+    pub(crate) fn failure(&self, allow_host_only: bool) -> Option<String> {
         let name = self.file.as_deref().unwrap_or(&self.asked);
         if let Some(e) = &self.error {
             return Some(e.clone());
@@ -388,7 +388,7 @@ impl Report {
     }
 
     /// The text report.
-    pub fn print(&self, failure: Option<&str>) {
+    pub(crate) fn print(&self, failure: Option<&str>) {
         // Standard error says why (once).
         if self.error.is_some() {
             outln!(
@@ -434,7 +434,7 @@ impl Report {
     }
 
     /// The JSON object.
-    pub fn json(&self, failure: Option<&str>) -> Value {
+    pub(crate) fn json(&self, failure: Option<&str>) -> Value {
         Value::obj()
             .with(
                 "library",
@@ -463,12 +463,12 @@ impl Report {
 }
 
 /// `--lib=PATH` as given, or the default name.
-pub fn lib_path(arg: &Option<PathBuf>) -> PathBuf {
+pub(crate) fn lib_path(arg: &Option<PathBuf>) -> PathBuf {
     arg.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_LIB))
 }
 
 /// Refuse a `--lib` value with a NUL byte early (dlopen takes a C string).
-pub fn validate(p: &Path) -> CliResult<()> {
+pub(crate) fn validate(p: &Path) -> CliResult<()> {
     if CString::new(p.as_os_str().as_bytes()).is_err() {
         return fail("--lib: the path contains a NUL byte");
     }

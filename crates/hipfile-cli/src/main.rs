@@ -9,6 +9,9 @@
 
 // Every `unsafe` operation sits in its own block, even in an `unsafe fn`, with the `// SAFETY:`
 // line that says why it holds; every public `unsafe fn` documents its contract (`# Safety`).
+// `pub` only where another crate reaches the item: the rest is `pub(crate)`, so rustc reports
+// dead code.
+#![warn(unreachable_pub)]
 #![deny(
     unsafe_op_in_unsafe_fn,
     clippy::undocumented_unsafe_blocks,

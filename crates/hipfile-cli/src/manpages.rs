@@ -471,7 +471,7 @@ fn render(cmd: clap::Command) -> io::Result<(String, String)> {
 }
 
 /// Write `hipfile.1` and the page of each visible subcommand into `dir`.
-pub fn generate(cmd: clap::Command, dir: &Path) -> io::Result<()> {
+pub(crate) fn generate(cmd: clap::Command, dir: &Path) -> io::Result<()> {
     let mut cmd = cmd.disable_help_subcommand(true);
     cmd.build();
     let subs: Vec<clap::Command> = cmd

@@ -7,7 +7,7 @@ use crate::json::Value;
 
 /// The raw outcome of one run: every operation's latency and the wall time of the whole run.
 #[derive(Clone, Debug, Default)]
-pub struct RunResult {
+pub(crate) struct RunResult {
     /// Per-operation latency in microseconds.
     pub latencies_us: Vec<f64>,
     /// Bytes moved.
@@ -20,7 +20,7 @@ pub struct RunResult {
 
 /// A measurement as reported.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Measurement {
+pub(crate) struct Measurement {
     /// `READ`, `WRITE`, `RANDREAD`, `RANDWRITE`.
     pub io_type: &'static str,
     /// `HIPFILE`, `PREAD_1T`, `PREAD_NT` (`PWRITE_*` for write modes).
@@ -54,7 +54,7 @@ pub struct Measurement {
 
 /// What a measurement is of (everything but the figures).
 #[derive(Clone, Copy, Debug)]
-pub struct Label {
+pub(crate) struct Label {
     /// See [`Measurement::io_type`].
     pub io_type: &'static str,
     /// See [`Measurement::xfer_type`].
@@ -68,7 +68,7 @@ pub struct Label {
 }
 
 /// The `p`-th percentile (0–100) of sorted values, nearest-rank; 0 when empty.
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -78,7 +78,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 impl Measurement {
     /// Figures of one run.
-    pub fn from_run(label: Label, run: &RunResult) -> Measurement {
+    pub(crate) fn from_run(label: Label, run: &RunResult) -> Measurement {
         let mut lat = run.latencies_us.clone();
         lat.sort_by(f64::total_cmp);
         let secs = run.elapsed.as_secs_f64();
@@ -112,7 +112,7 @@ impl Measurement {
     /// The median of several runs of one configuration: the run whose throughput is the median
     /// (the lower middle one for an even count), reported whole so its figures agree with each
     /// other; `runs_gib_per_s` lists every run.
-    pub fn median(label: Label, runs: &[RunResult]) -> Measurement {
+    pub(crate) fn median(label: Label, runs: &[RunResult]) -> Measurement {
         assert!(!runs.is_empty(), "at least one run");
         let all: Vec<Measurement> = runs
             .iter()
@@ -127,7 +127,7 @@ impl Measurement {
 
     /// The gdsio-style line, with the median and 99th-percentile latency after the mean.
     /// Sizes are in KiB as gdsio gives them when they are whole KiB, else in bytes (`(B)`).
-    pub fn gdsio_line(&self) -> String {
+    pub(crate) fn gdsio_line(&self) -> String {
         let kib = |n: u64| n % 1024 == 0;
         let moved = if kib(self.dataset_bytes) && kib(self.dataset_total_bytes) {
             format!(
@@ -158,7 +158,7 @@ impl Measurement {
     }
 
     /// The JSON object.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         Value::obj()
             .with("io_type", self.io_type)
             .with("xfer_type", self.xfer_type)

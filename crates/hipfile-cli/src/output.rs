@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 static STDOUT_ERROR: AtomicI32 = AtomicI32::new(0);
 
 /// Write to standard output, unless an earlier write failed; a failure is remembered.
-pub fn out(args: fmt::Arguments<'_>) {
+pub(crate) fn out(args: fmt::Arguments<'_>) {
     if STDOUT_ERROR.load(Ordering::Relaxed) != 0 {
         return;
     }
@@ -37,18 +37,18 @@ pub fn out(args: fmt::Arguments<'_>) {
 
 /// Write to standard output (see [`out`]); `false` once standard output has failed, so that
 /// a loop that only prints (`hipfile stats --watch`) can stop.
-pub fn out_str(text: &str) -> bool {
+pub(crate) fn out_str(text: &str) -> bool {
     out(format_args!("{text}"));
     stdout_error().is_none()
 }
 
 /// Write to standard error; a failure is ignored.
-pub fn err(args: fmt::Arguments<'_>) {
+pub(crate) fn err(args: fmt::Arguments<'_>) {
     let _ = io::stderr().lock().write_fmt(args);
 }
 
 /// The `errno` of the first failed write of standard output (`EPIPE`: the reader has gone).
-pub fn stdout_error() -> Option<i32> {
+pub(crate) fn stdout_error() -> Option<i32> {
     match STDOUT_ERROR.load(Ordering::Relaxed) {
         0 => None,
         e => Some(e),

@@ -20,7 +20,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 }
 
 /// Catch SIGINT and SIGTERM from now on (once per process; later calls change nothing).
-pub fn install() {
+pub(crate) fn install() {
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // Without a handler the signal keeps its default action: the tool still stops, only
         // without removing what it created.
@@ -31,7 +31,7 @@ pub fn install() {
 /// Run `handler` on `sig` from now on, with the `sigaction` flags `flags`: the tool's one way
 /// of catching a signal (rustix has no `sigaction`). `handler` must do only what is
 /// async-signal-safe.
-pub fn catch(
+pub(crate) fn catch(
     sig: libc::c_int,
     handler: extern "C" fn(libc::c_int),
     flags: libc::c_int,
@@ -54,7 +54,7 @@ pub fn catch(
 }
 
 /// The signal received since [`install`], if any.
-pub fn pending() -> Option<i32> {
+pub(crate) fn pending() -> Option<i32> {
     match PENDING.load(Ordering::Relaxed) {
         0 => None,
         s => Some(s),
@@ -62,7 +62,7 @@ pub fn pending() -> Option<i32> {
 }
 
 /// The error text of an interruption: "interrupted by SIGINT".
-pub fn describe(sig: i32) -> String {
+pub(crate) fn describe(sig: i32) -> String {
     let name = match sig {
         libc::SIGINT => "SIGINT",
         libc::SIGTERM => "SIGTERM",
@@ -72,7 +72,7 @@ pub fn describe(sig: i32) -> String {
 }
 
 /// End the process by `sig` with its default action (after the cleanup is done).
-pub fn reraise(sig: i32) -> ! {
+pub(crate) fn reraise(sig: i32) -> ! {
     // SAFETY: restoring the default action and raising a signal are plain system calls;
     // SIGINT's and SIGTERM's default action terminates the process.
     unsafe {

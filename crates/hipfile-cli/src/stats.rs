@@ -34,10 +34,11 @@ use crate::signals;
 use crate::util::{self, fail, CliError, CliResult};
 
 /// How long `-p` waits for the target's statistics server by default.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Said (on standard error) when a command exits without ever serving statistics.
-pub const NO_STATS: &str = "no hipfile statistics: the command never started the hipfile library";
+pub(crate) const NO_STATS: &str =
+    "no hipfile statistics: the command never started the hipfile library";
 
 /// Arguments of `hipfile stats`.
 #[derive(Debug, Args)]
@@ -45,7 +46,7 @@ pub const NO_STATS: &str = "no hipfile statistics: the command never started the
     group(ArgGroup::new("target").required(true).args(["pid", "command"])),
     override_usage = "hipfile stats [OPTIONS] -p PID\n       hipfile stats [OPTIONS] [--] CMD [ARGS]..."
 )]
-pub struct StatsArgs {
+pub(crate) struct StatsArgs {
     /// Attach to this live process (one using libhipfile, ours or AMD's).
     #[arg(short, long, value_name = "PID", value_parser = pid_arg, allow_negative_numbers = true)]
     pub pid: Option<i32>,
@@ -68,7 +69,7 @@ pub struct StatsArgs {
 }
 
 /// `-p`: a process id, positive.
-pub fn pid_arg(s: &str) -> Result<i32, String> {
+pub(crate) fn pid_arg(s: &str) -> Result<i32, String> {
     match s.trim().parse::<i64>() {
         Ok(n) if n > 0 && n <= i64::from(i32::MAX) => Ok(n as i32),
         Ok(n) if n <= 0 => Err("a process id must be a positive number".to_string()),
@@ -78,7 +79,7 @@ pub fn pid_arg(s: &str) -> Result<i32, String> {
 }
 
 /// `--watch` / `--timeout`: a positive number of seconds, fractions allowed.
-pub fn seconds_arg(s: &str) -> Result<Duration, String> {
+pub(crate) fn seconds_arg(s: &str) -> Result<Duration, String> {
     let x: f64 = s
         .trim()
         .parse()
@@ -95,7 +96,7 @@ fn fmt_secs(d: Duration) -> String {
 }
 
 /// Run `hipfile stats`; the exit code is 0, or the command's status with a command.
-pub fn run(args: &StatsArgs) -> CliResult<ExitCode> {
+pub(crate) fn run(args: &StatsArgs) -> CliResult<ExitCode> {
     match (args.pid, args.command.split_first()) {
         (Some(pid), _) => attach_pid(pid, args).map(|()| ExitCode::SUCCESS),
         (None, Some((program, rest))) => run_command(program, rest, args),
@@ -202,7 +203,7 @@ fn spawn_failure_code(e: &io::Error) -> u8 {
     }
 }
 
-pub fn exit_code(status: ExitStatus) -> ExitCode {
+pub(crate) fn exit_code(status: ExitStatus) -> ExitCode {
     let n = match (status.code(), status.signal()) {
         (Some(c), _) => c & 0xff,
         (None, Some(sig)) => (128 + sig) & 0xff,
@@ -289,7 +290,7 @@ fn gpu_backend_json(b: &GpuBackendStats) -> Value {
 /// device when our extension is present); `gpus` the per-GPU histograms (bucket `k` of
 /// every array is the size range of `bucket_label(k)`), for GPUs with records; `extension`
 /// is `null` for AMD's blocks. `retired` is present for AMD's retired blocks only.
-pub fn snapshot_json(s: &Snapshot) -> Value {
+pub(crate) fn snapshot_json(s: &Snapshot) -> Value {
     let layout = match s.layout {
         Layout::Retired => "retired",
         Layout::V1 => "v1",
@@ -398,7 +399,7 @@ const CLEAR: &str = "\x1b[H\x1b[2J";
 
 /// How successive reports are laid out on standard output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Style {
+pub(crate) enum Style {
     /// Text on a terminal: the screen is cleared before each report.
     Screen,
     /// Text elsewhere: reports separated by a blank line.
@@ -408,7 +409,7 @@ pub enum Style {
 }
 
 /// What to write for the report `body` (`first`: the first one written).
-pub fn frame_text(style: Style, first: bool, body: &str) -> String {
+pub(crate) fn frame_text(style: Style, first: bool, body: &str) -> String {
     match style {
         Style::Screen => format!("{CLEAR}{body}"),
         Style::Blank if !first => format!("\n{body}"),

@@ -46,7 +46,7 @@ fn create_exclusive(path: &Path, mode: u32, flags: i32) -> io::Result<File> {
 /// What the tool created at a path: removed when dropped (unless [`Created::keep`] was
 /// called), and only while the path still names that file.
 #[derive(Debug)]
-pub struct Created {
+pub(crate) struct Created {
     path: PathBuf,
     id: (u64, u64),
     remove: bool,
@@ -63,12 +63,12 @@ impl Created {
     }
 
     /// Where it is.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Leave it in place when dropped.
-    pub fn keep(&mut self) {
+    pub(crate) fn keep(&mut self) {
         self.remove = false;
     }
 
@@ -82,7 +82,7 @@ impl Created {
     /// since. The name is looked up once without following a link (`O_PATH | O_NOFOLLOW`,
     /// which opens nothing: not even a FIFO or device put in its place), checked, and the file
     /// opened through that handle (`/proc/self/fd`).
-    pub fn reopen(&self, options: &mut OpenOptions, flags: i32) -> io::Result<File> {
+    pub(crate) fn reopen(&self, options: &mut OpenOptions, flags: i32) -> io::Result<File> {
         let handle = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
@@ -109,7 +109,7 @@ impl Drop for Created {
 
 /// A new file at exactly `path`, created exclusively with `mode` (`bench --file` naming a
 /// file that does not exist yet).
-pub fn create_at(path: &Path, mode: u32) -> io::Result<(File, Created)> {
+pub(crate) fn create_at(path: &Path, mode: u32) -> io::Result<(File, Created)> {
     let f = create_exclusive(path, mode, 0)?;
     let c = Created::new(path.to_path_buf(), &f)?;
     Ok((f, c))
@@ -117,7 +117,7 @@ pub fn create_at(path: &Path, mode: u32) -> io::Result<(File, Created)> {
 
 /// A new owner-only file in `dir` under a fresh name `PREFIX<random>SUFFIX`, with the extra
 /// open `flags`.
-pub fn create_named(
+pub(crate) fn create_named(
     dir: &Path,
     prefix: &str,
     suffix: &str,
@@ -141,7 +141,7 @@ pub fn create_named(
 /// A new owner-only file in `dir` that has no name, opened with the extra `flags`
 /// (`O_TMPFILE`): nothing is ever left to clean up. Where the file system cannot make one, the
 /// file is created under a fresh name and unlinked at once.
-pub fn anonymous(dir: &Path, flags: i32) -> io::Result<File> {
+pub(crate) fn anonymous(dir: &Path, flags: i32) -> io::Result<File> {
     let tmpfile = OpenOptions::new()
         .read(true)
         .write(true)
@@ -161,11 +161,11 @@ pub fn anonymous(dir: &Path, flags: i32) -> io::Result<File> {
 
 /// A new folder (0700) in `dir` under a fresh name, removed with what it holds when dropped.
 #[derive(Debug)]
-pub struct PrivateDir(PathBuf);
+pub(crate) struct PrivateDir(PathBuf);
 
 impl PrivateDir {
     /// Create it.
-    pub fn new(dir: &Path, prefix: &str) -> io::Result<PrivateDir> {
+    pub(crate) fn new(dir: &Path, prefix: &str) -> io::Result<PrivateDir> {
         let mut last = io::Error::from_raw_os_error(libc::EEXIST);
         for _ in 0..ATTEMPTS {
             let path = dir.join(unique_name(prefix, ""));
@@ -179,7 +179,7 @@ impl PrivateDir {
     }
 
     /// Where it is.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.0
     }
 }

@@ -8,7 +8,7 @@ use std::os::fd::AsFd;
 
 /// A failure of the tool: the message printed after `hipfile: `; the exit code is 1.
 #[derive(Debug)]
-pub struct CliError(pub String);
+pub(crate) struct CliError(pub String);
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -17,20 +17,20 @@ impl fmt::Display for CliError {
 }
 
 /// Result of the tool's operations.
-pub type CliResult<T> = Result<T, CliError>;
+pub(crate) type CliResult<T> = Result<T, CliError>;
 
 /// Build a [`CliError`] from anything printable.
-pub fn fail<T>(msg: impl Into<String>) -> CliResult<T> {
+pub(crate) fn fail<T>(msg: impl Into<String>) -> CliResult<T> {
     Err(CliError(msg.into()))
 }
 
 /// The text of an errno as `strerror` gives it ("No such file or directory").
-pub fn errno_text(errno: i32) -> String {
+pub(crate) fn errno_text(errno: i32) -> String {
     strip_os_suffix(&io::Error::from_raw_os_error(errno).to_string())
 }
 
 /// The text of an I/O error without Rust's " (os error N)" suffix.
-pub fn io_text(e: &io::Error) -> String {
+pub(crate) fn io_text(e: &io::Error) -> String {
     match e.raw_os_error() {
         Some(n) => errno_text(n),
         None => e.to_string(),
@@ -46,7 +46,7 @@ fn strip_os_suffix(s: &str) -> String {
 
 /// The text of a library error: an errno as `strerror` says it, anything else as the library
 /// describes it.
-pub fn lib_text(e: &hipfile::Error) -> String {
+pub(crate) fn lib_text(e: &hipfile::Error) -> String {
     match e {
         hipfile::Error::Os(n) => errno_text(*n),
         other => other.to_string(),
@@ -55,14 +55,14 @@ pub fn lib_text(e: &hipfile::Error) -> String {
 
 /// CPU time (user + system) the whole process has used so far, every thread included: the
 /// benchmark's measure of what moving the bytes costs the machine besides the wall clock.
-pub fn process_cpu() -> std::time::Duration {
+pub(crate) fn process_cpu() -> std::time::Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     std::time::Duration::try_from(t).unwrap_or_default()
 }
 
 /// The file the dynamic loader mapped the code or data at `addr` from (`dladdr`, which rustix
 /// does not have); `None` for an address outside every loaded object.
-pub fn loaded_from(addr: *const std::ffi::c_void) -> Option<std::path::PathBuf> {
+pub(crate) fn loaded_from(addr: *const std::ffi::c_void) -> Option<std::path::PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     // SAFETY: a zeroed Dl_info is a valid out-value; dladdr only compares the address.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
@@ -79,19 +79,19 @@ pub fn loaded_from(addr: *const std::ffi::c_void) -> Option<std::path::PathBuf> 
 static SIM: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
 /// Record that `--sim` chose the simulated runtime at `lib`.
-pub fn set_sim(lib: std::path::PathBuf) {
+pub(crate) fn set_sim(lib: std::path::PathBuf) {
     let _ = SIM.set(lib);
 }
 
 /// The simulated runtime `--sim` chose, if it did.
-pub fn sim_lib() -> Option<&'static std::path::Path> {
+pub(crate) fn sim_lib() -> Option<&'static std::path::Path> {
     SIM.get().map(|p| p.as_path())
 }
 
 /// Why the library uses its GPU runtime, as the user should read it: with `--sim` the
 /// option chose it (the tool set HIPFILE_PLATFORM and HIPFILE_HIP_LIBRARY for it), else the
 /// library's own reason.
-pub fn chosen_because(rt: &hipfile::api::RuntimeReport) -> String {
+pub(crate) fn chosen_because(rt: &hipfile::api::RuntimeReport) -> String {
     match SIM.get() {
         Some(lib) if rt.simulated => format!(
             "--sim chose the simulated GPU runtime {} (the tool set HIPFILE_PLATFORM=amd and HIPFILE_HIP_LIBRARY for it)",
@@ -102,11 +102,11 @@ pub fn chosen_because(rt: &hipfile::api::RuntimeReport) -> String {
 }
 
 /// Page size used for alignment (4 KiB covers every O_DIRECT requirement we meet).
-pub const PAGE: usize = 4096;
+pub(crate) const PAGE: usize = 4096;
 
 /// Page-aligned, pageable host memory (the "host memory" of `--mem host` and of the
 /// baselines): plain heap memory that the GPU runtime does not know about.
-pub struct AlignedBuf {
+pub(crate) struct AlignedBuf {
     ptr: *mut u8,
     len: usize,
 }
@@ -118,7 +118,7 @@ unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
     /// Allocate `len` zeroed bytes aligned to [`PAGE`].
-    pub fn new(len: usize) -> CliResult<AlignedBuf> {
+    pub(crate) fn new(len: usize) -> CliResult<AlignedBuf> {
         let layout = Self::layout(len)?;
         // SAFETY: the layout has a non-zero size (at least one page).
         let ptr = unsafe { alloc::alloc_zeroed(layout) };
@@ -137,13 +137,13 @@ impl AlignedBuf {
     }
 
     /// The memory, read-only.
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         // SAFETY: `len` initialised (zeroed) bytes owned by self.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
     /// The memory.
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: `len` initialised bytes owned by self, uniquely borrowed.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
@@ -159,16 +159,16 @@ impl Drop for AlignedBuf {
 
 /// xorshift64*: fast, deterministic pseudo-random numbers (file contents, random offsets).
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     /// A generator from a seed (any value; zero is remapped).
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng((seed ^ 0x9e37_79b9_7f4a_7c15) | 1)
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -178,12 +178,12 @@ impl Rng {
     }
 
     /// A value in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 
     /// Fill `buf` with random bytes, none of them zero.
-    pub fn fill_nonzero(&mut self, buf: &mut [u8]) {
+    pub(crate) fn fill_nonzero(&mut self, buf: &mut [u8]) {
         for chunk in buf.chunks_mut(8) {
             let v = self.next_u64().to_le_bytes();
             for (d, s) in chunk.iter_mut().zip(v) {
@@ -194,7 +194,7 @@ impl Rng {
 }
 
 /// `pread` until `buf` is full or end of file; returns the count (`EINTR` retried).
-pub fn pread_full(fd: impl AsFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+pub(crate) fn pread_full(fd: impl AsFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {
         match rustix::io::pread(&fd, &mut buf[done..], offset_at(offset, done)?) {
@@ -209,7 +209,7 @@ pub fn pread_full(fd: impl AsFd, buf: &mut [u8], offset: u64) -> io::Result<usiz
 
 /// `pwrite` all of `buf` at `offset` (`EINTR` retried); a write that makes no progress is
 /// `EIO`.
-pub fn pwrite_all(fd: impl AsFd, buf: &[u8], offset: u64) -> io::Result<()> {
+pub(crate) fn pwrite_all(fd: impl AsFd, buf: &[u8], offset: u64) -> io::Result<()> {
     let mut done = 0;
     while done < buf.len() {
         match rustix::io::pwrite(&fd, &buf[done..], offset_at(offset, done)?) {
@@ -231,7 +231,7 @@ fn offset_at(offset: u64, done: usize) -> io::Result<u64> {
 }
 
 /// Bytes in a human unit ("64 MiB", "1.5 GiB", "4096 B").
-pub fn fmt_bytes(n: u64) -> String {
+pub(crate) fn fmt_bytes(n: u64) -> String {
     const UNITS: [(&str, u64); 4] = [
         ("TiB", 1 << 40),
         ("GiB", 1 << 30),
@@ -251,20 +251,20 @@ pub fn fmt_bytes(n: u64) -> String {
 }
 
 /// Whether standard output is a terminal.
-pub fn stdout_is_terminal() -> bool {
+pub(crate) fn stdout_is_terminal() -> bool {
     use std::io::IsTerminal;
     io::stdout().is_terminal()
 }
 
 /// Whether standard error is a terminal (progress bars are drawn there, only then).
-pub fn stderr_is_terminal() -> bool {
+pub(crate) fn stderr_is_terminal() -> bool {
     use std::io::IsTerminal;
     io::stderr().is_terminal()
 }
 
 /// A progress bar on standard error that appears only once the work has run for a second
 /// (when `enabled`: a terminal, no `--json`/`-q`), and is cleared when dropped, also on errors.
-pub struct DelayedBar {
+pub(crate) struct DelayedBar {
     bar: indicatif::ProgressBar,
     enabled: bool,
     shown: bool,
@@ -272,11 +272,11 @@ pub struct DelayedBar {
 }
 
 /// How long work runs before [`DelayedBar`] shows itself.
-pub const BAR_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
+pub(crate) const BAR_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl DelayedBar {
     /// A bar for `total` bytes, drawn with the indicatif `template`.
-    pub fn new(total: u64, template: &str, enabled: bool) -> DelayedBar {
+    pub(crate) fn new(total: u64, template: &str, enabled: bool) -> DelayedBar {
         let bar = indicatif::ProgressBar::with_draw_target(
             Some(total),
             indicatif::ProgressDrawTarget::hidden(),
@@ -291,12 +291,12 @@ impl DelayedBar {
     }
 
     /// The label in front of the bar (`{msg}` in the template).
-    pub fn set_message(&self, msg: String) {
+    pub(crate) fn set_message(&self, msg: String) {
         self.bar.set_message(msg);
     }
 
     /// Bytes done so far.
-    pub fn set_position(&mut self, pos: u64) {
+    pub(crate) fn set_position(&mut self, pos: u64) {
         if self.enabled && !self.shown && self.start.elapsed() >= BAR_DELAY {
             self.bar
                 .set_draw_target(indicatif::ProgressDrawTarget::stderr());
@@ -315,7 +315,12 @@ impl Drop for DelayedBar {
 /// A warning when `--io-size` (named `flag`) makes moving `total` bytes very slow: every
 /// request is one library call (a few microseconds at least), and every write also one
 /// `fdatasync` (milliseconds on a disk). Warned above 1024 writes or 2^20 reads.
-pub fn slow_request_warning(total: u64, io_size: u64, writes: bool, flag: &str) -> Option<String> {
+pub(crate) fn slow_request_warning(
+    total: u64,
+    io_size: u64,
+    writes: bool,
+    flag: &str,
+) -> Option<String> {
     let requests = total.div_ceil(io_size.max(1));
     let (limit, why) = if writes {
         (

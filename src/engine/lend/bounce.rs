@@ -53,7 +53,7 @@ impl PoolState {
 unsafe impl Send for PoolState {}
 
 /// A bounded pool of pinned buffers of `chunk` bytes.
-pub struct BouncePool {
+pub(crate) struct BouncePool {
     rt: &'static dyn Runtime,
     chunk: usize,
     max_buffers: AtomicUsize,
@@ -98,7 +98,7 @@ unsafe impl Send for Fill {}
 unsafe impl Sync for Fill {}
 
 /// A buffer checked out of the pool; goes back on drop.
-pub struct Bounce<'a> {
+pub(crate) struct Bounce<'a> {
     pool: &'a BouncePool,
     ptr: NonNull<u8>,
 }
@@ -108,7 +108,7 @@ unsafe impl Send for Bounce<'_> {}
 
 impl BouncePool {
     /// A pool of buffers of `chunk` bytes within `budget` bytes (at least one buffer).
-    pub fn new(rt: &'static dyn Runtime, chunk: usize, budget: usize) -> Self {
+    pub(crate) fn new(rt: &'static dyn Runtime, chunk: usize, budget: usize) -> Self {
         BouncePool {
             rt,
             chunk,
@@ -175,14 +175,14 @@ impl BouncePool {
     }
 
     /// Maximum number of buffers.
-    pub fn max_buffers(&self) -> usize {
+    pub(crate) fn max_buffers(&self) -> usize {
         self.max_buffers.load(Ordering::Relaxed)
     }
 
     /// Change the budget; at least one buffer. Free buffers above a lowered budget are
     /// released now, busy ones when they come back; a fill's buffers stay until the pool is
     /// dropped (they are one mapping and one registration).
-    pub fn set_budget(&self, budget: usize) {
+    pub(crate) fn set_budget(&self, budget: usize) {
         self.max_buffers
             .store((budget / self.chunk).max(1), Ordering::Relaxed);
         let surplus: Vec<NonNull<u8>> = {
@@ -216,7 +216,7 @@ impl BouncePool {
 
     #[cfg(test)]
     /// Bytes currently allocated (in use or free).
-    pub fn allocated_bytes(&self) -> usize {
+    pub(crate) fn allocated_bytes(&self) -> usize {
         let _st = self.state.lock();
         self.allocated.load(Ordering::Relaxed) * self.chunk
     }
@@ -227,7 +227,7 @@ impl BouncePool {
     }
 
     /// Check a buffer out without waiting: `None` when the budget is in use.
-    pub fn try_get(&self) -> Option<Bounce<'_>> {
+    pub(crate) fn try_get(&self) -> Option<Bounce<'_>> {
         if let Some(ptr) = self.take_hot(Ordering::Acquire) {
             return Some(Bounce { pool: self, ptr });
         }
@@ -245,7 +245,7 @@ impl BouncePool {
 
     /// Check a buffer out, allocating one if under budget, else waiting for one.
     #[inline(always)]
-    pub fn get(&self) -> Result<Bounce<'_>> {
+    pub(crate) fn get(&self) -> Result<Bounce<'_>> {
         match self.take_hot(Ordering::Acquire) {
             Some(ptr) => Ok(Bounce { pool: self, ptr }),
             None => self.get_locked(),
@@ -473,7 +473,7 @@ impl Fill {
 
 impl Bounce<'_> {
     /// The whole buffer.
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: the buffer is `chunk` bytes of host memory owned exclusively by this Bounce.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.pool.chunk) }
     }
@@ -481,13 +481,13 @@ impl Bounce<'_> {
     /// Give the buffer back now (what dropping does; an explicit call keeps the common path
     /// free of drop glue).
     #[inline(always)]
-    pub fn release(self) {
+    pub(crate) fn release(self) {
         let this = std::mem::ManuallyDrop::new(self);
         this.pool.give_back(this.ptr);
     }
 
     /// The whole buffer, read-only.
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         // SAFETY: the buffer is `chunk` bytes of host memory owned exclusively by this Bounce.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.pool.chunk) }
     }

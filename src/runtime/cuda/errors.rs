@@ -8,7 +8,7 @@ use crate::runtime::{RtError, RtResult};
 
 /// CUDA result codes that have a HIP error of the same number (HIP's `hipCUResultTohipError`);
 /// every other code becomes `hipErrorUnknown`.
-pub const HIP_TWINS: &[(i32, &str)] = &[
+pub(in crate::runtime) const HIP_TWINS: &[(i32, &str)] = &[
     (0, "CUDA_SUCCESS → hipSuccess"),
     (1, "CUDA_ERROR_INVALID_VALUE → hipErrorInvalidValue"),
     (2, "CUDA_ERROR_OUT_OF_MEMORY → hipErrorOutOfMemory"),

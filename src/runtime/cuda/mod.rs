@@ -42,7 +42,7 @@ use sys::{
 const MAX_DEVICES: usize = 64;
 
 /// The CUDA driver-API runtime.
-pub struct CudaRuntime {
+pub(crate) struct CudaRuntime {
     api: CudaApi,
     version: i32,
     device_count: i32,
@@ -105,7 +105,7 @@ impl CudaRuntime {
     }
 
     /// Bind the driver API in `lib` and initialise it.
-    pub fn bind(lib: Library, path: &str) -> Result<Self, String> {
+    pub(crate) fn bind(lib: Library, path: &str) -> Result<Self, String> {
         let api = CudaApi::load(&lib)?;
         // SAFETY: cuInit takes a flags integer (must be 0).
         let rc = unsafe { (api.init)(0) };

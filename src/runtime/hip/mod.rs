@@ -33,7 +33,7 @@ const ROCM6: i32 = 60_000_000;
 const MAX_DEVICES: usize = 64;
 
 /// The HIP runtime.
-pub struct HipRuntime {
+pub(crate) struct HipRuntime {
     api: HipApi,
     version: i32,
     device_count: i32,
@@ -61,7 +61,7 @@ thread_local! {
 
 impl HipRuntime {
     /// Bind the HIP API in `lib` (already opened by the loader) and initialise it.
-    pub fn bind(lib: Library, path: &str) -> Result<Self, String> {
+    pub(crate) fn bind(lib: Library, path: &str) -> Result<Self, String> {
         let mut api = HipApi::load(&lib)?;
         // SAFETY: hipInit takes a flags integer.
         let rc = unsafe { (api.init)(0) };

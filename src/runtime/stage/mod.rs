@@ -3,22 +3,22 @@
 //! `engine/lend/stage.rs`.
 
 /// Threads of every block of a launch (`STAGE_THREADS` in stage.c).
-pub const THREADS: u32 = 1024;
+pub(crate) const THREADS: u32 = 1024;
 
 /// Most blocks one launch may have (`STAGE_MAX_BLOCKS` in stage.c).
-pub const MAX_BLOCKS: u32 = 32;
+pub(crate) const MAX_BLOCKS: u32 = 32;
 
 /// The kernel's name in every image.
-pub const NAME: &std::ffi::CStr = c"hipfile_stage";
+pub(crate) const NAME: &std::ffi::CStr = c"hipfile_stage";
 
 /// PTX for NVIDIA GPUs (CUDA, and HIP on NVIDIA), NUL-terminated as `cuModuleLoadData` wants
 /// text: ISA 7.0 for sm_70, which the drivers of CUDA 11 and later compile.
-pub const PTX: &[u8] = concat!(include_str!("stage.ptx"), "\0").as_bytes();
+pub(crate) const PTX: &[u8] = concat!(include_str!("stage.ptx"), "\0").as_bytes();
 
 /// AMD code objects (version 5), one per GPU architecture, in the order a HIP runtime tries
 /// them: a runtime refuses an object built for another architecture, so the first one it
 /// loads is the device's. Keep in step with `scripts/stage_kernels.sh`.
-pub const AMDGPU: &[(&str, &[u8])] = &[
+pub(crate) const AMDGPU: &[(&str, &[u8])] = &[
     ("gfx942", include_bytes!("amdgpu/gfx942.hsaco")),
     ("gfx90a", include_bytes!("amdgpu/gfx90a.hsaco")),
     ("gfx908", include_bytes!("amdgpu/gfx908.hsaco")),
