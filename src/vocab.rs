@@ -105,6 +105,19 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
+    /// Every backend, in the order they are asked.
+    pub const ALL: [BackendKind; 3] = [
+        BackendKind::Fastpath,
+        BackendKind::Fallback,
+        BackendKind::Host,
+    ];
+
+    /// Its place in [`BackendKind::ALL`].
+    #[inline(always)]
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// Name for logs and statistics.
     pub fn name(self) -> &'static str {
         match self {
@@ -165,37 +178,29 @@ impl Refusal {
 /// selection runs on every call). Its `Display` names every backend with its reason.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Refusals {
-    list: [Option<(BackendKind, Refusal)>; Refusals::CAPACITY],
+    /// Indexed by [`BackendKind::index`].
+    list: [Option<Refusal>; BackendKind::ALL.len()],
 }
 
 impl Refusals {
-    /// The most refusals one request collects (one per backend).
-    pub const CAPACITY: usize = 3;
-
-    /// Record the refusal of the backend at `position` of the list being scored (positions
-    /// ascend as the list is scored, so the order is kept; beyond [`Self::CAPACITY`] it is
-    /// dropped). No search: selection runs on every call (target T9).
+    /// Record `backend`'s refusal. No search: selection runs on every call (target T9).
     #[inline(always)]
-    pub fn record(&mut self, position: usize, backend: BackendKind, reason: Refusal) {
-        if let Some(slot) = self.list.get_mut(position) {
-            *slot = Some((backend, reason));
-        }
+    pub fn record(&mut self, backend: BackendKind, reason: Refusal) {
+        self.list[backend.index()] = Some(reason);
     }
 
-    /// The refusals recorded, in order.
+    /// The refusals recorded, in the order backends are asked.
     pub fn iter(&self) -> impl Iterator<Item = (BackendKind, Refusal)> + '_ {
-        self.list.iter().flatten().copied()
-    }
-
-    /// The refusal recorded at `position` of the scored list, if that backend refused.
-    #[inline(always)]
-    pub fn at(&self, position: usize) -> Option<Refusal> {
-        self.list.get(position).copied().flatten().map(|(_, r)| r)
+        BackendKind::ALL
+            .into_iter()
+            .zip(self.list)
+            .filter_map(|(b, r)| Some((b, r?)))
     }
 
     /// `backend`'s refusal, if it refused.
+    #[inline(always)]
     pub fn of(&self, backend: BackendKind) -> Option<Refusal> {
-        self.iter().find(|&(b, _)| b == backend).map(|(_, r)| r)
+        self.list[backend.index()]
     }
 }
 
@@ -221,26 +226,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refusals_keep_order_and_capacity() {
+    fn refusals_are_kept_per_backend_in_the_order_backends_are_asked() {
         let mut r = Refusals::default();
         assert_eq!(r.to_string(), "no backend is configured");
-        r.record(0, BackendKind::Fallback, Refusal::CompatDisabled);
-        r.record(1, BackendKind::Host, Refusal::HostDisabled);
-        r.record(2, BackendKind::Fastpath, Refusal::UnalignedSize);
-        r.record(3, BackendKind::Fastpath, Refusal::CompatForced);
-        assert_eq!(
-            r.iter().count(),
-            Refusals::CAPACITY,
-            "the fourth is dropped"
-        );
+        r.record(BackendKind::Host, Refusal::HostDisabled);
+        r.record(BackendKind::Fallback, Refusal::CompatDisabled);
+        r.record(BackendKind::Fastpath, Refusal::CompatForced);
+        // A second refusal of one backend replaces its first.
+        r.record(BackendKind::Fastpath, Refusal::UnalignedSize);
+        assert_eq!(r.iter().count(), 3);
         assert_eq!(r.of(BackendKind::Fastpath), Some(Refusal::UnalignedSize));
         assert_eq!(r.of(BackendKind::Host), Some(Refusal::HostDisabled));
-        assert_eq!(r.at(1), Some(Refusal::HostDisabled));
-        assert_eq!(r.at(3), None, "beyond the capacity");
         assert_eq!(
             r.to_string(),
-            "fallback refuses: compat mode is not allowed; host refuses: host I/O is disabled \
-             (HIPFILE_HOST=false); fastpath refuses: the size is not aligned for direct I/O"
+            "fastpath refuses: the size is not aligned for direct I/O; fallback refuses: compat \
+             mode is not allowed; host refuses: host I/O is disabled (HIPFILE_HOST=false)"
+        );
+        let mut one = Refusals::default();
+        one.record(BackendKind::Fallback, Refusal::CompatDisabled);
+        assert_eq!(one.of(BackendKind::Fastpath), None);
+        assert_eq!(
+            one.iter().collect::<Vec<_>>(),
+            [(BackendKind::Fallback, Refusal::CompatDisabled)]
         );
     }
 }

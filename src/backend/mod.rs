@@ -123,7 +123,7 @@ pub(crate) fn select<'a, B: Backend + ?Sized + 'a, const N: usize>(
                     best = Some((b.kind(), v));
                 }
             }
-            Score::Refuse(r) => refusals.record(i, b.kind(), r),
+            Score::Refuse(r) => refusals.record(b.kind(), r),
         }
     }
     match best {
