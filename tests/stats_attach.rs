@@ -26,13 +26,13 @@ mod common;
 
 use std::ffi::{c_int, c_void};
 use std::io::{BufRead, BufReader, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::ptr::null_mut;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::stats_ctx::Ctx;
+use common::stats_ctx::{raw_connect, recv_fd, Ctx};
 use common::*;
 use hipfile::api::stats::{refusal_slot, Layout, Snapshot, Target as StatsTarget, BLOCK_SIZE};
 use hipfile::api::Refusal;
@@ -868,56 +868,13 @@ fn check_times(e: &Expected, t: &Times) {
 fn receive_memfd(pid: c_int) -> OwnedFd {
     let deadline = Instant::now() + Duration::from_secs(10);
     let sock = loop {
-        // SAFETY: plain syscall.
-        let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
-        assert!(fd >= 0);
-        // SAFETY: a fresh descriptor we own.
-        let sock = unsafe { OwnedFd::from_raw_fd(fd) };
-        // SAFETY: plain old data.
-        let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-        let name = format!("\0AISSTATS{pid:08x}");
-        for (d, s) in addr.sun_path.iter_mut().zip(name.bytes()) {
-            *d = s as libc::c_char;
+        match raw_connect(pid) {
+            Ok(sock) => break sock,
+            Err(e) => assert!(Instant::now() < deadline, "connect: {e}"),
         }
-        let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
-        // SAFETY: a valid address of `len` bytes.
-        if unsafe { libc::connect(sock.as_raw_fd(), (&raw const addr).cast(), len) } == 0 {
-            break sock;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "connect: {}",
-            std::io::Error::last_os_error()
-        );
         std::thread::sleep(Duration::from_millis(1));
     };
-    let mut payload: c_int = 0;
-    let mut iov = libc::iovec {
-        iov_base: (&raw mut payload).cast(),
-        iov_len: 4,
-    };
-    let mut control = [0u64; 8];
-    // SAFETY: plain old data.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control) as _;
-    // SAFETY: valid message buffers.
-    let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
-    assert_eq!(n, 4);
-    assert_eq!(payload, 1);
-    // SAFETY: the kernel filled the control buffer.
-    unsafe {
-        let c = libc::CMSG_FIRSTHDR(&msg);
-        assert!(!c.is_null());
-        assert_eq!(
-            ((*c).cmsg_level, (*c).cmsg_type),
-            (libc::SOL_SOCKET, libc::SCM_RIGHTS)
-        );
-        OwnedFd::from_raw_fd(libc::CMSG_DATA(c).cast::<c_int>().read_unaligned())
-    }
+    recv_fd(&sock)
 }
 
 /// The block behind `memfd`, through a read-only shared mapping.

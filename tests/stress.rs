@@ -671,14 +671,14 @@ fn pinned() -> u64 {
     sim().counter("pinned_bytes_live") + sim().counter("registered_bytes_live")
 }
 
-fn run_stress() {
-    let secs = env_usize("HIPFILE_STRESS_SECS", 30);
-    let threads = env_usize("HIPFILE_STRESS_THREADS", 8);
+/// `FILES` scratch files of `FILE_LEN` pattern bytes (seeds `seed`, `seed + 1`, ...), named
+/// `tag-<pid>-<i>`, and their model.
+fn model_files(tag: &str, seed: u64) -> Vec<ModelFile> {
     let dir = scratch_dir();
-    let files: Vec<ModelFile> = (0..FILES)
+    (0..FILES)
         .map(|i| {
-            let path = dir.join(format!("stress-{}-{i}", std::process::id()));
-            let bytes = pattern(FILE_LEN, 100 + i as u64);
+            let path = dir.join(format!("{tag}-{}-{i}", std::process::id()));
+            let bytes = pattern(FILE_LEN, seed + i as u64);
             make_file(&path, &bytes);
             ModelFile {
                 path,
@@ -688,9 +688,12 @@ fn run_stress() {
                     .collect(),
             }
         })
-        .collect();
+        .collect()
+}
 
-    // Warm-up: what the library keeps for the life of the process exists before counting.
+/// Open the driver, read once and close it again: what the library keeps for the life of the
+/// process exists before the resources are counted.
+fn warm_up(files: &[ModelFile]) {
     check_code("hipFileDriverOpen", hipFileDriverOpen());
     {
         let fd = open_fd(&files[0].path, libc::O_RDWR);
@@ -706,6 +709,13 @@ fn run_stress() {
         unsafe { libc::close(fd) };
     }
     check_code("hipFileDriverClose", hipFileDriverClose());
+}
+
+fn run_stress() {
+    let secs = env_usize("HIPFILE_STRESS_SECS", 30);
+    let threads = env_usize("HIPFILE_STRESS_THREADS", 8);
+    let files = model_files("stress", 100);
+    warm_up(&files);
     assert_eq!(hipFileUseCount(), 0);
     let before = process_counts();
     let pinned_before = pinned();

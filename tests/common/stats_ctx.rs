@@ -60,3 +60,63 @@ impl Drop for Ctx {
         unsafe { hipFileStatsCloseContext(self.0) };
     }
 }
+
+/// Receive one `c_int` payload and exactly one descriptor (`SCM_RIGHTS`) on `sock`, as the
+/// statistics server hands its block over; asserts the payload is 1.
+pub fn recv_fd(sock: &impl std::os::fd::AsRawFd) -> std::os::fd::OwnedFd {
+    use std::ffi::c_int;
+    use std::os::fd::FromRawFd;
+    let mut payload: c_int = 0;
+    let mut iov = libc::iovec {
+        iov_base: (&raw mut payload).cast(),
+        iov_len: 4,
+    };
+    let mut control = [0u64; 8];
+    // SAFETY: plain old data.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: valid message buffers.
+    let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+    assert_eq!(n, 4);
+    assert_eq!(payload, 1);
+    // SAFETY: the kernel filled the control buffer; its one message holds one descriptor.
+    unsafe {
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        assert!(!c.is_null());
+        assert_eq!(
+            ((*c).cmsg_level, (*c).cmsg_type),
+            (libc::SOL_SOCKET, libc::SCM_RIGHTS)
+        );
+        assert_eq!(
+            (*c).cmsg_len as usize,
+            libc::CMSG_LEN(4) as usize,
+            "exactly one descriptor"
+        );
+        std::os::fd::OwnedFd::from_raw_fd(libc::CMSG_DATA(c).cast::<c_int>().read_unaligned())
+    }
+}
+
+/// Connect to `"\0AISSTATS%08x"` with the full `sizeof(sockaddr_un)` as AMD's client does.
+pub fn raw_connect(pid: c_int) -> std::io::Result<OwnedFd> {
+    // SAFETY: plain syscall.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    assert!(fd >= 0);
+    // SAFETY: a fresh descriptor we own.
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: plain old data.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let name = format!("\0AISSTATS{pid:08x}");
+    for (d, s) in addr.sun_path.iter_mut().zip(name.bytes()) {
+        *d = s as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+    // SAFETY: a valid address of `len` bytes.
+    if unsafe { libc::connect(sock.as_raw_fd(), (&raw const addr).cast(), len) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(sock)
+}

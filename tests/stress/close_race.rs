@@ -556,37 +556,8 @@ fn closer(sh: &RaceShared, seed: u64) {
 pub(super) fn run_close_race() {
     let secs = env_usize("HIPFILE_CLOSE_RACE_SECS", 10);
     let threads = env_usize("HIPFILE_CLOSE_RACE_THREADS", 64);
-    let dir = scratch_dir();
-    let files: Vec<ModelFile> = (0..FILES)
-        .map(|i| {
-            let path = dir.join(format!("close-race-{}-{i}", std::process::id()));
-            let bytes = pattern(FILE_LEN, 200 + i as u64);
-            make_file(&path, &bytes);
-            ModelFile {
-                path,
-                blocks: bytes
-                    .chunks(BLOCK)
-                    .map(|c| RwLock::new(c.to_vec()))
-                    .collect(),
-            }
-        })
-        .collect();
-    // Warm-up: what the library keeps for the life of the process exists before counting.
-    check_code("hipFileDriverOpen", hipFileDriverOpen());
-    {
-        let fd = open_fd(&files[0].path, libc::O_RDWR);
-        let fh = register_fd(fd);
-        let b = sim().device_alloc(BUF_LEN);
-        // SAFETY: device buffer of BUF_LEN bytes.
-        assert_eq!(
-            unsafe { hipFileRead(fh, b.ptr, BUF_LEN, 0, 0) },
-            BUF_LEN as isize
-        );
-        hipFileHandleDeregister(fh);
-        // SAFETY: our descriptor.
-        unsafe { libc::close(fd) };
-    }
-    check_code("hipFileDriverClose", hipFileDriverClose());
+    let files = model_files("close-race", 200);
+    warm_up(&files);
     let before = process_counts();
     let pinned_before = pinned();
     let sh = Arc::new(RaceShared {
