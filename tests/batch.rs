@@ -52,6 +52,28 @@ fn reads_4k(fh: hipFileHandle_t, base: *mut c_void, n: usize) -> Vec<hipFileIOPa
         .collect()
 }
 
+/// `n` writes of 4 KiB, all from `base` (memory offset 0): write i to file offset `i * 4096`,
+/// cookie `1 + i`.
+fn writes_4k_from_one_block(
+    fh: hipFileHandle_t,
+    base: *mut c_void,
+    n: usize,
+) -> Vec<hipFileIOParams_t> {
+    (0..n)
+        .map(|i| {
+            params(
+                fh,
+                hipFileBatchWrite,
+                base,
+                (i * 4096) as i64,
+                0,
+                4096,
+                1 + i,
+            )
+        })
+        .collect()
+}
+
 fn submit(h: hipFileBatchHandle_t, ops: &mut [hipFileIOParams_t]) -> hipFileError_t {
     // SAFETY: a valid array of ops.len() entries.
     unsafe { hipFileBatchIOSubmit(h, ops.len() as c_uint, ops.as_mut_ptr(), 0) }
@@ -763,19 +785,7 @@ child_test!(
         let data = pattern(4096, 5);
         sim().upload(dev.ptr, &data);
         let h = batch_setup(8);
-        let mut ops: Vec<_> = (0..3usize)
-            .map(|i| {
-                params(
-                    f.fh,
-                    hipFileBatchWrite,
-                    dev.ptr,
-                    (i * 4096) as i64,
-                    0,
-                    4096,
-                    1 + i,
-                )
-            })
-            .collect();
+        let mut ops = writes_4k_from_one_block(f.fh, dev.ptr, 3);
         let before = sim().counter("hipMemcpy");
         assert_eq!(submit(h, &mut ops), OK);
         // Wait until the first write is running (its copy takes 200 ms), then destroy.
@@ -836,19 +846,7 @@ child_test!(
         let data = pattern(4096, 7);
         sim().upload(dev.ptr, &data);
         let h = batch_setup(4);
-        let mut ops: Vec<_> = (0..2usize)
-            .map(|i| {
-                params(
-                    f.fh,
-                    hipFileBatchWrite,
-                    dev.ptr,
-                    (i * 4096) as i64,
-                    0,
-                    4096,
-                    1 + i,
-                )
-            })
-            .collect();
+        let mut ops = writes_4k_from_one_block(f.fh, dev.ptr, 2);
         let before = sim().counter("hipMemcpy");
         assert_eq!(submit(h, &mut ops), OK);
         // The first write is running (its copy takes 1 s): another thread closes to 0.

@@ -215,6 +215,27 @@ struct Worker {
 }
 
 impl Worker {
+    /// Thread `t`'s state: its random sequence from `seed`, a descriptor of each of `files`
+    /// (no handle yet), `bufs` unregistered device buffers and a host buffer.
+    fn new(t: usize, seed: u64, files: &[ModelFile], bufs: usize) -> Worker {
+        Worker {
+            t,
+            rng: Rng(seed),
+            fds: files
+                .iter()
+                .map(|f| open_fd(&f.path, libc::O_RDWR))
+                .collect(),
+            handles: vec![None; files.len()],
+            bufs: (0..bufs)
+                .map(|_| Buffer {
+                    dev: sim().device_alloc(BUF_LEN),
+                    registered: false,
+                })
+                .collect(),
+            host: vec![0u8; BUF_LEN],
+        }
+    }
+
     fn handle(&mut self, f: usize) -> hipFileHandle_t {
         if self.handles[f].is_none() {
             self.handles[f] = Some(register_fd(self.fds[f]));
@@ -765,24 +786,12 @@ fn run_stress() {
         .map(|t| {
             let sh = sh.clone();
             std::thread::spawn(move || {
-                let mut w = Worker {
+                let mut w = Worker::new(
                     t,
-                    rng: Rng(0x9E37_79B9_7F4A_7C15 ^ ((t as u64 + 1) << 17) ^ secs as u64),
-                    fds: sh
-                        .model
-                        .files
-                        .iter()
-                        .map(|f| open_fd(&f.path, libc::O_RDWR))
-                        .collect(),
-                    handles: vec![None; FILES],
-                    bufs: (0..4)
-                        .map(|_| Buffer {
-                            dev: sim().device_alloc(BUF_LEN),
-                            registered: false,
-                        })
-                        .collect(),
-                    host: vec![0u8; BUF_LEN],
-                };
+                    0x9E37_79B9_7F4A_7C15 ^ ((t as u64 + 1) << 17) ^ secs as u64,
+                    &sh.model.files,
+                    4,
+                );
                 check_code("hipFileDriverOpen", hipFileDriverOpen());
                 let mut next_storm = Instant::now() + STORM_EVERY;
                 loop {

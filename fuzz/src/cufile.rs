@@ -35,8 +35,8 @@ use cufile_abi::{
 use libfuzzer_sys::arbitrary::{Result as AResult, Unstructured};
 
 use super::{
-    fd_list, hipsim_path, open_fd, pattern, scratch_dir, size_edge, trace, Guarded, CALLS, CHECKED,
-    FILE_MAX,
+    fd_list, hipsim_path, open_fd, pattern, scratch_dir, size_edge, trace, FileModel, Guarded,
+    CALLS, CHECKED, FILE_MAX,
 };
 
 // Calls that take only values (handles are opaque to the caller) are safe for any argument:
@@ -281,11 +281,6 @@ fn check_count(call: &str, n: isize, size: usize) {
     }
 }
 
-struct File {
-    path: PathBuf,
-    bytes: Vec<u8>,
-}
-
 struct Handle {
     fh: *mut c_void,
     fd: c_int,
@@ -312,7 +307,7 @@ struct Batch {
 }
 
 struct World {
-    files: Vec<File>,
+    files: Vec<FileModel>,
     handles: Vec<Handle>,
     bufs: Vec<Buf>,
     batches: Vec<Batch>,
@@ -335,18 +330,7 @@ fn as_bytes<T>(v: &[T]) -> &[u8] {
 
 impl World {
     fn new(u: &mut Unstructured) -> AResult<World> {
-        let mut files = Vec::new();
-        for i in 0..3 {
-            let len = match u.int_in_range(0..=3)? {
-                0 => 0,
-                1 => 4096,
-                _ => u.int_in_range(0..=(FILE_MAX as u32))? as usize,
-            };
-            let path = scratch_dir().join(format!("c{i}"));
-            let bytes = pattern(len, i as u64 + 11);
-            std::fs::write(&path, &bytes).expect("write a scratch file");
-            files.push(File { path, bytes });
-        }
+        let files = FileModel::scratch(u, 3, "c", 11)?;
         let mut w = World {
             files,
             handles: Vec::new(),

@@ -266,9 +266,30 @@ impl Buf {
     }
 }
 
+/// A scratch file and the bytes it should hold.
 struct FileModel {
     path: PathBuf,
     bytes: Vec<u8>,
+}
+
+impl FileModel {
+    /// `n` scratch files named `<prefix><i>`, each empty, 4 KiB or a size the input picks up to
+    /// `FILE_MAX`, filled with the pattern of seed `seed + i`.
+    fn scratch(u: &mut Unstructured, n: usize, prefix: &str, seed: u64) -> AResult<Vec<FileModel>> {
+        let mut files = Vec::with_capacity(n);
+        for i in 0..n {
+            let len = match u.int_in_range(0..=3)? {
+                0 => 0,
+                1 => 4096,
+                _ => u.int_in_range(0..=(FILE_MAX as u32))? as usize,
+            };
+            let path = scratch_dir().join(format!("{prefix}{i}"));
+            let bytes = pattern(len, i as u64 + seed);
+            std::fs::write(&path, &bytes).expect("write a scratch file");
+            files.push(FileModel { path, bytes });
+        }
+        Ok(files)
+    }
 }
 
 struct Fd {
@@ -448,18 +469,7 @@ fn offset_edge(u: &mut Unstructured, len: usize) -> AResult<i64> {
 
 impl World {
     fn new(u: &mut Unstructured) -> AResult<World> {
-        let mut files = Vec::new();
-        for i in 0..NFILES {
-            let len = match u.int_in_range(0..=3)? {
-                0 => 0,
-                1 => 4096,
-                _ => u.int_in_range(0..=(FILE_MAX as u32))? as usize,
-            };
-            let path = scratch_dir().join(format!("f{i}"));
-            let bytes = pattern(len, i as u64 + 1);
-            std::fs::write(&path, &bytes).expect("write a scratch file");
-            files.push(FileModel { path, bytes });
-        }
+        let files = FileModel::scratch(u, NFILES, "f", 1)?;
         let mut w = World {
             files,
             fds: Vec::new(),

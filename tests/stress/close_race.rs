@@ -100,21 +100,15 @@ fn differing(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).filter(|(x, y)| x != y).count() + a.len().abs_diff(b.len())
 }
 
-struct Racer {
-    t: usize,
-    rng: Rng,
-    fds: Vec<c_int>,
-    handles: Vec<Option<hipFileHandle_t>>,
-    bufs: Vec<Buffer>,
-    host: Vec<u8>,
-}
+/// A racing thread: the stress test's per-thread state, with the race's own steps.
+struct Racer(Worker);
 
 impl Racer {
     /// The thread's handle of file `f`, registered (an implicit open) when it has none.
     fn handle(&mut self, sh: &RaceShared, f: usize) -> hipFileHandle_t {
-        if self.handles[f].is_none() {
+        if self.0.handles[f].is_none() {
             let mut fh: hipFileHandle_t = std::ptr::null_mut();
-            let mut d = descr(self.fds[f]);
+            let mut d = descr(self.0.fds[f]);
             // SAFETY: valid pointers.
             let r = unsafe { hipFileHandleRegister(&mut fh, &mut d) };
             if r.err != 0 {
@@ -122,16 +116,16 @@ impl Racer {
                 return std::ptr::null_mut();
             }
             sh.figures.registrations.fetch_add(1, Ordering::Relaxed);
-            self.handles[f] = Some(fh);
+            self.0.handles[f] = Some(fh);
         }
-        self.handles[f].unwrap()
+        self.0.handles[f].unwrap()
     }
 
     fn step(&mut self, sh: &RaceShared) {
-        match self.rng.below(20) {
+        match self.0.rng.below(20) {
             0 => {
                 // A registration the close dropped answers "not registered" or "closing".
-                let b = &mut self.bufs[self.rng.below(2)];
+                let b = &mut self.0.bufs[self.0.rng.below(2)];
                 if b.registered {
                     hipFileBufDeregister(b.dev.ptr);
                     b.registered = false;
@@ -140,13 +134,13 @@ impl Racer {
                 }
             }
             1 => {
-                if let Some(fh) = self.handles[self.rng.below(FILES)].take() {
+                if let Some(fh) = self.0.handles[self.0.rng.below(FILES)].take() {
                     hipFileHandleDeregister(fh);
                 }
             }
-            2 if self.rng.chance(4) => {
+            2 if self.0.rng.chance(4) => {
                 // The bounce budget, live (staged when the driver is closed).
-                let kb = [4096usize, 16384, 262_144][self.rng.below(3)];
+                let kb = [4096usize, 16384, 262_144][self.0.rng.below(3)];
                 check_code(
                     "hipFileDriverSetMaxCacheSize",
                     hipFileDriverSetMaxCacheSize(kb),
@@ -160,26 +154,26 @@ impl Racer {
 
     /// One read or write of a random range, checked against the model under its block locks.
     fn io(&mut self, sh: &RaceShared, write: bool) {
-        let f = self.rng.below(FILES);
-        let (off, size) = self.rng.range();
+        let f = self.0.rng.below(FILES);
+        let (off, size) = self.0.rng.range();
         let fh = self.handle(sh, f);
         if fh.is_null() {
             return;
         }
-        let host = self.rng.chance(5);
-        let bi = self.rng.below(self.bufs.len());
-        let seed = self.rng.next();
+        let host = self.0.rng.chance(5);
+        let bi = self.0.rng.below(self.0.bufs.len());
+        let seed = self.0.rng.next();
         let expect = size.min(FILE_LEN - off);
-        let dev = self.bufs[bi].dev.ptr;
+        let dev = self.0.bufs[bi].dev.ptr;
         let mem = if host { "host" } else { "device" };
         if write {
             let data = pattern(expect, seed);
             let mut held = sh.model.write(f, off, size);
             let closes = sh.closes.load(Ordering::SeqCst);
             let n = if host {
-                self.host[..expect].copy_from_slice(&data);
+                self.0.host[..expect].copy_from_slice(&data);
                 // SAFETY: host buffer of BUF_LEN >= expect bytes.
-                unsafe { hipFileWrite(fh, self.host.as_ptr().cast(), expect, off as i64, 0) }
+                unsafe { hipFileWrite(fh, self.0.host.as_ptr().cast(), expect, off as i64, 0) }
             } else {
                 sim().upload(dev, &data);
                 // SAFETY: device buffer of BUF_LEN bytes.
@@ -198,11 +192,11 @@ impl Racer {
             // Failed or short: the reported prefix is new, the rest of the range untouched.
             let done = n.max(0) as usize;
             if n < 0 && close_caused(n, errno) {
-                self.handles[f] = None;
+                self.0.handles[f] = None;
             } else {
                 sh.unexpected(format!(
                     "thread {}: hipFileWrite({expect} at {off}, {mem}) of file {f} returned {n} (errno {errno})",
-                    self.t
+                    self.0.t
                 ));
             }
             let mut want = held.bytes(off, expect);
@@ -218,7 +212,7 @@ impl Racer {
                         "thread {}: hipFileWrite({expect} at {off}, {mem}) of file {f} returned \
                          {n} (errno {errno}) but changed the file: first differing byte at {}, \
                          {} bytes differ, {of_new} of them the failed write's",
-                        self.t,
+                        self.0.t,
                         off + first,
                         differing(&disk, &want)
                     ),
@@ -232,11 +226,12 @@ impl Racer {
             let held = sh.model.read(f, off, size);
             let closes = sh.closes.load(Ordering::SeqCst);
             let (n, got) = if host {
-                self.host[..size].fill(0xEE);
+                self.0.host[..size].fill(0xEE);
                 // SAFETY: host buffer of BUF_LEN >= size bytes.
-                let n =
-                    unsafe { hipFileRead(fh, self.host.as_mut_ptr().cast(), size, off as i64, 0) };
-                (n, self.host[..expect].to_vec())
+                let n = unsafe {
+                    hipFileRead(fh, self.0.host.as_mut_ptr().cast(), size, off as i64, 0)
+                };
+                (n, self.0.host[..expect].to_vec())
             } else {
                 // SAFETY: device buffer of BUF_LEN bytes.
                 let n = unsafe { hipFileRead(fh, dev, size, off as i64, 0) };
@@ -246,11 +241,11 @@ impl Racer {
             sh.overlapped(closes);
             if n < 0 {
                 if close_caused(n, errno) {
-                    self.handles[f] = None;
+                    self.0.handles[f] = None;
                 } else {
                     sh.unexpected(format!(
                         "thread {}: hipFileRead({size} at {off}, {mem}) of file {f} returned {n} (errno {errno})",
-                        self.t
+                        self.0.t
                     ));
                 }
                 sh.figures.failed_reads.fetch_add(1, Ordering::Relaxed);
@@ -259,7 +254,7 @@ impl Racer {
             if n != expect as isize {
                 sh.unexpected(format!(
                     "thread {}: hipFileRead({size} at {off}, {mem}) of file {f} returned {n}, want {expect}",
-                    self.t
+                    self.0.t
                 ));
             }
             let got = if host {
@@ -275,7 +270,7 @@ impl Racer {
                     format!(
                         "thread {}: hipFileRead({size} at {off}, {mem}) of file {f}: byte {} \
                          and {} in all differ from the model",
-                        self.t,
+                        self.0.t,
                         off + first,
                         differing(&got[..n], &want[..n])
                     ),
@@ -293,13 +288,13 @@ impl Racer {
     /// reaped while closes race: a close takes the context away (its handle goes stale), which
     /// the checks below allow for.
     fn batch(&mut self, sh: &RaceShared) {
-        let f = self.rng.below(FILES);
+        let f = self.0.rng.below(FILES);
         let fh = self.handle(sh, f);
         if fh.is_null() {
             return;
         }
-        let n = 1 + self.rng.below(4);
-        let mut blocks: Vec<usize> = (0..n).map(|_| self.rng.below(BLOCKS)).collect();
+        let n = 1 + self.0.rng.below(4);
+        let mut blocks: Vec<usize> = (0..n).map(|_| self.0.rng.below(BLOCKS)).collect();
         blocks.sort_unstable();
         blocks.dedup();
         struct Entry {
@@ -310,15 +305,15 @@ impl Racer {
             /// Offset in the device buffer.
             at: usize,
         }
-        let dev = &self.bufs[0].dev;
+        let dev = &self.0.bufs[0].dev;
         let mut entries = Vec::new();
         let mut locks = Vec::new();
         for (k, &b) in blocks.iter().enumerate() {
-            let size = 1 + self.rng.below(BLOCK);
-            let off = b * BLOCK + self.rng.below(BLOCK - size + 1);
-            let write = self.rng.chance(2);
+            let size = 1 + self.0.rng.below(BLOCK);
+            let off = b * BLOCK + self.0.rng.below(BLOCK - size + 1);
+            let write = self.0.rng.chance(2);
             let data = if write {
-                pattern(size, self.rng.next())
+                pattern(size, self.0.rng.next())
             } else {
                 Vec::new()
             };
@@ -386,14 +381,14 @@ impl Racer {
             // or the driver closed; nothing was queued.
             // (A stale file handle is found out by the next synchronous call.)
             if !matches!(e.err, x if x == hipFileInvalidValue || x == hipFileInternalError) {
-                sh.unexpected(format!("thread {}: hipFileBatchIOSubmit: {e:?}", self.t));
+                sh.unexpected(format!("thread {}: hipFileBatchIOSubmit: {e:?}", self.0.t));
             }
             ends.fill(Some(End::NotRun));
         } else {
             sh.figures
                 .batch_ops
                 .fetch_add(params.len() as u64, Ordering::Relaxed);
-            if self.rng.chance(4) {
+            if self.0.rng.chance(4) {
                 let _ = hipFileBatchIOCancel(h);
             }
             while ends.iter().any(Option::is_none) {
@@ -408,7 +403,10 @@ impl Racer {
                     unsafe { hipFileBatchIOGetStatus(h, 1, &mut nr, events.as_mut_ptr(), &mut ts) };
                 if e.err != 0 {
                     if e.err != hipFileInvalidValue {
-                        sh.unexpected(format!("thread {}: hipFileBatchIOGetStatus: {e:?}", self.t));
+                        sh.unexpected(format!(
+                            "thread {}: hipFileBatchIOGetStatus: {e:?}",
+                            self.0.t
+                        ));
                     }
                     for end in ends.iter_mut().filter(|x| x.is_none()) {
                         *end = Some(End::Orphaned);
@@ -424,7 +422,7 @@ impl Racer {
                         s if s == hipFileFailed => End::Failed(ev.ret as isize),
                         s if s == hipFileCanceled => End::Canceled,
                         s => {
-                            sh.unexpected(format!("thread {}: batch status {s}", self.t));
+                            sh.unexpected(format!("thread {}: batch status {s}", self.0.t));
                             End::Orphaned
                         }
                     });
@@ -443,7 +441,7 @@ impl Racer {
             if let End::Failed(r) = end {
                 sh.unexpected(format!(
                     "thread {}: batch {} of {} at {} of file {f} failed with {r}",
-                    self.t,
+                    self.0.t,
                     if e.write { "write" } else { "read" },
                     e.size,
                     e.off
@@ -453,7 +451,7 @@ impl Racer {
                 if n != e.size {
                     sh.unexpected(format!(
                         "thread {}: batch entry of {} at {} completed with {n}",
-                        self.t, e.size, e.off
+                        self.0.t, e.size, e.off
                     ));
                 }
             }
@@ -465,7 +463,7 @@ impl Racer {
                         sh.wrong(
                             format!(
                                 "thread {}: batch read of {} at {} of file {f} differs from the model",
-                                self.t, e.size, e.off
+                                self.0.t, e.size, e.off
                             ),
                             differing(&got, &want),
                         );
@@ -497,7 +495,7 @@ impl Racer {
                     format!(
                         "thread {}: batch write of {} at {} of file {f} left bytes that its \
                          outcome does not explain",
-                        self.t, e.size, e.off
+                        self.0.t, e.size, e.off
                     ),
                     differing(
                         &disk,
@@ -578,28 +576,16 @@ pub(super) fn run_close_race() {
         .map(|t| {
             let sh = sh.clone();
             std::thread::spawn(move || {
-                let mut r = Racer {
+                let mut r = Racer(Worker::new(
                     t,
-                    rng: Rng(0x2545_F491_4F6C_DD1D ^ ((t as u64 + 1) << 17) ^ secs as u64),
-                    fds: sh
-                        .model
-                        .files
-                        .iter()
-                        .map(|f| open_fd(&f.path, libc::O_RDWR))
-                        .collect(),
-                    handles: vec![None; FILES],
-                    bufs: (0..2)
-                        .map(|_| Buffer {
-                            dev: sim().device_alloc(BUF_LEN),
-                            registered: false,
-                        })
-                        .collect(),
-                    host: vec![0u8; BUF_LEN],
-                };
+                    0x2545_F491_4F6C_DD1D ^ ((t as u64 + 1) << 17) ^ secs as u64,
+                    &sh.model.files,
+                    2,
+                ));
                 while Instant::now() < deadline {
                     r.step(&sh);
                 }
-                for fd in &r.fds {
+                for fd in &r.0.fds {
                     // SAFETY: our descriptors; the registrations go with the last close.
                     unsafe { libc::close(*fd) };
                 }
