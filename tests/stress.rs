@@ -732,6 +732,24 @@ fn warm_up(files: &[ModelFile]) {
     check_code("hipFileDriverClose", hipFileDriverClose());
 }
 
+/// Each file on disk holds what its model holds (then it is removed).
+fn files_match_the_model(files: &[ModelFile]) {
+    for mf in files {
+        let disk = std::fs::read(&mf.path).unwrap();
+        let model: Vec<u8> = mf
+            .blocks
+            .iter()
+            .flat_map(|b| b.read().unwrap().clone())
+            .collect();
+        assert!(
+            disk == model,
+            "{} differs from the model",
+            mf.path.display()
+        );
+        let _ = std::fs::remove_file(&mf.path);
+    }
+}
+
 fn run_stress() {
     let secs = env_usize("HIPFILE_STRESS_SECS", 30);
     let threads = env_usize("HIPFILE_STRESS_THREADS", 8);
@@ -910,21 +928,7 @@ fn run_stress() {
         load(&f.reads) > 0 && load(&f.writes) > 0,
         "no I/O was checked"
     );
-    // The file on disk matches the model at the end.
-    for mf in &sh.model.files {
-        let disk = std::fs::read(&mf.path).unwrap();
-        let model: Vec<u8> = mf
-            .blocks
-            .iter()
-            .flat_map(|b| b.read().unwrap().clone())
-            .collect();
-        assert!(
-            disk == model,
-            "{} differs from the model",
-            mf.path.display()
-        );
-        let _ = std::fs::remove_file(&mf.path);
-    }
+    files_match_the_model(&sh.model.files);
 }
 
 /// Runs the stress in its own process (its counts are the process's), with the parent as a

@@ -647,18 +647,5 @@ pub(super) fn run_close_race() {
     );
     assert_eq!(after.0, before.0, "descriptors leaked");
     assert_eq!(pinned(), pinned_before, "pinned memory leaked");
-    for mf in &sh.model.files {
-        let disk = std::fs::read(&mf.path).unwrap();
-        let model: Vec<u8> = mf
-            .blocks
-            .iter()
-            .flat_map(|b| b.read().unwrap().clone())
-            .collect();
-        assert!(
-            disk == model,
-            "{} differs from the model",
-            mf.path.display()
-        );
-        let _ = std::fs::remove_file(&mf.path);
-    }
+    files_match_the_model(&sh.model.files);
 }
