@@ -3,7 +3,7 @@
 # plain C (scripts/gpu/baselines.c), KvikIO (scripts/gpu/kvikio_bench.py) and cuFile
 # (scripts/gpu/cufile_probe.py), on one file, in one run. Run from the repository root on the GPU machine:
 #
-#   bash scripts/gpu/bench.sh [--quick] [--budget SECONDS] [--phases LIST] [--clean] [FILE_DIR|auto]
+#   bash scripts/gpu/bench.sh [--quick] [--budget SECONDS] [--phases LIST] [--clean] [--previous DIR] [FILE_DIR|auto]
 #
 #   --quick        1 GiB file, fewer repeats, no optional steps (a first smoke run, ~2 minutes)
 #   --budget S     wall-clock budget for the whole run (default 530 full, 300 quick); every step's
@@ -11,9 +11,12 @@
 #   --phases LIST  comma list of: copy,warm,first,lat,kvikio,cold,write,cufile,extra (default: all)
 #   --clean        remove the test files at the end (default: keep them for a re-run)
 #   --size-g N     test file of N GiB instead of 8 (1 with --quick): for testing this script
+#   --previous DIR another build laid out like .gpu (scripts/gpu/stage.sh --rev REV DIR): after T1,
+#                  T1 once more for each build in turns, three rounds, previous first; the summary
+#                  prints both medians and their ratio (is a change within noise?)
 #   FILE_DIR       directory for the test files (default auto: first ext4/xfs directory with room)
 #
-# Needs: .gpu/bin/hipfile and .gpu/lib/libhipfile.so.0 (prebuilt), gcc and CUDA's libcuda, python3
+# Needs: .gpu/bin/hipfile and .gpu/lib/libhipfile.so.0 (prebuilt by scripts/gpu/stage.sh), gcc and CUDA's libcuda, python3
 # with cupy; .whl/*.whl for KvikIO (installed to /tmp/site). Writes to $OUT (default ./gpu-out):
 # bench.log (everything), summary.txt (the table), results.json, raw.tar.gz (every step's output).
 set -u
@@ -24,6 +27,7 @@ FILE_DIR=auto
 BUDGET_S=
 PHASES=all
 CLEAN=0
+PREV=
 SIZE_G_OVERRIDE=
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -35,7 +39,9 @@ while [ $# -gt 0 ]; do
         --size-g) SIZE_G_OVERRIDE=${2:?}; shift ;;
         --keep-files) CLEAN=0 ;;
         --clean) CLEAN=1 ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        --previous) PREV=${2:?}; shift ;;
+        --previous=*) PREV=${1#*=} ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         -*) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
         *) FILE_DIR=$1 ;;
     esac
@@ -164,15 +170,18 @@ dd_result() { # dd_result STEPNAME MODE TAG COLD: turn dd's summary line into a 
         }' "$RAW/$name.err" | tail -n 1)
     if [ -n "$line" ]; then echo "$line" | tee -a "$RAW/$name.out"; else say "could not parse dd output of $name"; fi
 }
+hf_in() { # hf_in LIBDIR STEPNAME LIMIT [VAR=VALUE...] ARGS...: run a command with LIBDIR on the library path
+    local libdir=$1 name=$2 lim=$3
+    shift 3
+    step "$name" "$lim" env LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
+}
 hf() { # hf STEPNAME LIMIT [VAR=VALUE...] ARGS...: run the hipfile CLI with our library on the path
-    local name=$1 lim=$2
-    shift 2
     if ! have_hf; then
-        echo "### [$name] SKIPPED: $HF missing"
-        printf '%s\t-\t0\tskipped\n' "$name" >> "$RAW/steps.tsv"
+        echo "### [$1] SKIPPED: $HF missing"
+        printf '%s\t-\t0\tskipped\n' "$1" >> "$RAW/steps.tsv"
         return 99
     fi
-    step "$name" "$lim" env LD_LIBRARY_PATH="$HF_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
+    hf_in "$HF_LIBDIR" "$@"
 }
 
 finalized=0
@@ -337,6 +346,21 @@ if phase_on warm; then
     ensure_warm "$F"
     hf hipfile_T1 150 "HIPFILE_LOG=${HF_LOG:-info}" "$HF" bench --file "$F" --size "${SIZE_G}G" --io-size 1G --mem device --compare --json --repeat "$REP"
     check_main_file
+    # T1 of the previous build and of this one in turns, on the same warm file: a change is within
+    # noise when the two medians differ by less than the rounds of one build differ among themselves.
+    if [ -n "$PREV" ] && have_hf; then
+        if [ -x "$PREV/bin/hipfile" ]; then
+            say "T1 in turns with the previous build in $PREV ($(cat "$PREV/BUILD" 2>/dev/null || echo 'build unknown')) and this one ($(cat "$ROOT/.gpu/BUILD" 2>/dev/null || echo 'build unknown'))"
+            for r in 1 2 3; do
+                for side in prev this; do
+                    if [ "$side" = prev ]; then bin=$PREV/bin/hipfile lib=$PREV/lib; else bin=$HF lib=$HF_LIBDIR; fi
+                    hf_in "$lib" "hipfile_T1ab_${side}_$r" 60 "HIPFILE_LOG=warn" "$bin" bench --file "$F" --size "${SIZE_G}G" --io-size 1G --mem device --json --repeat "$REP"
+                done
+            done
+        else
+            say "WARNING: --previous $PREV has no bin/hipfile: T1 in turns skipped"
+        fi
+    fi
     # T7: batches of 128 x 1 MiB random reads of the same warm file.
     hf hipfile_T7 90 "HIPFILE_LOG=${HF_LOG_LAT:-warn}" "$HF" bench --file "$F" --size "${SIZE_G}G" --io-size 1M --mode randread --api batch --batch-depth 128 --mem device --json --repeat "$REP"
     if have_bl; then

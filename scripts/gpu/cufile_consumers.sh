@@ -11,11 +11,7 @@
 # /scratch /workspace /var/tmp /root /tmp and the repository) holds the 8 GiB test file and the
 # 8 GiB written copies (removed at the end).
 #
-# Build the two libraries (on any x86-64 Linux machine with Rust):
-#   cargo build --release -p hipfile -p hipfile-cufile
-#   mkdir -p .gpu/lib && cp target/release/libhipfile.so .gpu/lib/libhipfile.so.0 \
-#     && cp target/release/libcufile.so .gpu/lib/libcufile.so.0 \
-#     && ln -sf libcufile.so.0 .gpu/lib/libcufile.so && ln -sf libhipfile.so.0 .gpu/lib/libhipfile.so
+# Build the two libraries (on any x86-64 Linux machine with Rust): bash scripts/gpu/stage.sh
 #
 # Rows (each a process with LD_PRELOAD=.gpu/lib/libcufile.so.0; each also checks that the only
 # libcufile the process mapped is ours):

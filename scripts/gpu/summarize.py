@@ -292,6 +292,19 @@ def targets_table(results, hip):
         need=">= 0.95x the pinned copy and >= 1.15x KvikIO's best (%.1f GB/s)" % need,
         verdict=verdict(ours >= need if ours is not None else None)))
 
+    # T1 of the previous build and this one in turns (bench.sh --previous) --------------------------
+    sides = {side: [hipval("hipfile_T1ab_%s_%d" % (side, i)) for i in (1, 2, 3)] for side in ("prev", "this")}
+    if any(v is not None for vs in sides.values() for v in vs):
+        med = {side: median(vs) for side, vs in sides.items()}
+        spread = [(max(v for v in vs if v is not None) - min(v for v in vs if v is not None)) / med[side]
+                  for side, vs in sides.items() if med[side]]
+        notes.append("T1 in turns, 3 rounds each (GB/s, best of each run): previous build %s, median %s; "
+                     "this build %s, median %s; this/previous %s; one build's rounds spread up to %s" % (
+                         "/".join(fmt(v, "") for v in sides["prev"]), fmt(med["prev"], ""),
+                         "/".join(fmt(v, "") for v in sides["this"]), fmt(med["this"], ""),
+                         fmt(med["this"] / med["prev"] if med["this"] and med["prev"] else None, "x", 3),
+                         "%.1f%%" % (100 * max(spread)) if spread else "-"))
+
     # T2: interleaved, medians of three -----------------------------------------------------------
     ours = median([(hip.get("hipfile_T2_%d" % i) or {}).get("gbps") for i in (1, 2, 3)])
     readers = []
