@@ -186,8 +186,8 @@ typedef enum hipFileOpError {
     /** Never returned by this library. */
     hipFileDriverVersionReadError = HIPFILE_BASE_ERR + 5,
     /**
-     * hipFileBufDeregister() while no driver reference is held, or hipFileBufRegister() when the
-     * last reference was dropped while it ran.
+     * hipFileBufDeregister() while no driver reference is held, or hipFileBufRegister(),
+     * hipFileReadAsync() or hipFileWriteAsync() when the last reference was dropped while it ran.
      */
     hipFileDriverClosing = HIPFILE_BASE_ERR + 6,
     /** Never returned by this library. */
@@ -1111,6 +1111,8 @@ HIPFILE_API void hipFileBatchIODestroy(hipFileBatchHandle_t batch_idp);
  *                                     buffer is device memory of another device than the
  *                                     stream's.
  * @retval hipFileHandleNotRegistered  `fh` is NULL, unknown or stale.
+ * @retval hipFileDriverClosing        Another thread closed the driver to zero while this call
+ *                                     ran (queued nothing).
  * @retval hipFileHipDriverError       The GPU runtime failed (the pointer or stream query,
  *                                     the kernel's launch); code in hip_drv_err.
  * @retval hipFileInternalError        Memory no backend serves, or the stream-ordered I/O
@@ -1144,6 +1146,7 @@ HIPFILE_API hipFileError_t hipFileReadAsync(hipFileHandle_t fh, void *buffer_bas
  * @return hipFileSuccess when the operation was queued, or one of the statuses below in .err.
  * @retval hipFileInvalidValue         As hipFileReadAsync().
  * @retval hipFileHandleNotRegistered  As hipFileReadAsync().
+ * @retval hipFileDriverClosing        As hipFileReadAsync().
  * @retval hipFileHipDriverError       As hipFileReadAsync().
  * @retval hipFileInternalError        As hipFileReadAsync().
  * @par Thread safety

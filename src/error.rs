@@ -10,7 +10,8 @@ pub enum Error {
     /// The driver is not open (use count 0). `hipFileDriverNotInitialized` (5001).
     #[error("the driver is not open")]
     DriverNotInitialized,
-    /// The driver is closed while an API that mimics cuFile expects it open. 5006.
+    /// The driver is closed while an API that mimics cuFile expects it open, or was closed to 0
+    /// while the call ran. 5006.
     #[error("the driver is closing")]
     DriverClosing,
     /// The request cannot be served on this file or descriptor kind. 5008.

@@ -35,29 +35,45 @@ use buffers::BufferRegistry;
 use files::{FileRegistry, FileToken};
 use params::Staged;
 
-/// What exists only while the driver is open.
+/// What exists only while the driver is open. A live setting replaces it with one of the new
+/// configuration, the same engine and the same `open`.
 struct Session {
     config: Arc<Config>,
     engine: Engine,
     /// The backends of this configuration, built once.
     backends: Backends,
+    /// Which open (from a use count of 0) this session belongs to.
+    open: u64,
 }
 
 impl Session {
-    fn new(rt: &'static dyn Runtime, config: Arc<Config>, engine: Engine) -> Session {
+    fn new(rt: &'static dyn Runtime, config: Arc<Config>, engine: Engine, open: u64) -> Session {
         Session {
             backends: Backends::new(rt, &config, &engine),
             config,
             engine,
+            open,
         }
     }
 }
 
 struct State {
     use_count: i64,
+    /// Opens from a use count of 0 so far (the last one's number is the open session's).
+    opens: u64,
     files: FileRegistry,
     buffers: BufferRegistry,
     session: Option<Arc<Session>>,
+}
+
+impl State {
+    /// Whether `session` belongs to the open that is still open (live settings replace the
+    /// session, not the open).
+    fn is_open(&self, session: &Session) -> bool {
+        self.session
+            .as_ref()
+            .is_some_and(|s| s.open == session.open)
+    }
 }
 
 /// What [`Driver::look_up`] finds for one I/O: its file, the exact registration of its buffer
@@ -72,8 +88,18 @@ pub(crate) struct Driver {
     batch_jobs: Arc<batch::Jobs>,
     staged: Mutex<Staged>,
     streams: streams::StreamRegistry,
-    /// Stream-ordered I/O of the open session, from its first use to the close.
-    ordered: Mutex<Option<Arc<ordered::Ordered>>>,
+    /// Stream-ordered I/O services. Taken after `state` when both are held.
+    ordered: Mutex<Services>,
+}
+
+/// The stream-ordered I/O services: the open session's, from its first use until the close to
+/// 0 takes it (in the same write of the state that ends the session, so that a service found
+/// in `open` under the state lock always belongs to the open session), and those a close is
+/// still shutting down (a stream's deregistration waits for their operations too).
+#[derive(Default)]
+struct Services {
+    open: Option<Arc<ordered::Ordered>>,
+    closing: Vec<Arc<ordered::Ordered>>,
 }
 
 static DRIVER: OnceLock<Driver> = OnceLock::new();
@@ -85,6 +111,7 @@ pub(crate) fn driver() -> &'static Driver {
         Driver {
             state: RwLock::new(State {
                 use_count: 0,
+                opens: 0,
                 files: FileRegistry::default(),
                 buffers: BufferRegistry::default(),
                 session: None,
@@ -93,7 +120,7 @@ pub(crate) fn driver() -> &'static Driver {
             batch_jobs: Arc::default(),
             staged: Mutex::new(Staged::default()),
             streams: streams::StreamRegistry::default(),
-            ordered: Mutex::new(None),
+            ordered: Mutex::default(),
         }
     })
 }
@@ -112,7 +139,8 @@ impl Driver {
         let rt = self.rt();
         tracing::debug!(target: "hipfile", "driver open: {config:?}");
         let engine = Engine::new(rt, &config);
-        st.session = Some(Arc::new(Session::new(rt, config, engine)));
+        st.opens += 1;
+        st.session = Some(Arc::new(Session::new(rt, config, engine, st.opens)));
     }
 
     fn implicit_open(&self, st: &mut State) {
@@ -135,7 +163,7 @@ impl Driver {
 
     /// `hipFileDriverClose`: decrement; at zero drop every registration.
     pub(crate) fn close(&self) -> Result<()> {
-        let (session, contexts) = {
+        let (session, contexts, ordered) = {
             let mut st = self.state.write();
             if st.use_count == 0 {
                 return Err(Error::DriverNotInitialized);
@@ -146,11 +174,17 @@ impl Driver {
             }
             st.files.clear();
             st.buffers.clear();
+            let ordered = {
+                let mut services = self.ordered.lock();
+                let open = services.open.take();
+                services.closing.extend(open.clone());
+                open
+            };
             *self.staged.lock() = Staged::default();
             // The contexts this close ends: those that exist now. One set up once the count is
             // 0 (possibly on the next open, while this close still drains) is not this close's.
             let contexts = self.batches.lock().live();
-            (st.session.take(), contexts)
+            (st.session.take(), contexts, ordered)
         };
         // At count 0 every batch context is retired (nothing more is queued, pending
         // operations are cancelled), drained (running operations finish; they hold what they
@@ -174,9 +208,9 @@ impl Driver {
         self.batch_jobs.wait_none();
         // Stream-ordered operations queued before the close finish first (their streams wait
         // for them); then the service's threads and pinned memory go.
-        let ordered = self.ordered.lock().take();
         if let Some(o) = ordered {
             o.shut_down();
+            self.ordered.lock().closing.retain(|c| !Arc::ptr_eq(c, &o));
         }
         drop(session);
         Ok(())
@@ -233,6 +267,7 @@ impl Driver {
                     self.rt(),
                     Arc::new(config),
                     session.engine.clone(),
+                    session.open,
                 ));
             }
             None => staged(&mut self.staged.lock()),
@@ -277,7 +312,8 @@ impl Driver {
         };
         drop(st);
         crate::stats::recorder::file_deregistered();
-        let ordered = self.ordered.lock().clone();
+        // The file was the open session's: so are the operations on it.
+        let ordered = self.ordered.lock().open.clone();
         if let Some(o) = ordered {
             o.drain_file(&file);
         }
@@ -563,15 +599,32 @@ impl Driver {
         self.ordered(&session)?.submit(op, stream, stream_device)
     }
 
-    /// The stream-ordered I/O service of the open session, started on first use.
+    /// The stream-ordered I/O service of `session`'s open, started on its first use.
+    /// `DriverClosing` when that open was closed meanwhile (the call raced the close to 0):
+    /// its service is shutting down, and one started now would outlive the close.
     fn ordered(&self, session: &Session) -> Result<Arc<ordered::Ordered>> {
-        let mut slot = self.ordered.lock();
-        if let Some(o) = &*slot {
-            return Ok(Arc::clone(o));
+        if let Some(o) = self.open_service(session)? {
+            return Ok(o);
         }
-        let o = Arc::new(ordered::Ordered::new(self.rt(), session.config.clone())?);
-        *slot = Some(Arc::clone(&o));
-        Ok(o)
+        // Started outside the locks (it spawns threads); dropped (joined) when another call
+        // stored one first or the open ended meanwhile, after the guards (locals drop in
+        // reverse order).
+        let fresh = Arc::new(ordered::Ordered::new(self.rt(), session.config.clone())?);
+        let st = self.state.read();
+        if !st.is_open(session) {
+            return Err(Error::DriverClosing);
+        }
+        let mut services = self.ordered.lock();
+        let open = services.open.get_or_insert_with(|| Arc::clone(&fresh));
+        Ok(Arc::clone(open))
+    }
+
+    /// The service of `session`'s open if it has one; `DriverClosing` when that open ended.
+    fn open_service(&self, session: &Session) -> Result<Option<Arc<ordered::Ordered>>> {
+        if !self.state.read().is_open(session) {
+            return Err(Error::DriverClosing);
+        }
+        Ok(self.ordered.lock().open.clone())
     }
 
     /// `hipFileStreamDeregister`: `InvalidValue` when `stream` is not registered; otherwise
@@ -580,8 +633,17 @@ impl Driver {
         if !self.streams.contains(stream) {
             return Err(Error::InvalidValue("stream not registered"));
         }
-        let ordered = self.ordered.lock().clone();
-        if let Some(o) = ordered {
+        // A stream outlives sessions: the operations of a session being closed count too.
+        let services: Vec<_> = {
+            let services = self.ordered.lock();
+            services
+                .open
+                .iter()
+                .chain(&services.closing)
+                .cloned()
+                .collect()
+        };
+        for o in services {
             o.drain_stream(stream);
         }
         self.streams.deregister(stream)
@@ -601,6 +663,8 @@ impl Driver {
         if let Some(session) = session {
             let ordered = match self.ordered(&session) {
                 Ok(o) => o,
+                // Closed meanwhile: registered as on a closed driver.
+                Err(Error::DriverClosing) => return Ok(()),
                 Err(e) => {
                     let _ = self.streams.deregister(stream);
                     return Err(e);

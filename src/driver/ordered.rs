@@ -198,13 +198,21 @@ struct Counts {
     total: usize,
     by_stream: HashMap<StreamHandle, usize>,
     by_file: HashMap<usize, usize>,
+    /// Set by the shut-down: a submission that comes later (one that raced the close) is
+    /// refused, since the workers that would run it are about to go.
+    closed: bool,
 }
 
 impl Counts {
-    fn add(&mut self, stream: StreamHandle, file: usize) {
+    /// Counts an operation in, unless the service is shutting down.
+    fn add(&mut self, stream: StreamHandle, file: usize) -> Result<()> {
+        if self.closed {
+            return Err(Error::DriverClosing);
+        }
         self.total += 1;
         *self.by_stream.entry(stream).or_default() += 1;
         *self.by_file.entry(file).or_default() += 1;
+        Ok(())
     }
 
     fn remove(&mut self, stream: StreamHandle, file: usize) {
@@ -315,10 +323,11 @@ impl Ordered {
             Ok(set) => set,
             Err(_) => return sh.run_now(op, stream),
         };
-        let (stream_key, file) = (stream, file_key(&op.file));
-        sh.counts.lock().add(stream_key, file);
         let staging = rt.staging().ok_or(RtError::NOT_SUPPORTED)?;
         let mut grid = staging.stage_grid(device)?;
+        // Counted in from here on: every path below either queues the job or counts it out.
+        let (stream_key, file) = (stream, file_key(&op.file));
+        sh.counts.lock().add(stream_key, file)?;
         let mut mail = set.mail(grid);
         let mut launched = staging.stage_launch(device, stream, mail.device_address(), grid);
         if launched.is_err() {
@@ -372,11 +381,12 @@ impl Ordered {
         }
     }
 
-    /// Finish everything queued, then stop the workers; the stages and mailboxes go with the
-    /// last reference (after their kernels returned).
+    /// Refuse new submissions, finish everything queued, then stop the workers; the stages and
+    /// mailboxes go with the last reference (after their kernels returned).
     pub(super) fn shut_down(&self) {
         {
             let mut counts = self.shared.counts.lock();
+            counts.closed = true;
             while counts.total > 0 {
                 self.shared.finished.wait(&mut counts);
             }
@@ -414,6 +424,9 @@ impl Shared {
 
     /// An operation where the kernel cannot run: after the stream's earlier work, now.
     fn run_now(&self, op: Op, stream: StreamHandle) -> Result<()> {
+        if self.counts.lock().closed {
+            return Err(Error::DriverClosing);
+        }
         self.rt
             .streams()
             .ok_or(RtError::NOT_SUPPORTED)?

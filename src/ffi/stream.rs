@@ -122,8 +122,8 @@ fn async_io(
 /// `hipFileReadAsync`: a read queued on `stream`. It starts when the work queued before it on
 /// the stream is done, reads `*size_p`, `*file_offset_p` and `*buffer_offset_p` then (unless
 /// the stream was registered with the matching FIXED flag: then their values at this call),
-/// and writes the byte count or `-hipFileOpError` (`-hipFileInternalError` for an
-/// operating-system error) to `*bytes_read_p` before later work on the stream runs. Any backend serves it (GPU-direct,
+/// and writes the byte count, `-1` for an operating-system error of the POSIX path, or
+/// `-hipFileOpError` to `*bytes_read_p` before later work on the stream runs. Any backend serves it (GPU-direct,
 /// the POSIX fallback, host memory); the call itself returns at once, with `*bytes_read_p`
 /// set to 0. The NULL stream is the default stream.
 ///

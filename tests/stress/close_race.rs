@@ -7,6 +7,10 @@
 //! * a write that fails, or returns less, is checked on disk at once (still under its block
 //!   locks): the bytes it reported are the new ones, every other byte of its range is the old
 //!   one. A call that reports failure leaves the file as it was, or reports what it moved;
+//! * a stream-ordered read or write (on the thread's own stream, synchronised at once) is
+//!   checked as a synchronous one by the result it stores; one refused at submission must have
+//!   been refused because of the close (`hipFileDriverNotInitialized`, `hipFileDriverClosing`,
+//!   `hipFileHandleNotRegistered`), and a refused write must leave the file as it was;
 //! * batches of up to four reads and writes (some cancelled) are reaped and checked the same
 //!   way: a completed write's bytes are on disk, a cancelled or never queued one left the old
 //!   bytes, and one whose context a close took away before it was reaped is all old or all new
@@ -24,6 +28,8 @@
 //!
 //! `HIPFILE_CLOSE_RACE_SECS` (default 10) and `HIPFILE_CLOSE_RACE_THREADS` (default 64 I/O
 //! threads; four more close and reopen) size the run; `scripts/reliability.sh` runs it longer.
+
+use std::ffi::c_void;
 
 use super::*;
 
@@ -45,6 +51,9 @@ struct RaceFigures {
     /// Calls during which a close (possibly to 0) returned.
     overlapped: AtomicU64,
     batch_ops: AtomicU64,
+    /// Stream-ordered calls, and those refused at submission because of a close.
+    stream_calls: AtomicU64,
+    stream_refused: AtomicU64,
     /// Batch operations whose context a close took away before they were reaped.
     batch_orphans: AtomicU64,
     /// Calls whose bytes (read, or left on disk by a failed write) differ from the model.
@@ -100,8 +109,44 @@ fn differing(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).filter(|(x, y)| x != y).count() + a.len().abs_diff(b.len())
 }
 
-/// A racing thread: the stress test's per-thread state, with the race's own steps.
-struct Racer(Worker);
+/// A racing thread: the stress test's per-thread state, with the race's own steps, and its
+/// stream for stream-ordered calls (made on first use).
+struct Racer(Worker, Option<async_ops::Stream>);
+
+/// How a read or write moves its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Way {
+    /// `hipFileRead`/`hipFileWrite` with host memory.
+    Host,
+    /// `hipFileRead`/`hipFileWrite` with device memory.
+    Device,
+    /// `hipFileReadAsync`/`hipFileWriteAsync` with device memory.
+    Stream,
+}
+
+/// What a read or write returned.
+#[derive(Debug, PartialEq, Eq)]
+enum Ret {
+    /// A byte count.
+    Count(usize),
+    /// A failure a racing close explains.
+    Closed,
+    /// Any other failure, described.
+    Other(String),
+}
+
+impl Ret {
+    /// A synchronous call's result: a closed driver is `-1` with `EINVAL`, a handle the close
+    /// made stale `-hipFileHandleNotRegistered`.
+    fn of_sync(n: isize) -> Ret {
+        let errno = errno();
+        match n {
+            n if n >= 0 => Ret::Count(n as usize),
+            n if close_caused(n, errno) => Ret::Closed,
+            n => Ret::Other(format!("{n} (errno {errno})")),
+        }
+    }
+}
 
 impl Racer {
     /// The thread's handle of file `f`, registered (an implicit open) when it has none.
@@ -152,7 +197,9 @@ impl Racer {
         }
     }
 
-    /// One read or write of a random range, checked against the model under its block locks.
+    /// One read or write of a random range, synchronous (host or device memory) or
+    /// stream-ordered (device memory, on the thread's own stream, synchronised at once),
+    /// checked against the model under its block locks.
     fn io(&mut self, sh: &RaceShared, write: bool) {
         let f = self.0.rng.below(FILES);
         let (off, size) = self.0.rng.range();
@@ -160,28 +207,41 @@ impl Racer {
         if fh.is_null() {
             return;
         }
-        let host = self.0.rng.chance(5);
+        let way = match self.0.rng.below(5) {
+            0 => Way::Host,
+            1 => Way::Stream,
+            _ => Way::Device,
+        };
         let bi = self.0.rng.below(self.0.bufs.len());
         let seed = self.0.rng.next();
         let expect = size.min(FILE_LEN - off);
         let dev = self.0.bufs[bi].dev.ptr;
-        let mem = if host { "host" } else { "device" };
+        let call = format!(
+            "thread {}: {}({} at {off}, {way:?}) of file {f}",
+            self.0.t,
+            if write { "write" } else { "read" },
+            if write { expect } else { size }
+        );
         if write {
             let data = pattern(expect, seed);
             let mut held = sh.model.write(f, off, size);
             let closes = sh.closes.load(Ordering::SeqCst);
-            let n = if host {
-                self.0.host[..expect].copy_from_slice(&data);
-                // SAFETY: host buffer of BUF_LEN >= expect bytes.
-                unsafe { hipFileWrite(fh, self.0.host.as_ptr().cast(), expect, off as i64, 0) }
-            } else {
-                sim().upload(dev, &data);
-                // SAFETY: device buffer of BUF_LEN bytes.
-                unsafe { hipFileWrite(fh, dev, expect, off as i64, 0) }
+            let ret = match way {
+                Way::Host => {
+                    self.0.host[..expect].copy_from_slice(&data);
+                    // SAFETY: host buffer of BUF_LEN >= expect bytes.
+                    let n = unsafe {
+                        hipFileWrite(fh, self.0.host.as_ptr().cast(), expect, off as i64, 0)
+                    };
+                    Ret::of_sync(n)
+                }
+                Way::Device | Way::Stream => {
+                    sim().upload(dev, &data);
+                    self.device_call(sh, fh, dev, (off, expect), way, true)
+                }
             };
-            let errno = errno();
             sh.overlapped(closes);
-            if n == expect as isize {
+            if ret == Ret::Count(expect) {
                 held.store(off, &data);
                 sh.figures.writes.fetch_add(1, Ordering::Relaxed);
                 sh.figures
@@ -190,17 +250,17 @@ impl Racer {
                 return;
             }
             // Failed or short: the reported prefix is new, the rest of the range untouched.
-            let done = n.max(0) as usize;
-            if n < 0 && close_caused(n, errno) {
+            let done = match ret {
+                Ret::Count(n) => n.min(expect),
+                _ => 0,
+            };
+            if ret == Ret::Closed {
                 self.0.handles[f] = None;
             } else {
-                sh.unexpected(format!(
-                    "thread {}: hipFileWrite({expect} at {off}, {mem}) of file {f} returned {n} (errno {errno})",
-                    self.0.t
-                ));
+                sh.unexpected(format!("{call} returned {ret:?}"));
             }
             let mut want = held.bytes(off, expect);
-            want[..done.min(expect)].copy_from_slice(&data[..done.min(expect)]);
+            want[..done].copy_from_slice(&data[..done]);
             let mut disk = vec![0u8; expect];
             let file = std::fs::File::open(&sh.model.files[f].path).unwrap();
             file.read_exact_at(&mut disk, off as u64).unwrap();
@@ -209,10 +269,8 @@ impl Racer {
                 let of_new = (done..expect).filter(|&i| disk[i] == data[i]).count();
                 sh.wrong(
                     format!(
-                        "thread {}: hipFileWrite({expect} at {off}, {mem}) of file {f} returned \
-                         {n} (errno {errno}) but changed the file: first differing byte at {}, \
-                         {} bytes differ, {of_new} of them the failed write's",
-                        self.0.t,
+                        "{call} returned {ret:?} but changed the file: first differing byte at \
+                         {}, {} bytes differ, {of_new} of them the failed write's",
                         off + first,
                         differing(&disk, &want)
                     ),
@@ -225,52 +283,45 @@ impl Racer {
         } else {
             let held = sh.model.read(f, off, size);
             let closes = sh.closes.load(Ordering::SeqCst);
-            let (n, got) = if host {
-                self.0.host[..size].fill(0xEE);
-                // SAFETY: host buffer of BUF_LEN >= size bytes.
-                let n = unsafe {
-                    hipFileRead(fh, self.0.host.as_mut_ptr().cast(), size, off as i64, 0)
-                };
-                (n, self.0.host[..expect].to_vec())
-            } else {
-                // SAFETY: device buffer of BUF_LEN bytes.
-                let n = unsafe { hipFileRead(fh, dev, size, off as i64, 0) };
-                (n, Vec::new())
-            };
-            let errno = errno();
-            sh.overlapped(closes);
-            if n < 0 {
-                if close_caused(n, errno) {
-                    self.0.handles[f] = None;
-                } else {
-                    sh.unexpected(format!(
-                        "thread {}: hipFileRead({size} at {off}, {mem}) of file {f} returned {n} (errno {errno})",
-                        self.0.t
-                    ));
+            let ret = match way {
+                Way::Host => {
+                    self.0.host[..size].fill(0xEE);
+                    // SAFETY: host buffer of BUF_LEN >= size bytes.
+                    let n = unsafe {
+                        hipFileRead(fh, self.0.host.as_mut_ptr().cast(), size, off as i64, 0)
+                    };
+                    Ret::of_sync(n)
                 }
-                sh.figures.failed_reads.fetch_add(1, Ordering::Relaxed);
-                return;
+                Way::Device | Way::Stream => self.device_call(sh, fh, dev, (off, size), way, false),
+            };
+            sh.overlapped(closes);
+            let n = match ret {
+                Ret::Count(n) => n,
+                Ret::Closed => {
+                    self.0.handles[f] = None;
+                    sh.figures.failed_reads.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+                Ret::Other(_) => {
+                    sh.unexpected(format!("{call} returned {ret:?}"));
+                    sh.figures.failed_reads.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+            };
+            if n != expect {
+                sh.unexpected(format!("{call} returned {n}, want {expect}"));
             }
-            if n != expect as isize {
-                sh.unexpected(format!(
-                    "thread {}: hipFileRead({size} at {off}, {mem}) of file {f} returned {n}, want {expect}",
-                    self.0.t
-                ));
-            }
-            let got = if host {
-                got
-            } else {
-                sim().download(dev, expect)
+            let got = match way {
+                Way::Host => self.0.host[..expect].to_vec(),
+                Way::Device | Way::Stream => sim().download(dev, expect),
             };
             let want = held.bytes(off, size);
-            let n = (n.max(0) as usize).min(expect);
+            let n = n.min(expect);
             if got[..n] != want[..n] {
                 let first = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
                 sh.wrong(
                     format!(
-                        "thread {}: hipFileRead({size} at {off}, {mem}) of file {f}: byte {} \
-                         and {} in all differ from the model",
-                        self.0.t,
+                        "{call}: byte {} and {} in all differ from the model",
                         off + first,
                         differing(&got[..n], &want[..n])
                     ),
@@ -281,6 +332,61 @@ impl Racer {
             sh.figures
                 .bytes_checked
                 .fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// A read or write of `size` bytes at `off` of device memory `dev`: `hipFileRead`/
+    /// `hipFileWrite`, or the stream-ordered call on the thread's stream, which is synchronised
+    /// before its result is read.
+    fn device_call(
+        &mut self,
+        sh: &RaceShared,
+        fh: hipFileHandle_t,
+        dev: *mut c_void,
+        (off, size): (usize, usize),
+        way: Way,
+        write: bool,
+    ) -> Ret {
+        if way != Way::Stream {
+            // SAFETY: device buffer of BUF_LEN >= size bytes.
+            let n = unsafe {
+                if write {
+                    hipFileWrite(fh, dev, size, off as i64, 0)
+                } else {
+                    hipFileRead(fh, dev, size, off as i64, 0)
+                }
+            };
+            return Ret::of_sync(n);
+        }
+        sh.figures.stream_calls.fetch_add(1, Ordering::Relaxed);
+        let stream = self.1.get_or_insert_with(async_ops::Stream::new);
+        let mut params = async_ops::Params::new(size, off as i64, 0);
+        let e = if write {
+            async_ops::write_async(fh, dev, &mut params, stream)
+        } else {
+            async_ops::read_async(fh, dev, &mut params, stream)
+        };
+        if e.err != 0 {
+            // Refused at submission: nothing was queued. A close explains a closed driver
+            // (before the call or while it ran) and a handle the close made stale.
+            return if [
+                hipFileInvalidValue,
+                hipFileDriverNotInitialized,
+                hipFileDriverClosing,
+                hipFileHandleNotRegistered,
+            ]
+            .contains(&e.err)
+            {
+                sh.figures.stream_refused.fetch_add(1, Ordering::Relaxed);
+                Ret::Closed
+            } else {
+                Ret::Other(format!("submission {e:?}"))
+            };
+        }
+        stream.sync();
+        match params.result() {
+            n if n >= 0 => Ret::Count(n as usize),
+            n => Ret::Other(format!("result {n}")),
         }
     }
 
@@ -576,12 +682,15 @@ pub(super) fn run_close_race() {
         .map(|t| {
             let sh = sh.clone();
             std::thread::spawn(move || {
-                let mut r = Racer(Worker::new(
-                    t,
-                    0x2545_F491_4F6C_DD1D ^ ((t as u64 + 1) << 17) ^ secs as u64,
-                    &sh.model.files,
-                    2,
-                ));
+                let mut r = Racer(
+                    Worker::new(
+                        t,
+                        0x2545_F491_4F6C_DD1D ^ ((t as u64 + 1) << 17) ^ secs as u64,
+                        &sh.model.files,
+                        2,
+                    ),
+                    None,
+                );
                 while Instant::now() < deadline {
                     r.step(&sh);
                 }
@@ -616,8 +725,8 @@ pub(super) fn run_close_race() {
     println!(
         "close race: {threads} I/O threads + {CLOSERS} closers x {:.1} s: {} reads and {} writes \
          checked ({} MiB compared), {} failed reads, {} failed writes checked on disk, {} opens, \
-         {} closes to 0, {} handle registrations, {} calls overlapped by a close, {} batch \
-         operations ({} orphaned by a close); {} wrong calls ({} wrong bytes), {} unexpected \
+         {} closes to 0, {} handle registrations, {} calls overlapped by a close, {} stream-ordered \
+         calls ({} refused by a close), {} batch operations ({} orphaned by a close); {} wrong calls ({} wrong bytes), {} unexpected \
          results; fds {} -> {}, pinned bytes {} -> {}",
         elapsed.as_secs_f64(),
         load(&f.reads),
@@ -629,6 +738,8 @@ pub(super) fn run_close_race() {
         load(&f.closes_to_zero),
         load(&f.registrations),
         load(&f.overlapped),
+        load(&f.stream_calls),
+        load(&f.stream_refused),
         load(&f.batch_ops),
         load(&f.batch_orphans),
         load(&f.wrong_calls),
