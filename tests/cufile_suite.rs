@@ -13,7 +13,8 @@ use std::mem::{offset_of, size_of};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{deps_dir, hipsim_path, libhipfile_path, repo_root};
+use common::programs::{program, report};
+use common::{deps_dir, fresh_out_dir, hipsim_path, libhipfile_path, repo_root};
 
 #[path = "../crates/cufile/src/hip_abi.rs"]
 mod hip_abi;
@@ -26,12 +27,7 @@ fn libcufile_path() -> PathBuf {
 }
 
 fn work_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("cufile_suite")
-        .join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    fresh_out_dir(&format!("cufile_suite/{name}-{}", std::process::id()))
 }
 
 /// A directory holding `libcufile.so.0` (the SONAME the program records) pointing at `lib`.
@@ -80,31 +76,18 @@ fn compile_c(source: &str, name: &str, rpath: &Path, defines: &[&str]) -> PathBu
     exe
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 /// Run the suite in `cwd` with a clean environment plus `env`: the engine drives the
 /// simulator's CUDA driver API, and so does the suite.
 fn run(exe: &Path, cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(exe);
+    let mut cmd = program(exe);
     cmd.current_dir(cwd).args(args);
     for (k, _) in std::env::vars_os() {
         let k = k.to_string_lossy().into_owned();
-        if ["HIPFILE_", "HIPSIM_", "CUFILE_", "KVIKIO_"]
-            .iter()
-            .any(|p| k.starts_with(p))
-        {
+        if k.starts_with("CUFILE_") || k.starts_with("KVIKIO_") {
             cmd.env_remove(&k);
         }
     }
-    cmd.env_remove("LD_LIBRARY_PATH")
-        .env("HIPFILE_PLATFORM", "nvidia")
+    cmd.env("HIPFILE_PLATFORM", "nvidia")
         .env("HIPFILE_CUDA_LIBRARY", hipsim_path())
         .env("CUFILE_SUITE_CUDA", hipsim_path())
         .env("HIPFILE_LOG", "info");
@@ -120,12 +103,12 @@ fn passed(out: &Output) -> usize {
     let line = stdout
         .lines()
         .find(|l| l.starts_with("cufile suite: "))
-        .unwrap_or_else(|| panic!("no summary line:\n{}", text(out)));
+        .unwrap_or_else(|| panic!("no summary line:\n{}", report(out)));
     let words: Vec<&str> = line.split_whitespace().collect();
     assert!(
         out.status.success() && words[4] == "0",
         "the cuFile suite failed:\n{}",
-        text(out)
+        report(out)
     );
     words[2].parse().unwrap()
 }
@@ -136,12 +119,12 @@ fn suite_passes_on_the_simulated_cuda_side() {
     let cwd = work_dir("main-run");
     let out = run(&exe, &cwd, &[cwd.to_str().unwrap()], &[]);
     let n = passed(&out);
-    assert!(n >= 250, "only {n} checks ran:\n{}", text(&out));
+    assert!(n >= 250, "only {n} checks ran:\n{}", report(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("stream-ordered I/O: "),
         "the stream section did not run:\n{}",
-        text(&out)
+        report(&out)
     );
     // The engine looked for NVIDIA's cuFile as its GPU-direct path, found this library under
     // that name, and did not call into it (that would be the engine calling itself).
@@ -149,7 +132,7 @@ fn suite_passes_on_the_simulated_cuda_side() {
     assert!(
         stderr.contains("libcufile.so.0 is hipfile's own cuFile library"),
         "{}",
-        text(&out)
+        report(&out)
     );
     // The default level is ERROR and nothing failed: no cufile.log left behind.
     assert!(
@@ -168,7 +151,7 @@ fn suite_passes_with_the_1_19_layouts_declared() {
         &[cwd.to_str().unwrap()],
         &[("HIPFILE_CUFILE_API_LEVEL", "1.19")],
     );
-    assert!(passed(&out) >= 250, "{}", text(&out));
+    assert!(passed(&out) >= 250, "{}", report(&out));
 }
 
 /// `tests/c/cufile_layouts.c` compiled for one layout (`1070`, `1150`, `1190`) and run with
@@ -192,12 +175,12 @@ fn layouts_passed(out: &Output, layout: &str) -> usize {
     let line = stdout
         .lines()
         .find(|l| l.starts_with(&prefix))
-        .unwrap_or_else(|| panic!("no summary line:\n{}", text(out)));
+        .unwrap_or_else(|| panic!("no summary line:\n{}", report(out)));
     let words: Vec<&str> = line[prefix.len()..].split_whitespace().collect();
     assert!(
         out.status.success() && words[2] == "0",
         "the layouts check failed:\n{}",
-        text(out)
+        report(out)
     );
     words[0].parse().unwrap()
 }
@@ -205,22 +188,22 @@ fn layouts_passed(out: &Output, layout: &str) -> usize {
 #[test]
 fn every_output_of_a_1_7_to_1_14_consumer_ends_at_a_guard_page_unharmed() {
     let out = layouts("1070", &[]);
-    assert!(layouts_passed(&out, "1070") >= 20, "{}", text(&out));
+    assert!(layouts_passed(&out, "1070") >= 20, "{}", report(&out));
 }
 
 #[test]
 fn every_output_of_a_1_15_to_1_18_consumer_ends_at_a_guard_page_unharmed() {
     // The statistics of 512 / 1024 / 5000 bytes: what CUDA 13.0's cuda.bindings allocates.
     let out = layouts("1150", &[]);
-    assert!(layouts_passed(&out, "1150") >= 80, "{}", text(&out));
+    assert!(layouts_passed(&out, "1150") >= 80, "{}", report(&out));
 }
 
 #[test]
 fn a_1_19_consumer_gets_1_18_layouts_and_is_told_so_unless_1_19_is_declared() {
     let out = layouts("1190", &[]);
-    assert!(layouts_passed(&out, "1190") >= 80, "{}", text(&out));
+    assert!(layouts_passed(&out, "1190") >= 80, "{}", report(&out));
     let out = layouts("1190", &[("HIPFILE_CUFILE_API_LEVEL", "1.19")]);
-    assert!(layouts_passed(&out, "1190") >= 80, "{}", text(&out));
+    assert!(layouts_passed(&out, "1190") >= 80, "{}", report(&out));
 }
 
 #[test]
@@ -229,11 +212,11 @@ fn the_guard_pages_catch_a_structure_written_too_long() {
     // overrun the rule prevents: the first statistics call faults at the guard page.
     use std::os::unix::process::ExitStatusExt;
     let out = layouts("1150", &[("HIPFILE_CUFILE_API_LEVEL", "1.19")]);
-    assert_eq!(out.status.signal(), Some(libc::SIGSEGV), "{}", text(&out));
+    assert_eq!(out.status.signal(), Some(libc::SIGSEGV), "{}", report(&out));
     assert!(
         !String::from_utf8_lossy(&out.stdout).contains("cufile layouts"),
         "{}",
-        text(&out)
+        report(&out)
     );
 }
 
@@ -280,10 +263,10 @@ fn configuration_file_and_environment_are_applied() {
             ("CUFILE_FORCE_COMPAT_MODE", "true"),
         ],
     );
-    assert!(passed(&out) >= 20, "{}", text(&out));
+    assert!(passed(&out) >= 20, "{}", report(&out));
     // logging.level INFO and logging.dir: the log is in that directory, not the working one.
     let log = std::fs::read_to_string(logs.join("cufile.log"))
-        .unwrap_or_else(|e| panic!("no cufile.log in logging.dir ({e}):\n{}", text(&out)));
+        .unwrap_or_else(|e| panic!("no cufile.log in logging.dir ({e}):\n{}", report(&out)));
     assert!(
         log.contains(&format!("configuration read from {}", json.display())),
         "{log}"
@@ -328,13 +311,13 @@ fn without_the_engine_every_call_says_platform_not_supported() {
     let exe = compile("alone", &alone);
     let cwd = work_dir("alone-run");
     let out = run(&exe, &cwd, &[cwd.to_str().unwrap(), "noengine"], &[]);
-    assert_eq!(passed(&out), 6, "{}", text(&out));
+    assert_eq!(passed(&out), 6, "{}", report(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         stderr.matches("libhipfile.so.0 not found").count(),
         1,
         "said once:\n{}",
-        text(&out)
+        report(&out)
     );
     // An ERROR: it goes to cufile.log in the working directory, as cuFile's errors do.
     let log = std::fs::read_to_string(cwd.join("cufile.log")).unwrap();
@@ -350,7 +333,7 @@ fn tool(name: &str, args: &[&str], file: &Path) -> String {
         .arg(file)
         .output()
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert!(out.status.success(), "{name} failed:\n{}", text(&out));
+    assert!(out.status.success(), "{name} failed:\n{}", report(&out));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -484,7 +467,7 @@ fn installed_library_finds_the_engine_beside_it() {
         .env_remove("DESTDIR")
         .output()
         .unwrap();
-    assert!(out.status.success(), "install.sh failed:\n{}", text(&out));
+    assert!(out.status.success(), "install.sh failed:\n{}", report(&out));
     let lib = prefix.join("lib");
     assert_eq!(
         std::fs::read(lib.join("libcufile.so.0")).unwrap(),

@@ -137,10 +137,7 @@ fn check_markers(page: &str, blocks: &[Block]) {
 /// A directory laid out like the reader's: `repo/` (the working directory) with
 /// `target/release/` and `home/hipfile/` installed by scripts/install.sh.
 fn sandbox(name: &str) -> (PathBuf, PathBuf) {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("docs-examples")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&base);
+    let base = common::fresh_out_dir(&format!("docs-examples/{name}"));
     let repo = base.join("repo");
     let home = base.join("home");
     let release = repo.join("target/release");

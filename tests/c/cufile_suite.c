@@ -344,9 +344,12 @@ static void read_exact(CUfileHandle_t fh, void *mem, int device, size_t size, of
 {
     size_t want = off >= (off_t)file_len ? 0 : ((size_t)off + size > file_len ? file_len - (size_t)off : size);
     unsigned char *host = malloc(size ? size : 1);
+    errno = 0;
     ssize_t r = cuFileRead(fh, mem, size, off, boff);
     CHECK(r == (ssize_t)want, "read %zu at %lld (+%lld) -> %zd, expected %zu", size, (long long)off,
           (long long)boff, r, want);
+    /* errno means nothing after a success, but a cuFile status left there misleads a reader. */
+    CHECK(r < 0 || errno < 5000, "a successful read left errno %d", errno);
     if (r > 0) {
         if (device)
             download(host, (char *)mem + boff, (size_t)r);

@@ -68,6 +68,12 @@ pub fn out_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// [`out_dir`] emptied first: what an earlier run of the test left there is gone.
+pub fn fresh_out_dir(name: &str) -> PathBuf {
+    let _ = std::fs::remove_dir_all(Path::new(env!("CARGO_TARGET_TMPDIR")).join(name));
+    out_dir(name)
+}
+
 /// A unique scratch file path.
 pub fn scratch_file(tag: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -43,6 +43,16 @@ pub fn text(out: &Output) -> String {
     stdout(out) + &stderr(out)
 }
 
+/// A program's exit status and both streams, for a failed assertion's message.
+pub fn report(out: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        stdout(out),
+        stderr(out)
+    )
+}
+
 /// `out`'s standard output, after asserting that `what` succeeded (else both streams).
 pub fn ok(out: &Output, what: &str) -> String {
     assert!(

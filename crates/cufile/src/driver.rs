@@ -226,7 +226,7 @@ pub(crate) extern "C" fn cuFileDriverClose() -> CUfileError_t {
 
 #[no_mangle]
 pub(crate) extern "C" fn cuFileUseCount() -> std::ffi::c_long {
-    crate::boundary(0, || engine().map_or(0, |e| e.use_count().max(0)))
+    crate::boundary(|| 0, || engine().map_or(0, |e| e.use_count().max(0)))
 }
 
 /// # Safety

@@ -19,15 +19,18 @@ pub(crate) unsafe extern "C" fn cuFileHandleRegister(
         if fh.is_null() || descr.is_null() {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
         }
+        // Two fields are read, not the whole structure: a caller may leave `fs_ops` (a pointer
+        // only user-space file systems use) unset, and an uninitialised pointer must not be
+        // copied.
         // SAFETY: non-NULL and readable per the C contract.
-        let d = unsafe { descr.read() };
+        let type_ = unsafe { (*descr).type_ };
         // Linux descriptors only: Win32 handles and user-space file systems are not served.
-        if d.type_ != HANDLE_TYPE_OPAQUE_FD {
+        if type_ != HANDLE_TYPE_OPAQUE_FD {
             return Err(CUfileError_t::op(code::IO_NOT_SUPPORTED));
         }
-        // SAFETY: every bit pattern is an `int`, and the union's first 4 bytes are the
-        // caller's (`fd` is what consumers write).
-        let fd = unsafe { d.handle.fd };
+        // SAFETY: as above; every bit pattern is an `int`, and the union's first 4 bytes are
+        // the caller's (`fd` is what consumers write).
+        let fd = unsafe { (*descr).handle.fd };
         // SAFETY: F_GETFL only inspects the descriptor table.
         if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFL) } < 0 {
             return Err(CUfileError_t::op(code::INVALID_VALUE));
@@ -53,11 +56,14 @@ pub(crate) unsafe extern "C" fn cuFileHandleRegister(
 
 #[no_mangle]
 pub(crate) extern "C" fn cuFileHandleDeregister(fh: *mut c_void) {
-    boundary((), || {
-        if let Some(e) = crate::engine::engine() {
-            e.handle_deregister(fh);
-        }
-    })
+    boundary(
+        || (),
+        || {
+            if let Some(e) = crate::engine::engine() {
+                e.handle_deregister(fh);
+            }
+        },
+    )
 }
 
 /// # Safety
@@ -192,10 +198,13 @@ pub(crate) unsafe extern "C" fn cuFileRead(
     file_offset: i64,
     buf_offset: i64,
 ) -> isize {
-    boundary(fail(code::INTERNAL_ERROR), || {
-        // SAFETY: the caller's contract.
-        unsafe { transfer(false, fh, base, size, file_offset, buf_offset) }
-    })
+    boundary(
+        || fail(code::INTERNAL_ERROR),
+        || {
+            // SAFETY: the caller's contract.
+            unsafe { transfer(false, fh, base, size, file_offset, buf_offset) }
+        },
+    )
 }
 
 /// # Safety
@@ -208,10 +217,13 @@ pub(crate) unsafe extern "C" fn cuFileWrite(
     file_offset: i64,
     buf_offset: i64,
 ) -> isize {
-    boundary(fail(code::INTERNAL_ERROR), || {
-        // SAFETY: the caller's contract (a write only reads the buffer).
-        unsafe { transfer(true, fh, base.cast_mut(), size, file_offset, buf_offset) }
-    })
+    boundary(
+        || fail(code::INTERNAL_ERROR),
+        || {
+            // SAFETY: the caller's contract (a write only reads the buffer).
+            unsafe { transfer(true, fh, base.cast_mut(), size, file_offset, buf_offset) }
+        },
+    )
 }
 
 /// The entries of a vectored call, checked before anything moves (as `preadv`/`pwritev`
@@ -306,12 +318,15 @@ pub(crate) unsafe extern "C" fn cuFileReadv(
     file_offset: i64,
     _flags: c_uint,
 ) -> isize {
-    boundary(fail(code::INTERNAL_ERROR), || {
-        // SAFETY: forwarded contract.
-        let r = unsafe { vectored(false, fh, iov, iovcnt, file_offset) };
-        crate::window::count_vectored(false, r);
-        r
-    })
+    boundary(
+        || fail(code::INTERNAL_ERROR),
+        || {
+            // SAFETY: forwarded contract.
+            let r = unsafe { vectored(false, fh, iov, iovcnt, file_offset) };
+            crate::window::count_vectored(false, r);
+            r
+        },
+    )
 }
 
 /// # Safety
@@ -324,12 +339,15 @@ pub(crate) unsafe extern "C" fn cuFileWritev(
     file_offset: i64,
     _flags: c_uint,
 ) -> isize {
-    boundary(fail(code::INTERNAL_ERROR), || {
-        // SAFETY: forwarded contract.
-        let r = unsafe { vectored(true, fh, iov, iovcnt, file_offset) };
-        crate::window::count_vectored(true, r);
-        r
-    })
+    boundary(
+        || fail(code::INTERNAL_ERROR),
+        || {
+            // SAFETY: forwarded contract.
+            let r = unsafe { vectored(true, fh, iov, iovcnt, file_offset) };
+            crate::window::count_vectored(true, r);
+            r
+        },
+    )
 }
 
 // ---- batch -----------------------------------------------------------------------------
@@ -423,11 +441,14 @@ pub(crate) extern "C" fn cuFileBatchIOCancel(batch_idp: *mut c_void) -> CUfileEr
 
 #[no_mangle]
 pub(crate) extern "C" fn cuFileBatchIODestroy(batch_idp: *mut c_void) {
-    boundary((), || {
-        if let Some(e) = crate::engine::engine() {
-            e.batch_destroy(batch_idp);
-        }
-    })
+    boundary(
+        || (),
+        || {
+            if let Some(e) = crate::engine::engine() {
+                e.batch_destroy(batch_idp);
+            }
+        },
+    )
 }
 
 // ---- streams ---------------------------------------------------------------------------

@@ -43,21 +43,25 @@ use cufile_abi::{code, CUfileError_t};
 /// a `libcufile.so.0` that carries them as its GPU-direct path: that would be itself).
 pub(crate) const MARKER: &[u8] = b"hipfile-cufile: libcufile.so.0 served by the hipfile engine";
 
-/// Run `body`; a panic is logged and answered with `on_panic`.
-pub(crate) fn boundary<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
+/// Run `body`; a panic is logged and answered with what `on_panic` makes (made only then: it
+/// may set `errno`).
+pub(crate) fn boundary<T>(on_panic: impl FnOnce() -> T, body: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(v) => v,
         Err(_) => {
             log::error("internal panic caught at the C boundary");
-            on_panic
+            on_panic()
         }
     }
 }
 
 /// [`boundary`] for the calls returning `CUfileError_t`.
 pub(crate) fn boundary_op(body: impl FnOnce() -> Result<(), CUfileError_t>) -> CUfileError_t {
-    boundary(CUfileError_t::op(code::INTERNAL_ERROR), || match body() {
-        Ok(()) => CUfileError_t::SUCCESS,
-        Err(e) => e,
-    })
+    boundary(
+        || CUfileError_t::op(code::INTERNAL_ERROR),
+        || match body() {
+            Ok(()) => CUfileError_t::SUCCESS,
+            Err(e) => e,
+        },
+    )
 }

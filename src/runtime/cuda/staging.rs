@@ -50,7 +50,7 @@ impl CudaRuntime {
         })();
         self.leave_device(restore);
         if let Err(e) = &loaded {
-            tracing::info!(target: "hipfile", "the staging kernel of stream-ordered I/O cannot be loaded on device {device} ({e}); streams are held on a memory word instead");
+            tracing::info!(target: "hipfile", "the staging kernel of stream-ordered I/O cannot be loaded on device {device} ({e}): stream-ordered operations on it run when they are submitted, after their stream's earlier work");
         }
         loaded
     }
