@@ -33,7 +33,7 @@ use super::slots::Slots;
 use super::Session;
 use crate::backend::Begun;
 pub(super) use crate::engine::batch::Jobs;
-use crate::engine::batch::{Queue, Take, Turn, Work};
+use crate::engine::batch::{Counted, Queue, Take, Turn, Work};
 use crate::engine::overlap::Overlap;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -390,14 +390,15 @@ pub(super) fn resolve(
     })
 }
 
-/// Add validated operations to `ctx`'s queue and start the jobs it lacks for them. The caller
-/// holds the driver's state read lock (see the module comment).
+/// Add validated operations to `ctx`'s queue and count in the jobs it lacks for them, which
+/// the caller spawns once it let go of the driver's state read lock, held for this call (see
+/// the module comment).
 pub(super) fn enqueue(
     ctx: &Arc<BatchContext>,
     session: &Arc<Session>,
     jobs_live: &Arc<Jobs>,
     ops: Vec<Resolved>,
-) -> Result<()> {
+) -> Result<Counted<ContextWork>> {
     let (dirs, jobs) = {
         let mut st = ctx.ops.lock();
         if st.retired {
@@ -431,14 +432,13 @@ pub(super) fn enqueue(
         ctx: ctx.clone(),
         session: session.clone(),
     };
-    jobs_live.start(&work, jobs);
-    Ok(())
+    Ok(jobs_live.count_in(&work, jobs))
 }
 
 /// What a context's batch jobs work through: its operations, run in the session of the
 /// submission that started the job (its backends and engine).
 #[derive(Clone)]
-struct ContextWork {
+pub(super) struct ContextWork {
     ctx: Arc<BatchContext>,
     session: Arc<Session>,
 }

@@ -36,43 +36,38 @@ use files::{FileRegistry, FileToken};
 use params::Staged;
 
 /// What exists only while the driver is open. A live setting replaces it with one of the new
-/// configuration, the same engine and the same `open`.
+/// configuration and the same engine: the engine says which open a session belongs to.
 struct Session {
     config: Arc<Config>,
     engine: Engine,
     /// The backends of this configuration, built once.
     backends: Backends,
-    /// Which open (from a use count of 0) this session belongs to.
-    open: u64,
 }
 
 impl Session {
-    fn new(rt: &'static dyn Runtime, config: Arc<Config>, engine: Engine, open: u64) -> Session {
+    fn new(rt: &'static dyn Runtime, config: Arc<Config>, engine: Engine) -> Session {
         Session {
             backends: Backends::new(rt, &config, &engine),
             config,
             engine,
-            open,
         }
     }
 }
 
 struct State {
     use_count: i64,
-    /// Opens from a use count of 0 so far (the last one's number is the open session's).
-    opens: u64,
     files: FileRegistry,
     buffers: BufferRegistry,
     session: Option<Arc<Session>>,
 }
 
 impl State {
-    /// Whether `session` belongs to the open that is still open (live settings replace the
-    /// session, not the open).
+    /// Whether `session` belongs to the open that is still open: the same engine, whatever live
+    /// setting replaced the session since.
     fn is_open(&self, session: &Session) -> bool {
         self.session
             .as_ref()
-            .is_some_and(|s| s.open == session.open)
+            .is_some_and(|s| s.engine.same(&session.engine))
     }
 }
 
@@ -111,7 +106,6 @@ pub(crate) fn driver() -> &'static Driver {
         Driver {
             state: RwLock::new(State {
                 use_count: 0,
-                opens: 0,
                 files: FileRegistry::default(),
                 buffers: BufferRegistry::default(),
                 session: None,
@@ -139,8 +133,7 @@ impl Driver {
         let rt = self.rt();
         tracing::debug!(target: "hipfile", "driver open: {config:?}");
         let engine = Engine::new(rt, &config);
-        st.opens += 1;
-        st.session = Some(Arc::new(Session::new(rt, config, engine, st.opens)));
+        st.session = Some(Arc::new(Session::new(rt, config, engine)));
     }
 
     fn implicit_open(&self, st: &mut State) {
@@ -267,7 +260,6 @@ impl Driver {
                     self.rt(),
                     Arc::new(config),
                     session.engine.clone(),
-                    session.open,
                 ));
             }
             None => staged(&mut self.staged.lock()),
@@ -485,17 +477,21 @@ impl Driver {
                 |base| memory::resolve_unregistered(self.rt(), base, host_io),
             )?);
         }
-        // The same engine means the same open session, whatever live setting (hipFileDriverSet*)
-        // replaced its configuration meanwhile; the operations run under the newest one.
-        let st = self.state.read();
-        match &st.session {
-            Some(s) if s.engine.same(&session.engine) => {
-                batch::enqueue(ctx, s, &self.batch_jobs, ops)
+        // The operations run under the newest configuration of the same open. Their jobs are
+        // spawned after the lock: one runs on this thread where the workers cannot start.
+        let jobs = {
+            let st = self.state.read();
+            match &st.session {
+                Some(s) if st.is_open(&session) => batch::enqueue(ctx, s, &self.batch_jobs, ops)?,
+                _ => {
+                    return Err(Error::Internal(
+                        "the driver closed during the batch submission",
+                    ))
+                }
             }
-            _ => Err(Error::Internal(
-                "the driver closed during the batch submission",
-            )),
-        }
+        };
+        jobs.spawn();
+        Ok(())
     }
 
     /// `hipFileBatchIOCancel`.

@@ -177,17 +177,33 @@ impl Jobs {
         }
     }
 
-    /// Start `n` jobs on `work`, already counted in its context's queue
-    /// ([`Queue::start_jobs`]).
-    pub(crate) fn start<W: Work>(self: &Arc<Self>, work: &W, n: usize) {
+    /// Count `n` jobs on `work` in, already counted in its context's queue
+    /// ([`Queue::start_jobs`]): waited for from now on. They run when [`Counted::spawn`] is
+    /// called, which the caller does once it holds no lock (a job runs on the calling thread
+    /// when the batch workers cannot start).
+    pub(crate) fn count_in<W: Work>(self: &Arc<Self>, work: &W, n: usize) -> Counted<W> {
         *self.live.lock() += n;
-        for _ in 0..n {
-            Job {
-                work: Some(work.clone()),
-                live: Arc::clone(self),
-                counted: true,
-            }
-            .spawn();
+        Counted(
+            (0..n)
+                .map(|_| Job {
+                    work: Some(work.clone()),
+                    live: Arc::clone(self),
+                    counted: true,
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Jobs counted in and not yet spawned; dropped unspawned, each counts itself out.
+#[must_use = "counted jobs run only when spawned"]
+pub(crate) struct Counted<W: Work>(Vec<Job<W>>);
+
+impl<W: Work> Counted<W> {
+    /// Run the jobs on the batch workers.
+    pub(crate) fn spawn(self) {
+        for job in self.0 {
+            job.spawn();
         }
     }
 }
