@@ -1438,7 +1438,7 @@ impl World {
                 } else {
                     self.streams[u.choose_index(self.streams.len())?].0
                 };
-                let (fh, _) = self.pick_handle(u)?;
+                let (fh, live) = self.pick_handle(u)?;
                 let mut size = size_edge(u)?;
                 let mut foff: hoff_t = 0;
                 let mut boff: hoff_t = 0;
@@ -1452,12 +1452,13 @@ impl World {
                         ptr
                     }
                 };
+                let write = !u.arbitrary::<bool>()?;
                 // SAFETY: valid or NULL pointers; the stream is one of ours or NULL.
                 let e = unsafe {
-                    let f = if u.arbitrary::<bool>()? {
-                        hipFileReadAsync
-                    } else {
+                    let f = if write {
                         hipFileWriteAsync
+                    } else {
+                        hipFileReadAsync
                     };
                     f(
                         fh,
@@ -1476,6 +1477,11 @@ impl World {
                     // SAFETY: written by the stream's worker, which is done with it now.
                     let n = unsafe { std::ptr::read_volatile(&bytes) };
                     check_ssize("hipFile{Read,Write}Async result", n, size.min(0x7fff_f000));
+                    // The write changed a file of the model (the buffer's bytes are not
+                    // modelled): read the files back, as after an unchecked synchronous write.
+                    if write && live.is_some() && !self.batch_in_flight {
+                        self.resync();
+                    }
                 }
                 self.check_use_count();
             }
