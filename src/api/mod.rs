@@ -41,9 +41,7 @@ pub mod stats {
 
 /// The runtime's streams and events ("not supported" where it has none).
 fn runtime_streams() -> Result<&'static dyn runtime::Streams> {
-    Ok(runtime::runtime()
-        .streams()
-        .ok_or(RuntimeError::NOT_SUPPORTED)?)
+    Ok(runtime::runtime().streams_or_unsupported()?)
 }
 
 /// What the runtime offers tools ("not supported" where it offers nothing).

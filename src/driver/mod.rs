@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::request::file::File;
 use crate::request::memory::Buffer;
 use crate::request::{memory, Request};
-use crate::runtime::{self, RtError, Runtime};
+use crate::runtime::{self, Runtime};
 use crate::vocab::{Address, Direction};
 use buffers::BufferRegistry;
 use files::{FileRegistry, FileToken};
@@ -556,10 +556,7 @@ impl Driver {
         };
         // Asked at every submission: a stream destroyed and re-created at the same address may
         // be on another device.
-        let stream_device = rt
-            .streams()
-            .ok_or(RtError::NOT_SUPPORTED)?
-            .stream_device(stream)?;
+        let stream_device = rt.streams_or_unsupported()?.stream_device(stream)?;
         let info = self.streams.info(rt, stream);
         let (Some(file_offset), Some(buffer_offset)) =
             (params.file_offset(), params.buffer_offset())

@@ -323,7 +323,7 @@ impl Ordered {
             Ok(set) => set,
             Err(_) => return sh.run_now(op, stream),
         };
-        let staging = rt.staging().ok_or(RtError::NOT_SUPPORTED)?;
+        let staging = rt.staging_or_unsupported()?;
         let mut grid = staging.stage_grid(device)?;
         // Counted in from here on: every path below either queues the job or counts it out.
         let (stream_key, file) = (stream, file_key(&op.file));
@@ -428,8 +428,7 @@ impl Shared {
             return Err(Error::DriverClosing);
         }
         self.rt
-            .streams()
-            .ok_or(RtError::NOT_SUPPORTED)?
+            .streams_or_unsupported()?
             .stream_synchronize(stream)?;
         let result = op.run_caught(&self.plain, self.rt);
         op.params.set_result(result);
@@ -524,11 +523,7 @@ impl Shared {
         streams
             .into_iter()
             .filter_map(|s| {
-                match self
-                    .rt
-                    .streams()
-                    .map_or(Err(RtError::NOT_READY), |r| r.stream_query(s))
-                {
+                match self.rt.stream_query(s) {
                     // Still busy, or destroyed by the application (queued work runs on).
                     Ok(()) => None,
                     Err(e) if e == RtError::NOT_READY || e == RtError::INVALID_HANDLE => None,

@@ -50,7 +50,7 @@ impl StreamRegistry {
         stream: StreamHandle,
         flags: StreamFlags,
     ) -> Result<()> {
-        let streams = rt.streams().ok_or(RtError::NOT_SUPPORTED)?;
+        let streams = rt.streams_or_unsupported()?;
         streams.stream_device(stream)?;
         let id = identity(streams, stream)?;
         if self.info(rt, stream).is_some() {
@@ -86,8 +86,8 @@ impl StreamRegistry {
             return Some(info);
         };
         match rt
-            .streams()
-            .map_or(Err(RtError::NOT_SUPPORTED), |s| s.stream_id(stream))
+            .streams_or_unsupported()
+            .and_then(|s| s.stream_id(stream))
         {
             Ok(now) if now == id => Some(info),
             _ => {

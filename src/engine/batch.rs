@@ -19,8 +19,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex};
-
+use super::pool::Outstanding;
 use super::{overlap, Engine};
 
 /// Operations a batch job takes before it gives its worker to the next job in the pool's queue
@@ -164,17 +163,13 @@ pub(crate) trait Work: Clone + Send + 'static {
 /// that close.
 #[derive(Default)]
 pub(crate) struct Jobs {
-    live: Mutex<usize>,
-    ended: Condvar,
+    live: Outstanding,
 }
 
 impl Jobs {
     /// Wait until no batch job is queued or running.
     pub(crate) fn wait_none(&self) {
-        let mut live = self.live.lock();
-        while *live > 0 {
-            self.ended.wait(&mut live);
-        }
+        self.live.wait_none();
     }
 
     /// Count `n` jobs on `work` in, already counted in its context's queue
@@ -182,7 +177,7 @@ impl Jobs {
     /// called, which the caller does once it holds no lock (a job runs on the calling thread
     /// when the batch workers cannot start).
     pub(crate) fn count_in<W: Work>(self: &Arc<Self>, work: &W, n: usize) -> Counted<W> {
-        *self.live.lock() += n;
+        self.live.add(n);
         Counted(
             (0..n)
                 .map(|_| Job {
@@ -233,7 +228,7 @@ impl<W: Work> Job<W> {
                 // The continuation takes over this job's place in both counts; the live count
                 // goes up before this job's drop takes it down, so a close waiting for it
                 // never sees zero in between.
-                *self.live.live.lock() += 1;
+                self.live.live.add(1);
                 self.counted = false;
                 Job {
                     work: Some(work),
@@ -253,8 +248,7 @@ impl<W: Work> Drop for Job<W> {
                 work.leave();
             }
         }
-        *self.live.live.lock() -= 1;
-        self.live.ended.notify_all();
+        self.live.live.done();
     }
 }
 

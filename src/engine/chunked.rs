@@ -9,12 +9,11 @@
 
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex};
-
 use super::lend::bounce::Fill;
 use super::lend::{Chunk, Claims};
 use super::outcome::Outcome;
 use super::plan::Plan;
+use super::pool::Outstanding;
 use super::Transfer;
 
 /// A transfer of several chunks, shared by its participants.
@@ -29,9 +28,8 @@ pub(super) struct Chunked {
     pub(super) stage_base: Option<u32>,
     /// Bounce buffers the pool lacked for this transfer, made at once by its participants.
     pub(super) fill: Option<Arc<Fill>>,
-    /// Helpers still running.
-    helpers: Mutex<usize>,
-    helpers_done: Condvar,
+    /// Helpers queued and not done.
+    helpers: Outstanding,
 }
 
 impl Chunked {
@@ -50,8 +48,7 @@ impl Chunked {
             outcome: Outcome::new(t.dir, plan.chunk, plan.chunks, size_before),
             stage_base,
             fill,
-            helpers: Mutex::new(0),
-            helpers_done: Condvar::new(),
+            helpers: Outstanding::default(),
         }
     }
 
@@ -91,23 +88,16 @@ impl Chunked {
 
     /// `n` helpers are about to be queued.
     pub(super) fn helpers_start(&self, n: usize) {
-        *self.helpers.lock() = n;
+        self.helpers.add(n);
     }
 
     /// A helper is done (or was dropped unrun).
     pub(super) fn helper_done(&self) {
-        let mut n = self.helpers.lock();
-        *n -= 1;
-        if *n == 0 {
-            self.helpers_done.notify_all();
-        }
+        self.helpers.done();
     }
 
     /// Wait until every helper is done: the application's memory stays borrowed until then.
     pub(super) fn wait_helpers(&self) {
-        let mut n = self.helpers.lock();
-        while *n > 0 {
-            self.helpers_done.wait(&mut n);
-        }
+        self.helpers.wait_none();
     }
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::runtime::{EventHandle, RtError, Runtime, StreamHandle};
+use crate::runtime::{EventHandle, Runtime, StreamHandle};
 
 /// A stream with two events, owned by one participant at a time.
 #[derive(Debug)]
@@ -52,7 +52,7 @@ impl LanePool {
     }
 
     fn create(rt: &dyn Runtime, device: i32) -> crate::runtime::RtResult<Lane> {
-        let rt = rt.streams().ok_or(RtError::NOT_SUPPORTED)?;
+        let rt = rt.streams_or_unsupported()?;
         let stream = rt.stream_create()?;
         let e0 = match rt.event_create() {
             Ok(e) => e,

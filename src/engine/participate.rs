@@ -13,7 +13,6 @@ use super::lend::{Chunk, InFlight, Lent, Slot};
 use super::outcome::{ChunkFault, ChunkResult};
 use super::{Inner, Stage, Transfer};
 use crate::error::Error;
-use crate::runtime::RtError;
 use crate::vocab::{Address, Direction, MemRef};
 
 /// Claim and process chunks until none is left or the transfer failed.
@@ -208,9 +207,9 @@ fn pipelined_read(inner: &Inner, xfer: &Chunked, addr: Address, lane: &Lane) {
         }
     }
     // The stream reports a failed copy; the copies' buffers come back after it.
-    let synced = rt.streams().map_or(Err(RtError::NOT_SUPPORTED), |s| {
-        s.stream_synchronize(lane.stream)
-    });
+    let synced = rt
+        .streams_or_unsupported()
+        .and_then(|s| s.stream_synchronize(lane.stream));
     if let Err(e) = synced {
         xfer.outcome.fail(Error::Runtime(e));
     }

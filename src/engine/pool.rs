@@ -221,6 +221,39 @@ impl Lazy {
     }
 }
 
+/// Jobs given to a pool and not ended, for whoever must wait for them: counted in before they
+/// are queued, out when they end (a job dropped unrun counts itself out too, from its
+/// destructor).
+#[derive(Default)]
+pub(crate) struct Outstanding {
+    n: Mutex<usize>,
+    none: Condvar,
+}
+
+impl Outstanding {
+    /// `n` more jobs.
+    pub(crate) fn add(&self, n: usize) {
+        *self.n.lock() += n;
+    }
+
+    /// One job ended.
+    pub(crate) fn done(&self) {
+        let mut n = self.n.lock();
+        *n -= 1;
+        if *n == 0 {
+            self.none.notify_all();
+        }
+    }
+
+    /// Wait until none is left.
+    pub(crate) fn wait_none(&self) {
+        let mut n = self.n.lock();
+        while *n > 0 {
+            self.none.wait(&mut n);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

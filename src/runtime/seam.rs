@@ -83,6 +83,26 @@ pub trait Runtime: Send + Sync + 'static {
     }
 }
 
+/// The capability look-ups the core makes where a missing capability is an error.
+impl dyn Runtime {
+    /// [`Runtime::streams`], "not supported" where the runtime has none.
+    pub(crate) fn streams_or_unsupported(&self) -> RtResult<&dyn Streams> {
+        self.streams().ok_or(RtError::NOT_SUPPORTED)
+    }
+
+    /// [`Runtime::staging`], "not supported" where the runtime has none.
+    pub(crate) fn staging_or_unsupported(&self) -> RtResult<&dyn Staging> {
+        self.staging().ok_or(RtError::NOT_SUPPORTED)
+    }
+
+    /// [`Streams::stream_query`]; "not ready" (as its default answers) where the runtime has
+    /// no streams.
+    pub(crate) fn stream_query(&self, stream: StreamHandle) -> RtResult<()> {
+        self.streams()
+            .map_or(Err(RtError::NOT_READY), |s| s.stream_query(stream))
+    }
+}
+
 /// Streams, events and the copies queued on streams.
 pub trait Streams: Send + Sync {
     /// Stream-ordered copy host → device.

@@ -151,7 +151,7 @@ impl Stage {
         let grid = grid.clamp(1, MAX_BLOCKS as u32);
         let (seg, nslots) = geometry(buffer, chunk);
         let pitch = seg + SLOT_SLACK;
-        let staging = rt.staging().ok_or(RtError::NOT_SUPPORTED)?;
+        let staging = rt.staging_or_unsupported()?;
         let ctl = staging.mapped_alloc(std::mem::size_of::<Ctl>())?;
         let slots = match staging.mapped_alloc(pitch * nslots as usize) {
             Ok(s) => s,
@@ -282,9 +282,7 @@ impl Stage {
     /// writes are visible). `None` while the stream is still running.
     fn stream_gone(&self, ok: impl Fn() -> bool) -> Option<RtError> {
         let restore = self.rt.enter_device(self.device).ok()?;
-        let state = self.rt.streams().map_or(Err(RtError::NOT_READY), |s| {
-            s.stream_query(self.stream.load(Ordering::Acquire))
-        });
+        let state = self.rt.stream_query(self.stream.load(Ordering::Acquire));
         self.rt.leave_device(restore);
         match state {
             // Still running; or the application destroyed the stream handle, which lets queued
@@ -434,10 +432,7 @@ impl Mailboxes {
             let Ok(restore) = self.rt.enter_device(self.device) else {
                 return false;
             };
-            let state = self
-                .rt
-                .streams()
-                .map_or(Err(RtError::NOT_READY), |r| r.stream_query(s));
+            let state = self.rt.stream_query(s);
             self.rt.leave_device(restore);
             match state {
                 Ok(()) => true,

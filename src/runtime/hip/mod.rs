@@ -60,6 +60,16 @@ thread_local! {
 }
 
 impl HipRuntime {
+    /// `hipMemcpy` with its two kinds: the core's synchronous copies and the engine's direct
+    /// ones are the same call.
+    fn memcpy(&self) -> DirectCopy {
+        DirectCopy {
+            copy: self.api.memcpy,
+            to_device: HIP_MEMCPY_HOST_TO_DEVICE,
+            to_host: HIP_MEMCPY_DEVICE_TO_HOST,
+        }
+    }
+
     /// Bind the HIP API in `lib` (already opened by the loader) and initialise it.
     pub(crate) fn bind(lib: Library, path: &str) -> Result<Self, String> {
         let mut api = HipApi::load(&lib)?;
@@ -214,27 +224,11 @@ impl Runtime for HipRuntime {
     }
 
     fn copy_to_device(&self, dst: Address, src: &[u8]) -> RtResult<()> {
-        // SAFETY: `src` is valid host memory for its length; the runtime validates `dst`.
-        check(unsafe {
-            (self.api.memcpy)(
-                dst.get() as *mut c_void,
-                src.as_ptr().cast(),
-                src.len(),
-                HIP_MEMCPY_HOST_TO_DEVICE,
-            )
-        })
+        self.memcpy().copy_to_device(dst, src)
     }
 
     fn copy_from_device(&self, dst: &mut [u8], src: Address) -> RtResult<()> {
-        // SAFETY: `dst` is valid writable host memory; the runtime validates `src`.
-        check(unsafe {
-            (self.api.memcpy)(
-                dst.as_mut_ptr().cast(),
-                src.get() as *const c_void,
-                dst.len(),
-                HIP_MEMCPY_DEVICE_TO_HOST,
-            )
-        })
+        self.memcpy().copy_from_device(dst, src)
     }
 
     fn host_alloc(&self, len: usize) -> RtResult<*mut u8> {
@@ -250,11 +244,7 @@ impl Runtime for HipRuntime {
     }
 
     fn direct_copy(&self) -> Option<DirectCopy> {
-        Some(DirectCopy {
-            copy: self.api.memcpy,
-            to_device: HIP_MEMCPY_HOST_TO_DEVICE,
-            to_host: HIP_MEMCPY_DEVICE_TO_HOST,
-        })
+        Some(self.memcpy())
     }
 
     fn streams(&self) -> Option<&dyn Streams> {
