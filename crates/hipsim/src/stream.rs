@@ -186,7 +186,13 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(FIRST_CREATED_ID);
 struct Item {
     work: Work,
     ticket: Option<u64>,
+    /// Run by the worker under the queue's lock as it counts the item done (an event's
+    /// marker): what it marks and the stream's completion are seen together.
+    done: Option<Marker>,
 }
+
+/// What an event's marker does when it completes.
+type Marker = Box<dyn FnOnce() + Send>;
 
 #[derive(Default)]
 struct Queue {
@@ -243,6 +249,9 @@ fn worker_loop(shared: &Shared, hw: Option<&HwQueue>) {
         }
         let mut q = shared.queue.lock();
         q.completed += 1;
+        if let Some(done) = item.done {
+            done();
+        }
         if let Err(e) = result {
             q.error.get_or_insert(e);
         }
@@ -297,6 +306,11 @@ impl Stream {
     /// behind what the default stream, or for the default stream every blocking stream of the
     /// device, has queued so far.
     pub fn enqueue(self: &Arc<Self>, work: Work) {
+        self.enqueue_with(work, None);
+    }
+
+    /// [`Stream::enqueue`] with a marker that completes with the item.
+    fn enqueue_with(self: &Arc<Self>, work: Work, done: Option<Marker>) {
         let deps = self.legacy_dependencies();
         let work: Work = if deps.is_empty() {
             work
@@ -311,7 +325,7 @@ impl Stream {
                 work()
             })
         };
-        self.enqueue_plain(work);
+        self.enqueue_plain(work, done);
     }
 
     /// The streams (and their queued counts now) that work queued on this stream now must
@@ -342,7 +356,7 @@ impl Stream {
     /// Queues `work` last. A full queue (`launch_queue` items queued and not finished) makes
     /// the caller wait until the stream drains one, as a GPU's command queue does; the stream's
     /// own worker never waits (it would wait for itself).
-    fn enqueue_plain(&self, work: Work) {
+    fn enqueue_plain(&self, work: Work, done: Option<Marker>) {
         let mut q = self.shared.queue.lock();
         if let Some(limit) = crate::faults::launch_queue() {
             if !self.on_worker() {
@@ -355,7 +369,7 @@ impl Stream {
         // their order, and an item that another's legacy dependency waits for was submitted,
         // ticket included, before that item took its own.
         let ticket = self.placement.as_ref().map(|p| p.queue.ticket());
-        q.items.push_back(Item { work, ticket });
+        q.items.push_back(Item { work, ticket, done });
         q.enqueued += 1;
         self.shared.cv.notify_all();
     }
@@ -692,12 +706,16 @@ impl Event {
             st.recorded
         };
         let ev = Arc::clone(self);
-        stream.enqueue(Box::new(move || {
-            let mut st = ev.state.lock();
-            st.completed = st.completed.max(seq);
-            ev.cv.notify_all();
-            Ok(())
-        }));
+        // Completed as the stream counts the marker done: a host that saw the event complete
+        // finds the stream idle when nothing was queued after it, as on a GPU.
+        stream.enqueue_with(
+            Box::new(|| Ok(())),
+            Some(Box::new(move || {
+                let mut st = ev.state.lock();
+                st.completed = st.completed.max(seq);
+                ev.cv.notify_all();
+            })),
+        );
     }
 
     /// Waits until the marker of the latest record has run.

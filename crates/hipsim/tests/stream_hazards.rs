@@ -2,6 +2,7 @@
 //! synchronises with blocking streams (and synchronous copies wait for both), host functions of
 //! every stream run on one runtime thread, a stream waits on a word of pinned memory, and a new
 //! stream may get a destroyed stream's handle (its id tells them apart).
+//! An event and its stream complete together: one fence, seen the same from the host.
 
 mod common;
 
@@ -355,4 +356,62 @@ fn ids_child() {
         assert_eq!((s.hipStreamDestroy)(c), 0);
     }
     println!("ids child ok");
+}
+
+#[test]
+fn an_event_and_its_stream_complete_together() {
+    // On a GPU the event's marker and the stream's progress are one fence: a host that saw the
+    // last recorded event complete finds the stream idle, and a host that saw the stream idle
+    // finds the event complete. The stream is held on a word, so the marker runs when released;
+    // threads that keep the cores busy make the worker lose its core between the two, which is
+    // when a simulator that completes them apart is caught.
+    let (s, _g) = sim();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let burners: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    let st = stream_with_flags(s, 1);
+    let w = word(s);
+    let mut ev = ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { (s.hipEventCreate)(&mut ev) }, 0);
+    for round in 0..2000u32 {
+        // SAFETY: a live stream, word and event; flags 1 = equal.
+        unsafe {
+            assert_eq!(
+                (s.hipStreamWaitValue32)(st, w.cast(), round + 1, 1, u32::MAX),
+                0
+            );
+            assert_eq!((s.hipEventRecord)(ev, st), 0);
+        }
+        set(w, round + 1);
+        if round % 2 == 0 {
+            // SAFETY: a live event.
+            assert_eq!(unsafe { (s.hipEventSynchronize)(ev) }, 0);
+            assert!(
+                idle(s, st),
+                "round {round}: the event completed, the stream is busy"
+            );
+        } else {
+            // SAFETY: a live stream.
+            assert_eq!(unsafe { (s.hipStreamSynchronize)(st) }, 0);
+            // SAFETY: a live event.
+            assert_eq!(
+                unsafe { (s.hipEventQuery)(ev) },
+                0,
+                "round {round}: the stream is idle, the event not complete"
+            );
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for b in burners {
+        b.join().unwrap();
+    }
 }
