@@ -930,10 +930,11 @@ pub(crate) fn run(a: &BenchArgs) -> CliResult<()> {
     let threads = a.threads as usize;
     let io_size = a.io_size as usize;
 
-    // Writes overwrite --file from its start: only with --force when it holds anything.
+    // Writes overwrite --file from its start: only with --force when it exists (a regular file,
+    // or a block device: a whole disk). A directory is refused below, with or without it.
     if let (false, Some(path), false) = (read, &a.file, a.force) {
         if let Ok(m) = fs::metadata(path) {
-            if m.is_file() {
+            if !m.is_dir() {
                 return fail(format!(
                     "'{}' exists and --mode {} would overwrite it: give --force, or a --file that does not exist",
                     path.display(),

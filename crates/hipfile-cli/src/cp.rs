@@ -9,13 +9,14 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hipfile::api::{DeviceMemory, DriverGuard, Platform, RegisteredFile};
 
 use crate::output::{errln, outln};
+use crate::temp::{self, Created};
 use crate::util::{
     fail, fmt_bytes, io_text, lib_text, slow_request_warning, stderr_is_terminal, AlignedBuf,
     CliError, CliResult, DelayedBar, PAGE,
@@ -48,12 +49,11 @@ fn destination(src: &Path, dst: &Path) -> CliResult<PathBuf> {
     }
 }
 
-/// Open DST for writing: created (`true`) when it did not exist, else truncated (`false`).
-fn open_destination(dst: &Path) -> CliResult<(File, bool)> {
-    let mut oo = OpenOptions::new();
-    oo.write(true).mode(0o644);
-    match oo.clone().create_new(true).open(dst) {
-        Ok(f) => return Ok((f, true)),
+/// DST opened for writing and not truncated yet: a file created now with `mode` (less the
+/// umask, as `cp` creates it), with what removes it again, or the file already there.
+fn open_destination(dst: &Path, mode: u32) -> CliResult<(File, Option<Created>)> {
+    match temp::create_at(dst, mode) {
+        Ok((f, created)) => return Ok((f, Some(created))),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => {
             return fail(format!(
@@ -63,9 +63,10 @@ fn open_destination(dst: &Path) -> CliResult<(File, bool)> {
             ))
         }
     }
-    oo.truncate(true)
+    OpenOptions::new()
+        .write(true)
         .open(dst)
-        .map(|f| (f, false))
+        .map(|f| (f, None))
         .map_err(|e| {
             CliError(format!(
                 "cannot open {} for writing: {}",
@@ -128,7 +129,24 @@ pub(crate) fn run(a: &CpArgs) -> CliResult<()> {
             io_text(&e)
         ))
     })?;
-    let (df, created) = open_destination(&dst)?;
+    let (df, mut created) = open_destination(&dst, meta.mode() & 0o777)?;
+    // The names were compared above; the open files decide (DST may name SRC by now), before
+    // anything of DST is truncated.
+    let (src_meta, dst_meta) = (sf.metadata(), df.metadata());
+    if let (Ok(s), Ok(d)) = (&src_meta, &dst_meta) {
+        if (s.dev(), s.ino()) == (d.dev(), d.ino()) {
+            return fail(format!(
+                "{} and {} are the same file",
+                quote(src),
+                quote(&dst)
+            ));
+        }
+    }
+    // A regular file is emptied first (devices such as /dev/null have no length to cut).
+    if created.is_none() && dst_meta.is_ok_and(|m| m.is_file()) {
+        df.set_len(0)
+            .map_err(|e| CliError(format!("cannot truncate {}: {}", quote(&dst), io_text(&e))))?;
+    }
     let copied = copy(a, src, &sf, &dst, &df, meta.len(), host_only);
     drop(df);
     let copied = copied.and_then(|c| {
@@ -143,21 +161,22 @@ pub(crate) fn run(a: &CpArgs) -> CliResult<()> {
     let (bytes, secs) = match copied {
         Ok(c) => c,
         Err(CliError(msg)) => {
-            // The destination is incomplete (or, after --verify, wrong).
-            return Err(CliError(if created {
-                match fs::remove_file(&dst) {
-                    Ok(()) => format!("{msg}; removed the incomplete {}", quote(&dst)),
-                    Err(e) => format!(
-                        "{msg}; {} is incomplete and could not be removed: {}",
-                        quote(&dst),
-                        io_text(&e)
-                    ),
-                }
-            } else {
-                format!("{msg}; {} is incomplete", quote(&dst))
+            // The destination is incomplete (or, after --verify, wrong). One this run created
+            // is removed, unless another file took its name meanwhile.
+            return Err(CliError(match created.take().map(Created::remove_now) {
+                Some(Ok(true)) => format!("{msg}; removed the incomplete {}", quote(&dst)),
+                Some(Err(e)) => format!(
+                    "{msg}; {} is incomplete and could not be removed: {}",
+                    quote(&dst),
+                    io_text(&e)
+                ),
+                Some(Ok(false)) | None => format!("{msg}; {} is incomplete", quote(&dst)),
             }));
         }
     };
+    if let Some(c) = created.as_mut() {
+        c.keep();
+    }
     if a.verbose {
         let via = if host_only {
             format!("host memory (host-only, no GPU runtime: {})", choice.reason)

@@ -99,6 +99,18 @@ impl Created {
     }
 }
 
+impl Created {
+    /// Remove it now: `Ok(true)` when removed, `Ok(false)` when the path no longer leads to
+    /// it (nothing is removed then).
+    pub(crate) fn remove_now(mut self) -> io::Result<bool> {
+        self.remove = false;
+        if !self.is_ours() {
+            return Ok(false);
+        }
+        fs::remove_file(&self.path).map(|()| true)
+    }
+}
+
 impl Drop for Created {
     fn drop(&mut self) {
         if self.remove && self.is_ours() {

@@ -256,3 +256,23 @@ fn cp_to_dev_null_succeeds() {
     assert_eq!(entries(&tmp), ["src"]);
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+// ---- cp's copy is as private as its source -----------------------------------------------------
+
+/// A new copy gets its source's permission bits (less the umask), as `cp` gives them: copying a
+/// private file into a shared directory does not publish it.
+#[test]
+fn cp_gives_a_new_copy_its_source_s_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = scratch("cp-mode");
+    let src = tmp.join("private");
+    std::fs::write(&src, vec![0x33u8; 70_000]).unwrap();
+    std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let dst = tmp.join("copy");
+    let out = common::run_hipfile(&tmp, true, &[], &["cp", s(&src), s(&dst)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mode = std::fs::metadata(&dst).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the copy's mode is {mode:o}");
+    assert_eq!(std::fs::read(&dst).unwrap(), vec![0x33u8; 70_000]);
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -279,6 +279,30 @@ fn bench_write_refuses_an_existing_file_without_force() {
         );
         assert_eq!(std::fs::read(&file).unwrap(), b"do not overwrite me");
     }
+    // Not only regular files: a device (a block device would be a whole disk; /dev/null is the
+    // one every machine has and writing it harms nothing if the check were missing).
+    let out = hipfile(
+        &tmp,
+        true,
+        &[],
+        &[
+            "bench",
+            "--mode",
+            "write",
+            "--file",
+            "/dev/null",
+            "--size",
+            "1M",
+            "--io-size",
+            "64K",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "hipfile: '/dev/null' exists and --mode write would overwrite it: give --force, or a \
+         --file that does not exist\n"
+    );
     let out = hipfile(
         &tmp,
         true,
