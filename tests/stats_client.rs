@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::ptr::null_mut;
 use std::time::{Duration, Instant};
 
-use common::stats_ctx::{raw_connect, recv_fd, Ctx};
+use common::stats_ctx::{raw_connect, raw_connect_with, raw_listen, recv_fd, Ctx};
 use common::*;
 use hipfile::api::stats::{Connection, Layout};
 use hipfile::api::{BackendKind, Direction, Refusal};
@@ -428,6 +428,58 @@ child_test!(
         drop(target);
     }
 );
+
+child_test!(
+    a_listener_that_never_accepts_does_not_hold_the_client,
+    [("HIPFILE_STATS_CONNECT_TIMEOUT", "1")],
+    {
+        // Someone holds the target's name with a full backlog (listen(0) and one waiting
+        // connection; a stopped server fills up the same way): a connect there would wait
+        // for a place with no time limit. The client gives up after its second instead.
+        let target = Target::spawn("wait", &[], false);
+        let _squat = raw_listen(target.pid(), 0);
+        let mut queued = Vec::new();
+        loop {
+            match raw_connect_with(target.pid(), libc::SOCK_NONBLOCK) {
+                Ok(s) => queued.push(s),
+                Err(e) => {
+                    assert_eq!(e.raw_os_error(), Some(libc::EAGAIN), "{e}");
+                    break;
+                }
+            }
+        }
+        assert!(!queued.is_empty(), "the backlog took no connection");
+        let (code, errno, took) = timed_connect(target.pid(), Duration::from_secs(20));
+        assert_eq!(
+            (code, errno),
+            (hipFileStatsTargetProcessNotAccessible, libc::ETIMEDOUT)
+        );
+        assert!(took < Duration::from_secs(10), "{took:?}");
+        drop(target);
+    }
+);
+
+#[test]
+fn a_timeout_beyond_the_clock_is_no_limit() {
+    // Duration::MAX cannot be added to the clock: the safe API waits without a limit (here
+    // until the target exits) instead of panicking.
+    let mut target = Target::spawn("shutdown", &[], true);
+    let t = hipfile::api::stats::Target::open(target.pid()).unwrap();
+    let stdin = target.child.stdin.take();
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        drop(stdin);
+    });
+    let e = t.connect_timeout(Some(Duration::MAX)).unwrap_err();
+    assert_eq!(
+        (e.kind(), e.to_string()),
+        (
+            std::io::ErrorKind::NotFound,
+            "the target exited without serving its statistics".to_string()
+        )
+    );
+    closer.join().unwrap();
+}
 
 #[test]
 fn after_shutdown_the_socket_is_gone() {

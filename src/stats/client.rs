@@ -109,7 +109,8 @@ impl Target {
     /// `PermissionDenied` (the name is held by another process, or the target refused us;
     /// the message says which), or a system call's.
     pub fn connect_timeout(&self, timeout: Option<Duration>) -> io::Result<Connection> {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // A timeout too long for the clock to reach is no limit.
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut wait_ms: c_int = 0;
         loop {
             if let Some(conn) = self.attempt(deadline)? {
@@ -144,7 +145,8 @@ impl Target {
         let sock = socket::stream_socket()?;
         // The server binds the same full-length address.
         if socket::connect(sock.as_raw_fd(), &socket_address(self.pid as u32)).is_err() {
-            // Not listening (yet), backlog full, ...: retry while the target lives.
+            // Not listening (yet), backlog full (`EAGAIN`: the socket does not block), ...:
+            // retry while the target lives and the deadline allows.
             return Ok(None);
         }
         // Anyone can bind an abstract name first: take a block only from the process asked
@@ -189,7 +191,12 @@ impl Target {
                 ));
             }
             if revents[0] != 0 {
-                return match receive_fd(sock.as_raw_fd(), false)? {
+                let received = match receive_fd(sock.as_raw_fd(), false) {
+                    // Readable, yet nothing to read after all: wait again.
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                    r => r?,
+                };
+                return match received {
                     Some(fd) => Ok(Some(Connection::from_fd(fd))),
                     // Closed without a descriptor: our server's answer to a reader it refuses.
                     None => Err(io::Error::new(

@@ -111,13 +111,18 @@ pub(crate) fn send_fd(sock: RawFd, fd: RawFd, payload: c_int) -> io::Result<()> 
     }
 }
 
-/// A blocking, close-on-exec stream socket.
+/// A non-blocking, close-on-exec stream socket: a connect to a full backlog is `EAGAIN`, never
+/// a wait (a listener that never accepts, or a stopped one, cannot hold the caller).
 pub(crate) fn stream_socket() -> io::Result<OwnedFd> {
     // SAFETY: plain syscall.
-    let raw = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
-    if raw < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let raw = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    };
+    let raw = cvt(raw, "socket")?;
     // SAFETY: a fresh descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
@@ -176,20 +181,10 @@ pub(crate) fn peer_credentials(sock: RawFd) -> io::Result<PeerCredentials> {
     })
 }
 
-/// Who listens on `addr`: connect without blocking (a full backlog is `EAGAIN`, never a
-/// wait), read the listener's credentials, and close again without sending anything.
+/// Who listens on `addr`: connect without blocking, read the listener's credentials, and
+/// close again without sending anything.
 pub(crate) fn listener_credentials(addr: &libc::sockaddr_un) -> io::Result<PeerCredentials> {
-    // SAFETY: plain syscall.
-    let raw = unsafe {
-        libc::socket(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
-            0,
-        )
-    };
-    let raw = cvt(raw, "socket")?;
-    // SAFETY: a fresh descriptor that nothing else owns.
-    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+    let sock = stream_socket()?;
     connect(sock.as_raw_fd(), addr)?;
     peer_credentials(sock.as_raw_fd())
 }

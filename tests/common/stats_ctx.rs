@@ -101,11 +101,53 @@ pub fn recv_fd(sock: &impl std::os::fd::AsRawFd) -> std::os::fd::OwnedFd {
 
 /// Connect to `"\0AISSTATS%08x"` with the full `sizeof(sockaddr_un)` as AMD's client does.
 pub fn raw_connect(pid: c_int) -> std::io::Result<OwnedFd> {
+    raw_connect_with(pid, 0)
+}
+
+/// [`raw_connect`] with extra socket `flags` (`SOCK_NONBLOCK`: a full backlog is `EAGAIN`).
+pub fn raw_connect_with(pid: c_int, flags: c_int) -> std::io::Result<OwnedFd> {
+    let sock = unix_socket(flags);
+    let (addr, len) = stats_address(pid);
+    // SAFETY: a valid address of `len` bytes.
+    if unsafe { libc::connect(sock.as_raw_fd(), (&raw const addr).cast(), len) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(sock)
+}
+
+/// A stream socket of this process bound to `pid`'s statistics name and listening with a
+/// backlog of `backlog` (a squatter of that name).
+pub fn raw_listen(pid: c_int, backlog: c_int) -> OwnedFd {
+    let sock = unix_socket(0);
+    let (addr, len) = stats_address(pid);
+    // SAFETY: a valid address of `len` bytes.
+    assert_eq!(
+        unsafe { libc::bind(sock.as_raw_fd(), (&raw const addr).cast(), len) },
+        0,
+        "bind: {}",
+        std::io::Error::last_os_error()
+    );
+    // SAFETY: a bound socket we own.
+    assert_eq!(unsafe { libc::listen(sock.as_raw_fd(), backlog) }, 0);
+    sock
+}
+
+fn unix_socket(flags: c_int) -> OwnedFd {
     // SAFETY: plain syscall.
-    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | flags,
+            0,
+        )
+    };
     assert!(fd >= 0);
     // SAFETY: a fresh descriptor we own.
-    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// `"\0AISSTATS%08x"` as the library binds it: the full `sizeof(sockaddr_un)`.
+fn stats_address(pid: c_int) -> (libc::sockaddr_un, libc::socklen_t) {
     // SAFETY: plain old data.
     let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
     addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
@@ -113,10 +155,8 @@ pub fn raw_connect(pid: c_int) -> std::io::Result<OwnedFd> {
     for (d, s) in addr.sun_path.iter_mut().zip(name.bytes()) {
         *d = s as libc::c_char;
     }
-    let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
-    // SAFETY: a valid address of `len` bytes.
-    if unsafe { libc::connect(sock.as_raw_fd(), (&raw const addr).cast(), len) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(sock)
+    (
+        addr,
+        std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t,
+    )
 }

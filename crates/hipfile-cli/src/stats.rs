@@ -87,8 +87,16 @@ pub(crate) fn seconds_arg(s: &str) -> Result<Duration, String> {
     if x.is_nan() || x <= 0.0 {
         return Err(format!("'{s}': must be more than 0 seconds"));
     }
-    Duration::try_from_secs_f64(x).map_err(|_| format!("'{s}' seconds is too long"))
+    if x > MAX_SECONDS {
+        return Err(format!(
+            "'{s}' seconds is too long (at most {MAX_SECONDS} s, a year)"
+        ));
+    }
+    Ok(Duration::from_secs_f64(x))
 }
+
+/// The longest `--watch` or `--timeout`: a year (a clock deadline must stay representable).
+const MAX_SECONDS: f64 = 365.0 * 86400.0;
 
 /// Seconds as the user would write them ("10 s", "0.5 s").
 fn fmt_secs(d: Duration) -> String {
@@ -691,6 +699,11 @@ mod tests {
         assert!(seconds_arg("nan").is_err());
         assert!(seconds_arg("inf").is_err());
         assert!(seconds_arg("1e300").is_err());
+        assert_eq!(
+            seconds_arg("1e19"),
+            Err("'1e19' seconds is too long (at most 31536000 s, a year)".to_string())
+        );
+        assert_eq!(seconds_arg("31536000"), Ok(Duration::from_secs(31_536_000)));
         assert!(seconds_arg("soon").is_err());
         assert_eq!(fmt_secs(Duration::from_secs(10)), "10 s");
         assert_eq!(fmt_secs(Duration::from_millis(500)), "0.5 s");
