@@ -21,9 +21,7 @@ static INIT: Once = Once::new();
 /// Install the subscriber once per process.
 pub(crate) fn init() {
     INIT.call_once(|| {
-        let filter = std::env::var("HIPFILE_LOG").unwrap_or_else(|_| "warn".to_string());
-        let filter = tracing_subscriber::EnvFilter::try_new(&filter)
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        let (filter, bad_filter) = filter_of(std::env::var("HIPFILE_LOG").ok().as_deref());
         let builder = tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_target(false);
@@ -46,11 +44,41 @@ pub(crate) fn init() {
         };
         // An application subscriber already in place is fine.
         drop(result);
-        if let Some(msg) = refused {
+        for msg in [bad_filter, refused].into_iter().flatten() {
             tracing::warn!(target: "hipfile", "{msg}");
         }
         say_secure_execution();
     });
+}
+
+/// Levels `HIPFILE_LOG` may name (any case; `warning` is `warn`).
+const LEVELS: [&str; 7] = ["off", "error", "warn", "warning", "info", "debug", "trace"];
+
+/// The filter `HIPFILE_LOG` asks for: unset or empty is `warn`; a level; or `tracing`'s
+/// directive syntax (`target=level`, comma-separated). Anything else would parse as the name of
+/// a log source and silence every line, errors included: `warn` then, and what to say about it.
+fn filter_of(value: Option<&str>) -> (tracing_subscriber::EnvFilter, Option<String>) {
+    let warn = || tracing_subscriber::EnvFilter::new("warn");
+    let v = value.map(str::trim).unwrap_or("");
+    if v.is_empty() {
+        return (warn(), None);
+    }
+    let lower = v.to_ascii_lowercase();
+    let text = match lower.as_str() {
+        "warning" => Some("warn"),
+        l if LEVELS.contains(&l) => Some(l),
+        _ if v.contains('=') || v.contains(',') => Some(v),
+        _ => None,
+    };
+    match text.map(tracing_subscriber::EnvFilter::try_new) {
+        Some(Ok(f)) => (f, None),
+        _ => (
+            warn(),
+            Some(format!(
+                "HIPFILE_LOG={v:?} is neither a level (error, warn, info, debug, trace, off) nor a filter (target=level): logging at warn"
+            )),
+        ),
+    }
 }
 
 /// One line when secure-execution mode makes us ignore variables: a warning when some are
@@ -67,6 +95,38 @@ fn say_secure_execution() {
             target: "hipfile",
             "secure-execution mode (a set-user-ID, set-group-ID or file-capability program): ignoring {}, as every variable that names a library, a file or a directory",
             ignored.join(", ")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::filter_of;
+
+    fn of(v: Option<&str>) -> (String, Option<String>) {
+        let (f, complaint) = filter_of(v);
+        (f.to_string(), complaint)
+    }
+
+    #[test]
+    fn the_filter_is_a_level_a_directive_or_warn() {
+        assert_eq!(of(None), ("warn".into(), None));
+        assert_eq!(of(Some("")), ("warn".into(), None), "empty is unset");
+        assert_eq!(of(Some("  ")), ("warn".into(), None));
+        assert_eq!(of(Some("warning")), ("warn".into(), None));
+        assert_eq!(of(Some("INFO")), ("info".into(), None));
+        assert_eq!(of(Some("off")), ("off".into(), None));
+        assert_eq!(of(Some("hipfile=debug")), ("hipfile=debug".into(), None));
+        assert_eq!(
+            of(Some("loud")),
+            (
+                "warn".into(),
+                Some(
+                    "HIPFILE_LOG=\"loud\" is neither a level (error, warn, info, debug, trace, \
+                     off) nor a filter (target=level): logging at warn"
+                        .into()
+                )
+            )
         );
     }
 }

@@ -90,6 +90,43 @@ child_test!(default_level_is_quiet_about_normal_fallbacks, {
     let _ = std::fs::remove_file(&log);
 });
 
+child_test!(an_empty_filter_is_the_default, [("HIPFILE_LOG", "")], {
+    // Empty is unset (it used to build a filter that silenced every line, errors included).
+    let log = scratch_file("empty-filter-log");
+    std::env::set_var("HIPFILE_LOG_FILE", &log);
+    open_driver();
+    assert_eq!(hipFileDriverClose(), OK);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.contains("WARN") && text.contains("SIMULATED GPU runtime"),
+        "{text}"
+    );
+    let _ = std::fs::remove_file(&log);
+});
+
+child_test!(
+    an_unknown_filter_says_so_and_logs_warnings,
+    [("HIPFILE_LOG", "loud")],
+    {
+        let log = scratch_file("unknown-filter-log");
+        std::env::set_var("HIPFILE_LOG_FILE", &log);
+        open_driver();
+        assert_eq!(hipFileDriverClose(), OK);
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(
+            text.contains(
+                "HIPFILE_LOG=\"loud\" is neither a level (error, warn, info, debug, trace, off) \
+                 nor a filter (target=level): logging at warn"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("SIMULATED GPU runtime"), "{text}");
+        let _ = std::fs::remove_file(&log);
+    }
+);
+
 child_test!(a_new_log_file_is_readable_by_its_owner_only, {
     // SAFETY: umask has no preconditions.
     unsafe { libc::umask(0o022) };

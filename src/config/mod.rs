@@ -98,13 +98,21 @@ impl Config {
             io_threads,
             request_parallelism,
             chunk_size,
-            bounce_budget: ((params.size(SizeParam::MaxDeviceCacheSizeKb) as usize) << 10)
-                .max(chunk_size),
-            inline_threshold: (params.size(SizeParam::MinIoThresholdSizeKb) as usize) << 10,
+            // KiB to bytes, saturating (a shift would drop the high bits of a huge value and
+            // turn "no limit" into almost nothing), as the live setter converts them.
+            bounce_budget: kib(params.size(SizeParam::MaxDeviceCacheSizeKb)).max(chunk_size),
+            inline_threshold: kib(params.size(SizeParam::MinIoThresholdSizeKb)),
             direct_io: env.direct_io.unwrap_or(true),
             params,
         }
     }
+}
+
+/// `v` KiB in bytes, saturating at `usize::MAX`.
+fn kib(v: u64) -> usize {
+    usize::try_from(v)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(1024)
 }
 
 #[cfg(test)]
@@ -158,6 +166,27 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Env::from_lookup(|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn huge_kib_values_saturate() {
+        // 2^54 KiB is 2^64 bytes: shifted, it was 0 (a budget of one chunk, no inline
+        // threshold); converted, it is as large as a budget can be.
+        let mut staged = Staged::default();
+        staged.sizes[SizeParam::MaxDeviceCacheSizeKb as usize] = Some(1 << 54);
+        staged.sizes[SizeParam::MinIoThresholdSizeKb as usize] = Some(1 << 54);
+        let c = Config::resolve(&env_of(&[]), &staged);
+        assert_eq!(
+            (c.bounce_budget, c.inline_threshold),
+            (usize::MAX, usize::MAX)
+        );
+        staged.sizes[SizeParam::MaxDeviceCacheSizeKb as usize] = Some(8);
+        staged.sizes[SizeParam::MinIoThresholdSizeKb as usize] = Some(64);
+        let c = Config::resolve(&env_of(&[]), &staged);
+        assert_eq!(
+            (c.bounce_budget, c.inline_threshold),
+            (c.chunk_size, 64 << 10)
+        );
     }
 
     #[test]

@@ -72,6 +72,7 @@ pub(crate) fn parse(text: &str) -> Result<Value, String> {
     let mut p = Parser {
         s: text.as_bytes(),
         i: 0,
+        depth: 0,
     };
     let v = p.value()?;
     p.skip();
@@ -84,7 +85,14 @@ pub(crate) fn parse(text: &str) -> Result<Value, String> {
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Arrays and objects open around the current position: bounded, so a hostile file cannot
+    /// exhaust the stack of the application that reads it.
+    depth: usize,
 }
+
+/// Nesting a configuration file never needs (`cufile.json` nests three levels); deeper is an
+/// error, as any other malformed file.
+const MAX_DEPTH: usize = 64;
 
 impl Parser<'_> {
     fn peek(&self) -> Option<u8> {
@@ -116,8 +124,22 @@ impl Parser<'_> {
     fn value(&mut self) -> Result<Value, String> {
         self.skip();
         match self.peek() {
-            Some(b'{') => self.object(),
-            Some(b'[') => self.array(),
+            Some(open @ (b'{' | b'[')) => {
+                if self.depth == MAX_DEPTH {
+                    return Err(format!(
+                        "nested deeper than {MAX_DEPTH} levels at byte {}",
+                        self.i
+                    ));
+                }
+                self.depth += 1;
+                let v = if open == b'{' {
+                    self.object()
+                } else {
+                    self.array()
+                };
+                self.depth -= 1;
+                v
+            }
             Some(b'"') => self.string().map(Value::Text),
             Some(b't') => self.word("true", Value::Bool(true)),
             Some(b'f') => self.word("false", Value::Bool(false)),
@@ -327,6 +349,23 @@ pub(crate) fn env_u64(name: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_is_bounded() {
+        // A megabyte of '[' overflowed the stack of the process reading it.
+        let deep = "[".repeat(1 << 20);
+        assert_eq!(
+            parse(&deep).unwrap_err(),
+            "nested deeper than 64 levels at byte 64"
+        );
+        let ok = format!("{}{}", "[".repeat(64), "]".repeat(64));
+        assert!(parse(&ok).is_ok());
+        let one_more = format!("{}{}", "[".repeat(65), "]".repeat(65));
+        assert_eq!(
+            parse(&one_more).unwrap_err(),
+            "nested deeper than 64 levels at byte 64"
+        );
+    }
 
     #[test]
     fn nvidia_style_file_parses() {
