@@ -90,30 +90,32 @@ child_test!(default_level_is_quiet_about_normal_fallbacks, {
     let _ = std::fs::remove_file(&log);
 });
 
-child_test!(an_empty_filter_is_the_default, [("HIPFILE_LOG", "")], {
-    // Empty is unset (it used to build a filter that silenced every line, errors included).
-    let log = scratch_file("empty-filter-log");
+/// What the library logs to a new `HIPFILE_LOG_FILE` while the driver opens and closes.
+fn log_of_open_and_close(tag: &str) -> String {
+    let log = scratch_file(tag);
     std::env::set_var("HIPFILE_LOG_FILE", &log);
     open_driver();
     assert_eq!(hipFileDriverClose(), OK);
     let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    text
+}
+
+child_test!(an_empty_filter_is_the_default, [("HIPFILE_LOG", "")], {
+    // Empty is unset (it used to build a filter that silenced every line, errors included).
+    let text = log_of_open_and_close("empty-filter-log");
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(
         text.contains("WARN") && text.contains("SIMULATED GPU runtime"),
         "{text}"
     );
-    let _ = std::fs::remove_file(&log);
 });
 
 child_test!(
     an_unknown_filter_says_so_and_logs_warnings,
     [("HIPFILE_LOG", "loud")],
     {
-        let log = scratch_file("unknown-filter-log");
-        std::env::set_var("HIPFILE_LOG_FILE", &log);
-        open_driver();
-        assert_eq!(hipFileDriverClose(), OK);
-        let text = std::fs::read_to_string(&log).unwrap();
+        let text = log_of_open_and_close("unknown-filter-log");
         assert_eq!(text.lines().count(), 2, "{text}");
         assert!(
             text.contains(
@@ -123,7 +125,6 @@ child_test!(
             "{text}"
         );
         assert!(text.contains("SIMULATED GPU runtime"), "{text}");
-        let _ = std::fs::remove_file(&log);
     }
 );
 
