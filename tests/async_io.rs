@@ -908,7 +908,26 @@ child_test!(deregistering_a_handle_waits_for_its_queued_operations, {
             hipFileHandleDeregister(fh as hipFileHandle_t);
             returned.store(true, Ordering::Release);
         });
-        std::thread::sleep(Duration::from_millis(100));
+        // Wait until the handle is gone: a synchronous read of 0 bytes looks the handle up
+        // and moves nothing (0 while registered, -hipFileHandleNotRegistered once gone).
+        // Polled with a deadline, not a fixed sleep, so a slow start of the thread on a
+        // loaded machine is no failure.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            // SAFETY: a size of 0 touches no memory.
+            let r = unsafe { hipFileRead(f.fh, dev.ptr, 0, 0, 0) };
+            if r == -5027 {
+                break;
+            }
+            assert_eq!(r, 0, "a read of nothing on a registered handle");
+            assert!(
+                Instant::now() < deadline,
+                "the handle was never deregistered"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // The handle is gone but the operation queued on it is held by the paused stream,
+        // so the deregistration must still be waiting.
         assert!(
             !returned.load(Ordering::Acquire),
             "waits for the queued operation"

@@ -87,10 +87,22 @@ child_test!(
         let stream = Stream::new();
         s.fault("fastpath_errno", i64::from(libc::ENODEV));
         let mut r = Params::new(N, 0, 0);
+        let before = common::sync_io::paths();
         assert_eq!(read_async(f.fh, dev.ptr, &mut r, &stream), OK);
         stream.sync();
+        let d = common::sync_io::paths_since(before);
         s.fault("fastpath_errno", 0);
         assert_eq!(r.result(), N as isize);
+        // The fastpath was tried once and refused with ENODEV; the fallback's retry copied
+        // exactly the request's bytes to the device (the download below comes after).
+        assert_eq!(
+            d,
+            common::sync_io::Paths {
+                fast_read: 1,
+                fast_write: 0,
+                copied: N as u64
+            }
+        );
         assert_eq!(s.download(dev.ptr, N), data);
     }
 );

@@ -324,8 +324,10 @@ child_test!(submit_checks_in_order_and_all_or_nothing, {
     unsafe { (sim().host_free)(host) };
 });
 
+/// Which paths served the reads and the writes: the fastpath's calls and the bytes copied
+/// between host and device, counted around the submission and the reaping only (the test's own
+/// uploads and downloads are copies too).
 fn reads_and_writes(compat: bool) {
-    let _ = compat;
     const LEN: usize = 1 << 20;
     let f = file("batch-rw", LEN, libc::O_RDWR);
     let reg = sim().device_alloc(LEN);
@@ -365,9 +367,11 @@ fn reads_and_writes(compat: bool) {
         32768,
         300,
     ));
+    let before = sync_io::paths();
     assert_eq!(submit(h, &mut ops), OK);
     assert_eq!(use_count(), 1, "the driver was open");
     let ev = reap_all(h, ops.len());
+    let reads = sync_io::paths_since(before);
     let (r, u) = (sim().download(reg.ptr, LEN), sim().download(unreg.ptr, LEN));
     for (e, op) in ev.iter().zip({
         let mut o = ops.clone();
@@ -404,8 +408,10 @@ fn reads_and_writes(compat: bool) {
             )
         })
         .collect();
+    let before = sync_io::paths();
     assert_eq!(submit(h, &mut w), OK);
     let ev = reap_all(h, 8);
+    let writes = sync_io::paths_since(before);
     assert!(ev
         .iter()
         .all(|e| e.status == hipFileComplete && e.ret == 65536));
@@ -418,6 +424,28 @@ fn reads_and_writes(compat: bool) {
         );
     }
     hipFileBatchIODestroy(h);
+    if compat {
+        // Compat mode forced: no operation may reach the fastpath, so every one is a bounce
+        // copy of exactly its bytes: 32 reads of 32 KiB and the 1000 bytes before the end of
+        // the file (host to device), 8 writes of 64 KiB (device to host).
+        let want = |copied| sync_io::Paths {
+            fast_read: 0,
+            fast_write: 0,
+            copied,
+        };
+        assert_eq!(reads, want(32 * 32768 + 1000), "reads");
+        assert_eq!(writes, want(8 * 65536), "writes");
+    } else if sync_io::fastpath_possible("reads_and_writes") {
+        // Without compat every 4 KiB-aligned operation takes the fastpath (the 32 reads, the
+        // 8 writes); only the unaligned 1000 bytes at the end of the file are copied.
+        let fast = |fast_read, fast_write, copied| sync_io::Paths {
+            fast_read,
+            fast_write,
+            copied,
+        };
+        assert_eq!(reads, fast(32, 0, 1000), "reads");
+        assert_eq!(writes, fast(0, 8, 0), "writes");
+    }
 }
 
 child_test!(reads_and_writes_move_the_right_bytes, {

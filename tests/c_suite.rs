@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use common::cc::CProgram;
-use common::cprog::suite_passed;
+use common::cprog::{suite_groups, suite_passed};
 use common::{hipsim_path, out_dir, program, stderr, stdout};
 
 /// Compiles the suite once per test process; returns the executable.
@@ -61,7 +61,11 @@ fn run_suite(mode: &str, env: &[(&str, &str)]) {
     if !out.stderr.is_empty() {
         println!("--- suite stderr ({mode})\n{}", stderr(&out));
     }
-    suite_passed(&format!("the C suite in mode {mode}"), &out);
+    suite_passed(
+        &format!("the C suite in mode {mode}"),
+        &out,
+        &suite_groups(None, None),
+    );
     let _ = std::fs::remove_dir_all(&scratch);
 }
 

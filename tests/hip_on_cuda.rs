@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 use common::cc::{lib_dir, CProgram};
-use common::cprog::suite_passed;
+use common::cprog::{suite_groups, suite_passed};
 use common::{
     fnv1a64, hipsim_path, in_child, out_dir, repo_root, run_in_child, stderr, stdout, text,
 };
@@ -933,7 +933,11 @@ fn c_suite_in_hip_mode_on_the_shim() {
     let out = cmd.output().expect("run the suite");
     let stderr = stderr(&out);
     println!("{}\n--- stderr\n{stderr}", stdout(&out));
-    suite_passed("the suite in HIP mode on the shim", &out);
+    suite_passed(
+        "the suite in HIP mode on the shim",
+        &out,
+        &suite_groups(None, Some("large")),
+    );
     // The library chose the shim as ROCm 7 and found no GPU-direct entry points.
     let chosen = format!(
         "platform amd: HIP 7.0.0 from {}, 1 device(s), fastpath entry points absent",

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::cc::CProgram;
-use common::cprog::suite_passed;
+use common::cprog::{suite_groups, suite_passed};
 use common::*;
 
 fn work_dir() -> PathBuf {
@@ -88,7 +88,7 @@ fn c_suite_under_address_and_undefined_sanitizers() {
         .output()
         .unwrap();
     assert_no_report("C suite under ASan/UBSan", &out);
-    let summary = suite_passed("C suite under ASan/UBSan", &out);
+    let summary = suite_passed("C suite under ASan/UBSan", &out, &suite_groups(None, None));
     println!("C suite under ASan+UBSan: {summary}");
     let _ = std::fs::remove_dir_all(&scratch);
 }
@@ -171,7 +171,11 @@ fn c_suite_subset_under_valgrind_memcheck() {
             Some(97),
             "valgrind errors in group {group}:\n{stderr}"
         );
-        let summary = suite_passed(&format!("valgrind, group {group}"), &out);
+        let summary = suite_passed(
+            &format!("valgrind, group {group}"),
+            &out,
+            &suite_groups(Some(group), None),
+        );
         lines.push(format!("{group}: {summary}"));
         let _ = std::fs::remove_dir_all(&scratch);
     }

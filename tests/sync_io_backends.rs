@@ -67,11 +67,11 @@ child_test!(
         let dev = device_filled(64 * 1024, 0);
         let before = paths();
         assert_eq!(rd(f.fh, dev.ptr, 32768, 4096, 0), 32768);
-        assert_fallback(paths_since(before), "aligned read, compat forced");
+        assert_fallback(paths_since(before), "aligned read, compat forced", 32768);
         assert_eq!(sim().download(dev.ptr, 32768), data[4096..36864]);
         let before = paths();
         assert_eq!(wr(f.fh, dev.ptr, 32768, 0, 0), 32768);
-        assert_fallback(paths_since(before), "aligned write, compat forced");
+        assert_fallback(paths_since(before), "aligned write, compat forced", 32768);
         let mut expect = data.clone();
         expect[..32768].copy_from_slice(&data[4096..36864]);
         assert_eq!(f.contents(), expect);
@@ -94,7 +94,7 @@ child_test!(
         for (size, foff) in [(32768usize, 4096usize), (1000, 3)] {
             let before = paths();
             assert_eq!(rd(f.fh, dev.ptr, size, foff as i64, 0), size as isize);
-            assert_fallback(paths_since(before), "compat forced and disallowed");
+            assert_fallback(paths_since(before), "compat forced and disallowed", size);
             assert_eq!(sim().download(dev.ptr, size), data[foff..foff + size]);
         }
     }
@@ -150,7 +150,7 @@ child_test!(real_file_system_detection, {
         assert_fastpath(d, "aligned read on a supported file system");
     } else {
         eprintln!("real_file_system_detection: not ext4 data=ordered/xfs: the fallback must serve aligned I/O");
-        assert_fallback(d, "aligned read on an unsupported file system");
+        assert_fallback(d, "aligned read on an unsupported file system", 16384);
     }
     assert_eq!(sim().download(dev.ptr, 16384), data[..16384]);
 });
@@ -190,7 +190,7 @@ child_test!(tmpfs_is_refused_without_unsupported_file_systems, {
     let dev = device_filled(64 * 1024, 0);
     let before = paths();
     assert_eq!(rd(f.fh, dev.ptr, 16384, 0, 0), 16384);
-    assert_fallback(paths_since(before), "aligned read on tmpfs");
+    assert_fallback(paths_since(before), "aligned read on tmpfs", 16384);
     assert_eq!(sim().download(dev.ptr, 16384), data[..16384]);
 });
 
@@ -259,7 +259,7 @@ child_test!(
                 assert_eq!(d.fast_read, 1);
                 assert_eq!(s.counter("fastpath_read_bytes") - rb, size as u64);
             } else if size > 0 {
-                assert_fallback(d, &format!("unaligned read {foff} {boff} {size}"));
+                assert_fallback(d, &format!("unaligned read {foff} {boff} {size}"), size);
             }
             if size > 0 {
                 assert_eq!(s.download(dev.at(boff), size), data[foff..foff + size]);
@@ -285,7 +285,7 @@ child_test!(
                 assert_eq!(d.fast_write, 1);
                 assert_eq!(s.counter("fastpath_write_bytes") - wb, size as u64);
             } else if size > 0 {
-                assert_fallback(d, &format!("unaligned write {foff} {boff} {size}"));
+                assert_fallback(d, &format!("unaligned write {foff} {boff} {size}"), size);
             }
             let mut expect = vec![0u8; foff];
             expect.extend_from_slice(&data[..size]);
@@ -323,7 +323,11 @@ child_test!(
                 (2 * K4 as isize, 0),
                 "read at buffer offset {boff}"
             );
-            assert_fallback(paths_since(before), "read at an address not 4 KiB aligned");
+            assert_fallback(
+                paths_since(before),
+                "read at an address not 4 KiB aligned",
+                2 * K4,
+            );
             assert_eq!(s.download(dev.at(boff), 2 * K4), data[K4..3 * K4]);
             let out = TestFile::rw("memalign-out", &[]);
             let before = paths();
@@ -332,7 +336,11 @@ child_test!(
                 (2 * K4 as isize, 0),
                 "write at buffer offset {boff}"
             );
-            assert_fallback(paths_since(before), "write at an address not 4 KiB aligned");
+            assert_fallback(
+                paths_since(before),
+                "write at an address not 4 KiB aligned",
+                2 * K4,
+            );
             assert_eq!(out.contents(), data[K4..3 * K4]);
         }
     }

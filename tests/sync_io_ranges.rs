@@ -96,7 +96,7 @@ fn buffer_offset_io(fast: bool) {
     if fast {
         assert_fastpath(d, "aligned buffer-offset read");
     } else {
-        assert_fallback(d, "unaligned buffer-offset read");
+        assert_fallback(d, "unaligned buffer-offset read", size);
     }
     let back = s.download(dev.ptr, len);
     assert!(back[..boff].iter().all(|&b| b == 0x77));
@@ -123,7 +123,7 @@ fn buffer_offset_io(fast: bool) {
     if fast {
         assert_fastpath(d, "aligned buffer-offset write");
     } else {
-        assert_fallback(d, "unaligned buffer-offset write");
+        assert_fallback(d, "unaligned buffer-offset write", size);
     }
     let mut expect = vec![0x11; len];
     expect[foff..foff + size].copy_from_slice(&fresh);
@@ -406,7 +406,7 @@ fn round_trip_matrix() {
             if aligned(dev.ptr as usize + wboff, foff, size) {
                 assert_fastpath(d, &what);
             } else {
-                assert_fallback(d, &what);
+                assert_fallback(d, &what, size);
             }
         }
         fill(dev.ptr, 0, dev.len);
@@ -433,7 +433,7 @@ fn round_trip_matrix() {
             if aligned(dev.ptr as usize + rboff, foff, size) {
                 assert_fastpath(d, &what);
             } else {
-                assert_fallback(d, &what);
+                assert_fallback(d, &what, size);
             }
         }
         if registered {

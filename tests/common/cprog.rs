@@ -43,9 +43,43 @@ pub fn run(exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.output().expect("run the C program")
 }
 
+/// The cases of each group of `tests/c/suite.c`, in the order it runs them (counted from a run:
+/// several groups make one case per row of a table; to be updated with the suite). Passed and
+/// skipped cases together must make exactly these: a case may be skipped where the machine
+/// lacks something (managed memory, O_DIRECT in the scratch directory, a stream waiting on a
+/// memory value), but a case that is not run at all, or a group that stops early, fails.
+pub const SUITE_GROUPS: [(&str, usize); 12] = [
+    ("setup", 1),
+    ("basics", 4),
+    ("handles", 7),
+    ("buffers", 8),
+    ("sync_io", 179),
+    ("host", 16),
+    ("open_flags", 3),
+    ("large", 4),
+    ("threads", 4),
+    ("batch", 6),
+    ("async", 7),
+    ("closed_driver", 2),
+];
+
+/// The groups [`SUITE_GROUPS`] a run selects, as the suite selects them: `only` and `skip` are
+/// its `--only=`/`--skip=` substrings; `setup`, `basics` and `closed_driver` always run.
+pub fn suite_groups(only: Option<&str>, skip: Option<&str>) -> Vec<(&'static str, usize)> {
+    SUITE_GROUPS
+        .iter()
+        .copied()
+        .filter(|(name, _)| {
+            matches!(*name, "setup" | "basics" | "closed_driver")
+                || (only.is_none_or(|o| name.contains(o)) && skip.is_none_or(|s| !name.contains(s)))
+        })
+        .collect()
+}
+
 /// The summary line of `tests/c/suite.c` (`passed N / failed 0 / skipped K`), after asserting
-/// that its run `what` passed: a success status, no failed case.
-pub fn suite_passed(what: &str, out: &Output) -> String {
+/// that its run `what` passed: a success status, no failed case, and in its table of groups
+/// exactly the groups `groups` with exactly their cases run (passed or skipped).
+pub fn suite_passed(what: &str, out: &Output, groups: &[(&str, usize)]) -> String {
     let stdout = stdout(out);
     let summary = stdout
         .lines()
@@ -62,6 +96,24 @@ pub fn suite_passed(what: &str, out: &Output) -> String {
         out.status,
         failures.join("\n"),
         stderr(out)
+    );
+    // The table: "group passed failed skipped", one line per group, then "total".
+    let table: Vec<(String, usize)> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("group "))
+        .skip(1)
+        .take_while(|l| !l.starts_with("total "))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(w.len(), 4, "{what}: a line of the summary table: {l:?}");
+            let n = |i: usize| -> usize { w[i].parse().unwrap() };
+            (w[0].to_string(), n(1) + n(3))
+        })
+        .collect();
+    let want: Vec<(String, usize)> = groups.iter().map(|&(g, n)| (g.to_string(), n)).collect();
+    assert_eq!(
+        table, want,
+        "{what}: cases run (passed + skipped) per group\n{stdout}"
     );
     summary
 }

@@ -162,15 +162,19 @@ pub fn assert_fastpath(d: Paths, what: &str) {
     );
 }
 
-pub fn assert_fallback(d: Paths, what: &str) {
+/// The fallback served a request of `bytes`: no fastpath call, and its bounce copies moved
+/// exactly the request's bytes (a copy of more would move bytes the request does not own,
+/// of fewer would lose some).
+pub fn assert_fallback(d: Paths, what: &str, bytes: usize) {
     assert_eq!(
         d.fast_read + d.fast_write,
         0,
         "{what}: the fastpath must not be called, got {d:?}"
     );
-    assert!(
-        d.copied > 0,
-        "{what}: the fallback copies through pinned bounce buffers, got {d:?}"
+    assert_eq!(
+        d.copied, bytes as u64,
+        "{what}: the fallback copies exactly the request's bytes through pinned bounce \
+         buffers, got {d:?}"
     );
 }
 

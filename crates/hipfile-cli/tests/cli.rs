@@ -59,16 +59,16 @@ fn num(v: &Value, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key} is not a number in {v:?}"))
 }
 
-fn check_measurement(m: &Value, xfer: &str, io_size: f64) {
+/// One measurement of a read over the 64 MiB file: its labels, and the figures whose values
+/// the run's shape fixes (`threads`, `ops`, bytes) exactly; the timings only as positive.
+fn check_measurement(m: &Value, xfer: &str, io_size: u64, threads: u64, ops: u64) {
     assert_eq!(m.get("io_type").and_then(Value::as_str), Some("READ"));
     assert_eq!(m.get("xfer_type").and_then(Value::as_str), Some(xfer));
     for key in [
-        "threads",
         "gib_per_s",
         "avg_latency_us",
         "p50_latency_us",
         "p99_latency_us",
-        "ops",
         "total_time_s",
     ] {
         assert!(
@@ -76,8 +76,10 @@ fn check_measurement(m: &Value, xfer: &str, io_size: f64) {
             "{xfer}: {key} should be positive in {m:?}"
         );
     }
+    assert_eq!(num(m, "threads"), threads as f64, "{xfer}: threads");
+    assert_eq!(num(m, "ops"), ops as f64, "{xfer}: ops");
     assert_eq!(num(m, "dataset_bytes"), (64u64 << 20) as f64, "{xfer}");
-    assert_eq!(num(m, "io_size_bytes"), io_size, "{xfer}");
+    assert_eq!(num(m, "io_size_bytes"), io_size as f64, "{xfer}");
     assert!(num(m, "p99_latency_us") >= num(m, "p50_latency_us"));
 }
 
@@ -99,8 +101,13 @@ fn random_file(path: &Path, len: usize) -> Vec<u8> {
 #[test]
 fn bench_json_with_compare() {
     let tmp = scratch("bench-json");
-    let out = ok(&hipfile(
+    // 12 engine threads: the page-rounded share of 64 MiB per thread (5,591,040 bytes) is
+    // below the io-size, so the N-thread baseline's pieces are neither io-size nor a divisor
+    // of it, whatever this host's default thread count would be.
+    let out = ok(&run_hipfile(
         &tmp,
+        true,
+        &[("HIPFILE_IO_THREADS", "12")],
         &[
             "bench",
             "--size",
@@ -112,20 +119,45 @@ fn bench_json_with_compare() {
         ],
     ));
     let v = parse(out.trim()).unwrap_or_else(|e| panic!("not one JSON object ({e}): {out}"));
+    const SIZE: u64 = 64 << 20;
+    const IO: u64 = 8 << 20;
+    // One application thread (the default) issues SIZE / IO reads; PREAD_1T does the same ops.
     check_measurement(
         v.get("hipfile").expect("hipfile"),
         "HIPFILE",
-        (8u64 << 20) as f64,
+        IO,
+        1,
+        SIZE / IO,
     );
     let baselines = v.get("baselines").expect("baselines with --compare");
     check_measurement(
         baselines.get("pread_1t").expect("pread_1t"),
         "PREAD_1T",
-        (8u64 << 20) as f64,
+        IO,
+        1,
+        SIZE / IO,
     );
-    let nt = baselines.get("pread_nt").expect("pread_nt");
-    check_measurement(nt, "PREAD_NT", num(nt, "io_size_bytes"));
-    assert!(num(nt, "io_size_bytes") <= (8u64 << 20) as f64);
+    // PREAD_NT, as bench.rs's header specifies it: as many threads as the engine has (or
+    // --threads, 1 here, if larger), each with pieces of io-size, at most 16 MiB, cut to the
+    // page-rounded share of the file each thread gets so all of them have work. The engine's
+    // thread count is the environment's.
+    assert_eq!(
+        num(v.get("config").expect("config"), "engine_threads"),
+        12.0
+    );
+    let nt_threads: u64 = 12;
+    let share = (SIZE / nt_threads) / 4096 * 4096;
+    let piece = IO.min(16 << 20).min(share.max(4096));
+    // Each io-size op is cut into pieces (the last one of an op shorter when piece does not
+    // divide it).
+    let nt_ops = (SIZE / IO) * IO.div_ceil(piece);
+    check_measurement(
+        baselines.get("pread_nt").expect("pread_nt"),
+        "PREAD_NT",
+        piece,
+        nt_threads,
+        nt_ops,
+    );
     let config = v.get("config").expect("config");
     assert_eq!(config.get("simulated"), Some(&Value::Bool(true)));
     assert_eq!(config.get("platform").and_then(Value::as_str), Some("amd"));
@@ -134,7 +166,8 @@ fn bench_json_with_compare() {
         .and_then(Value::as_str)
         .unwrap()
         .contains("libhipsim.so"));
-    assert!(num(config, "engine_threads") >= 1.0);
+    assert_eq!(num(config, "baseline_threads"), nt_threads as f64);
+    assert_eq!(num(config, "baseline_piece"), piece as f64);
     assert!(num(config, "chunk_size") >= 4096.0);
     assert_eq!(
         std::fs::read_dir(&tmp).unwrap().count(),

@@ -107,6 +107,11 @@ fn async_copies_and_host_functions_run_in_order() {
 #[test]
 fn generic_async_copy_and_null_stream() {
     let (s, _g) = sim();
+    // This test's own calls (the counters are shared with the binary's other tests).
+    let (generic0, htod0) = (
+        counter(s, "hipMemcpyAsync"),
+        counter(s, "hipMemcpyHtoDAsync"),
+    );
     let d = dmalloc(s, 8192);
     let src = pattern(8192, 5);
     let mut dst = vec![0u8; 8192];
@@ -140,8 +145,10 @@ fn generic_async_copy_and_null_stream() {
         assert_eq!((s.hipFree)(d), 0);
     }
     assert_eq!(dst, src);
-    assert!(counter(s, "hipMemcpyAsync") >= 4);
-    assert!(counter(s, "hipMemcpyHtoDAsync") >= 1);
+    // Two copies, and two refused (a size past the allocation, an unknown stream); one
+    // refused hipMemcpyHtoDAsync. Refused calls count too.
+    assert_eq!(counter(s, "hipMemcpyAsync"), generic0 + 4);
+    assert_eq!(counter(s, "hipMemcpyHtoDAsync"), htod0 + 1);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::os::unix::fs::FileExt;
 use std::ptr;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 
@@ -98,18 +98,6 @@ impl Drop for Word {
     fn drop(&mut self) {
         self.post(1);
     }
-}
-
-/// Waits until `cond` holds or `bound` passed; whether it held.
-fn within(bound: Duration, cond: impl Fn() -> bool) -> bool {
-    let end = Instant::now() + bound;
-    while Instant::now() < end {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    cond()
 }
 
 fn settle() {

@@ -7,6 +7,7 @@
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use cufile_abi::{CUfileDescr_t, CUfileDrvProps_t, CUfileError_t};
 use libloading::Library;
@@ -384,4 +385,18 @@ pub fn run_child(child: &str, env: &[(&str, &str)], marker: &str) {
 /// Whether this process is a child started by [`run_child`].
 pub fn in_child() -> bool {
     std::env::var_os("HIPSIM_CHILD").is_some()
+}
+
+/// Waits until `cond` holds or `bound` passed; whether it held. For what must happen soon:
+/// polling with a generous bound instead of a fixed sleep keeps a loaded machine from failing
+/// the test.
+pub fn within(bound: Duration, cond: impl Fn() -> bool) -> bool {
+    let end = Instant::now() + bound;
+    while Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    cond()
 }
