@@ -16,38 +16,13 @@ use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-fn params(
-    fh: hipFileHandle_t,
-    opcode: c_int,
-    base: *mut c_void,
-    file_offset: i64,
-    buffer_offset: i64,
-    size: usize,
-    cookie: usize,
-) -> hipFileIOParams_t {
-    hipFileIOParams_t {
-        mode: hipFileBatch,
-        u: hipFileIOParamsU {
-            batch: hipFileIOParamsBatch {
-                devPtr_base: base,
-                file_offset,
-                devPtr_offset: buffer_offset,
-                size,
-            },
-        },
-        fh,
-        opcode,
-        cookie: cookie as *mut c_void,
-    }
-}
-
 /// `n` reads of 4 KiB: read i from file offset `i * 4096` to memory offset `i * 4096`,
 /// cookie `1 + i`.
 fn reads_4k(fh: hipFileHandle_t, base: *mut c_void, n: usize) -> Vec<hipFileIOParams_t> {
     (0..n)
         .map(|i| {
             let off = (i * 4096) as i64;
-            params(fh, hipFileBatchRead, base, off, off, 4096, 1 + i)
+            batch_params(fh, hipFileBatchRead, base, off, off, 4096, 1 + i)
         })
         .collect()
 }
@@ -61,7 +36,7 @@ fn writes_4k_from_one_block(
 ) -> Vec<hipFileIOParams_t> {
     (0..n)
         .map(|i| {
-            params(
+            batch_params(
                 fh,
                 hipFileBatchWrite,
                 base,
@@ -199,7 +174,7 @@ child_test!(set_up_rules, {
 child_test!(submit_checks_in_order_and_all_or_nothing, {
     let (f, dev) = file_and_buffer("batch-checks", libc::O_RDWR);
     let h = batch_setup(4);
-    let good = || params(f.fh, hipFileBatchRead, dev.ptr, 0, 0, 4096, 1);
+    let good = || batch_params(f.fh, hipFileBatchRead, dev.ptr, 0, 0, 4096, 1);
     // SAFETY: NULL arrays with nr as stated.
     unsafe {
         assert_eq!(
@@ -231,54 +206,54 @@ child_test!(submit_checks_in_order_and_all_or_nothing, {
     };
     let cases: Vec<(hipFileIOParams_t, c_int, &str)> = vec![
         (
-            params(null_mut(), 0, dev.ptr, 0, 0, 16, 2),
+            batch_params(null_mut(), 0, dev.ptr, 0, 0, 16, 2),
             hipFileInternalError,
             "NULL file handle",
         ),
         (
-            params(0x7777 as hipFileHandle_t, 0, dev.ptr, 0, 0, 16, 2),
+            batch_params(0x7777 as hipFileHandle_t, 0, dev.ptr, 0, 0, 16, 2),
             hipFileInternalError,
             "unknown file handle",
         ),
         (
-            params(f.fh, 0, null_mut(), 0, 0, 16, 2),
+            batch_params(f.fh, 0, null_mut(), 0, 0, 16, 2),
             hipFileInvalidValue,
             "NULL buffer",
         ),
         (
-            params(f.fh, 0, host, 0, 0, 16, 2),
+            batch_params(f.fh, 0, host, 0, 0, 16, 2),
             hipFileInternalError,
             "host memory",
         ),
         (
-            params(f.fh, 0, dev.ptr, 0, -1, 16, 2),
+            batch_params(f.fh, 0, dev.ptr, 0, -1, 16, 2),
             hipFileInvalidValue,
             "negative buffer offset",
         ),
         (
-            params(f.fh, 0, dev.ptr, 0, 1 << 16, 0, 2),
+            batch_params(f.fh, 0, dev.ptr, 0, 1 << 16, 0, 2),
             hipFileInvalidValue,
             "offset at the end",
         ),
         (
-            params(f.fh, 0, dev.ptr, 0, 4096, 61441, 2),
+            batch_params(f.fh, 0, dev.ptr, 0, 4096, 61441, 2),
             hipFileInvalidValue,
             "size beyond the end",
         ),
         (
-            params(f.fh, 0, dev.ptr, -4096, 0, 16, 2),
+            batch_params(f.fh, 0, dev.ptr, -4096, 0, 16, 2),
             hipFileInvalidValue,
             "negative file offset",
         ),
         (
-            params(f.fh, 2, dev.ptr, 0, 0, 16, 2),
+            batch_params(f.fh, 2, dev.ptr, 0, 0, 16, 2),
             hipFileInvalidValue,
             "opcode",
         ),
         (
             hipFileIOParams_t {
                 mode: 0,
-                ..params(f.fh, 0, dev.ptr, 0, 0, 16, 2)
+                ..batch_params(f.fh, 0, dev.ptr, 0, 0, 16, 2)
             },
             hipFileInvalidValue,
             "mode",
@@ -293,8 +268,8 @@ child_test!(submit_checks_in_order_and_all_or_nothing, {
     }
     // The last byte of the buffer and a zero-size entry are fine.
     let mut ok = [
-        params(f.fh, 0, dev.ptr, 0, (1 << 16) - 1, 1, 10),
-        params(f.fh, 0, dev.ptr, 0, 0, 0, 11),
+        batch_params(f.fh, 0, dev.ptr, 0, (1 << 16) - 1, 1, 10),
+        batch_params(f.fh, 0, dev.ptr, 0, 0, 0, 11),
     ];
     assert_eq!(submit(h, &mut ok), OK);
     assert_eq!(
@@ -339,7 +314,7 @@ fn reads_and_writes(compat: bool) {
     let mut ops = Vec::new();
     for i in 0..16usize {
         let foff = (i * 65536 + (i % 3) * 4096) as i64;
-        ops.push(params(
+        ops.push(batch_params(
             f.fh,
             hipFileBatchRead,
             reg.ptr,
@@ -348,7 +323,7 @@ fn reads_and_writes(compat: bool) {
             32768,
             100 + i,
         ));
-        ops.push(params(
+        ops.push(batch_params(
             f.fh,
             hipFileBatchRead,
             unreg.ptr,
@@ -358,7 +333,7 @@ fn reads_and_writes(compat: bool) {
             200 + i,
         ));
     }
-    ops.push(params(
+    ops.push(batch_params(
         f.fh,
         hipFileBatchRead,
         reg.ptr,
@@ -397,7 +372,7 @@ fn reads_and_writes(compat: bool) {
     sim().upload(reg.ptr, &data);
     let mut w: Vec<_> = (0..8usize)
         .map(|i| {
-            params(
+            batch_params(
                 f.fh,
                 hipFileBatchWrite,
                 reg.ptr,
@@ -547,7 +522,15 @@ child_test!(
         assert_eq!(
             submit(
                 h,
-                &mut [params(ro.fh, hipFileBatchWrite, dev.ptr, 0, 0, 4096, 1)]
+                &mut [batch_params(
+                    ro.fh,
+                    hipFileBatchWrite,
+                    dev.ptr,
+                    0,
+                    0,
+                    4096,
+                    1
+                )]
             ),
             OK
         );
@@ -559,7 +542,15 @@ child_test!(
         assert_eq!(
             submit(
                 h,
-                &mut [params(ro.fh, hipFileBatchRead, dev.ptr, 0, 0, 4096, 2)]
+                &mut [batch_params(
+                    ro.fh,
+                    hipFileBatchRead,
+                    dev.ptr,
+                    0,
+                    0,
+                    4096,
+                    2
+                )]
             ),
             OK
         );
@@ -638,7 +629,7 @@ child_test!(
         let mut many: Vec<_> = (0..96)
             .map(|i| {
                 let off = ((i % 16) * 4096) as i64;
-                params(f.fh, hipFileBatchRead, dev.ptr, off, off, 4096, 1 + i)
+                batch_params(f.fh, hipFileBatchRead, dev.ptr, off, off, 4096, 1 + i)
             })
             .collect();
         assert_eq!(submit(busy, &mut many), OK);
@@ -923,7 +914,7 @@ child_test!(
                     for round in 0..16usize {
                         let cookie = 1000 * t + round;
                         let off = ((t * 16 + round) * 4096) as i64;
-                        let mut op = [params(
+                        let mut op = [batch_params(
                             fh as hipFileHandle_t,
                             0,
                             base as *mut c_void,
@@ -968,7 +959,7 @@ child_test!(
         for round in 0..50usize {
             assert_eq!(buf_register(dev.ptr, 1 << 16), OK);
             let h = batch_setup(4);
-            let mut op = [params(f.fh, 0, dev.ptr, 0, 0, 4096, round)];
+            let mut op = [batch_params(f.fh, 0, dev.ptr, 0, 0, 4096, round)];
             assert_eq!(submit(h, &mut op), OK);
             if round % 2 == 0 {
                 let ev = reap_all(h, 1);
@@ -985,7 +976,7 @@ child_test!(
         // again (a handle still in use would be kept and the second registration refused).
         let h = batch_setup(4);
         assert_eq!(
-            submit(h, &mut [params(f.fh, 0, dev.ptr, 0, 0, 4096, 1)]),
+            submit(h, &mut [batch_params(f.fh, 0, dev.ptr, 0, 0, 4096, 1)]),
             OK
         );
         hipFileBatchIODestroy(h);
@@ -1030,7 +1021,7 @@ child_test!(
         // One byte fits below the limit: one chunk (4 KiB), then eight (512 KiB).
         for (round, size) in [(0usize, 4096usize), (1, 1 << 19)] {
             let h = batch_setup(1);
-            let mut op = [params(
+            let mut op = [batch_params(
                 f.fh,
                 hipFileBatchWrite,
                 dev.ptr,
@@ -1060,7 +1051,7 @@ child_test!(
         }
         // Nothing reached the file: Failed with the error too.
         let h = batch_setup(1);
-        let mut op = [params(
+        let mut op = [batch_params(
             f.fh,
             hipFileBatchWrite,
             dev.ptr,
@@ -1169,14 +1160,9 @@ fn run_rand_case(c: &RandCase) -> Result<(), TestCaseError> {
             let bytes = pattern(op.size, (b * 100 + k) as u64 + 11);
             // Writes carry their data; reads find poison that must stay past their count.
             sim().upload(dev.at(k * SLOT), &bytes);
-            let opcode = if op.write {
-                hipFileBatchWrite
-            } else {
-                hipFileBatchRead
-            };
-            entries.push(params(
+            entries.push(batch_params(
                 fh,
-                opcode,
+                batch_opcode(op.write),
                 dev.ptr,
                 op.off as i64,
                 (k * SLOT) as i64,

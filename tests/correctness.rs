@@ -12,20 +12,7 @@ use std::ptr::null_mut;
 use common::*;
 
 fn read_entry(fh: hipFileHandle_t, base: *mut c_void, off: i64) -> hipFileIOParams_t {
-    hipFileIOParams_t {
-        mode: hipFileBatch,
-        u: hipFileIOParamsU {
-            batch: hipFileIOParamsBatch {
-                devPtr_base: base,
-                file_offset: off,
-                devPtr_offset: off,
-                size: 4096,
-            },
-        },
-        fh,
-        opcode: hipFileBatchRead,
-        cookie: null_mut(),
-    }
+    batch_params(fh, hipFileBatchRead, base, off, off, 4096, 0)
 }
 
 /// Two pages whose second one is inaccessible: `n` entries are placed so that they end exactly

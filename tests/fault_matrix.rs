@@ -149,24 +149,7 @@ fn request(
             let mut b = std::ptr::null_mut();
             // SAFETY: valid out-pointer.
             assert_eq!(unsafe { hipFileBatchIOSetUp(&mut b, 1) }.err, 0);
-            let mut p = hipFileIOParams_t {
-                mode: hipFileBatch,
-                u: hipFileIOParamsU {
-                    batch: hipFileIOParamsBatch {
-                        devPtr_base: ptr,
-                        file_offset: 0,
-                        devPtr_offset: 0,
-                        size,
-                    },
-                },
-                fh: f.fh,
-                opcode: if write {
-                    hipFileBatchWrite
-                } else {
-                    hipFileBatchRead
-                },
-                cookie: std::ptr::without_provenance_mut(7),
-            };
+            let mut p = batch_params(f.fh, batch_opcode(write), ptr, 0, 0, size, 7);
             // SAFETY: one entry.
             let e = unsafe { hipFileBatchIOSubmit(b, 1, &mut p, 0) };
             if e.err != 0 {

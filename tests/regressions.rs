@@ -43,19 +43,9 @@ child_test!(batch_submission_survives_live_settings, {
                 let t0 = Instant::now();
                 while t0.elapsed() < Duration::from_secs(2) {
                     let params: Vec<hipFileIOParams_t> = (0..16)
-                        .map(|k| hipFileIOParams_t {
-                            mode: hipFileBatch,
-                            u: hipFileIOParamsU {
-                                batch: hipFileIOParamsBatch {
-                                    devPtr_base: buf.ptr,
-                                    file_offset: (k * 4096) as i64,
-                                    devPtr_offset: (k * 4096) as i64,
-                                    size: 4096,
-                                },
-                            },
-                            fh,
-                            opcode: hipFileBatchRead,
-                            cookie: std::ptr::without_provenance_mut(k + 1),
+                        .map(|k| {
+                            let off = (k * 4096) as i64;
+                            batch_params(fh, hipFileBatchRead, buf.ptr, off, off, 4096, k + 1)
                         })
                         .collect();
                     let mut b = std::ptr::null_mut();

@@ -483,23 +483,9 @@ impl Worker {
         let params: Vec<hipFileIOParams_t> = entries
             .iter()
             .enumerate()
-            .map(|(k, e)| hipFileIOParams_t {
-                mode: hipFileBatch,
-                u: hipFileIOParamsU {
-                    batch: hipFileIOParamsBatch {
-                        devPtr_base: self.bufs[e.buf].dev.ptr,
-                        file_offset: e.off as i64,
-                        devPtr_offset: 0,
-                        size: e.size,
-                    },
-                },
-                fh,
-                opcode: if e.write {
-                    hipFileBatchWrite
-                } else {
-                    hipFileBatchRead
-                },
-                cookie: std::ptr::without_provenance_mut(k + 1),
+            .map(|(k, e)| {
+                let (dev, off) = (self.bufs[e.buf].dev.ptr, e.off as i64);
+                batch_params(fh, batch_opcode(e.write), dev, off, 0, e.size, k + 1)
             })
             .collect();
         sh.at(self.t, "hipFileBatchIOSetUp");

@@ -68,6 +68,42 @@ pub fn out_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The batch opcode of a write or a read.
+pub fn batch_opcode(write: bool) -> c_int {
+    if write {
+        hipFileBatchWrite
+    } else {
+        hipFileBatchRead
+    }
+}
+
+/// One batch entry (`hipFileBatch` mode): `size` bytes between file offset `file_offset` and
+/// `base + buffer_offset`, read or written as `opcode` says, with `cookie`.
+pub fn batch_params(
+    fh: hipFileHandle_t,
+    opcode: c_int,
+    base: *mut c_void,
+    file_offset: i64,
+    buffer_offset: i64,
+    size: usize,
+    cookie: usize,
+) -> hipFileIOParams_t {
+    hipFileIOParams_t {
+        mode: hipFileBatch,
+        u: hipFileIOParamsU {
+            batch: hipFileIOParamsBatch {
+                devPtr_base: base,
+                file_offset,
+                devPtr_offset: buffer_offset,
+                size,
+            },
+        },
+        fh,
+        opcode,
+        cookie: std::ptr::without_provenance_mut(cookie),
+    }
+}
+
 /// [`out_dir`] emptied first: what an earlier run of the test left there is gone.
 pub fn fresh_out_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(Path::new(env!("CARGO_TARGET_TMPDIR")).join(name));

@@ -443,23 +443,9 @@ impl Racer {
         let params: Vec<hipFileIOParams_t> = entries
             .iter()
             .enumerate()
-            .map(|(k, e)| hipFileIOParams_t {
-                mode: hipFileBatch,
-                u: hipFileIOParamsU {
-                    batch: hipFileIOParamsBatch {
-                        devPtr_base: dev.ptr,
-                        file_offset: e.off as i64,
-                        devPtr_offset: e.at as i64,
-                        size: e.size,
-                    },
-                },
-                fh,
-                opcode: if e.write {
-                    hipFileBatchWrite
-                } else {
-                    hipFileBatchRead
-                },
-                cookie: std::ptr::without_provenance_mut(k + 1),
+            .map(|(k, e)| {
+                let (off, at) = (e.off as i64, e.at as i64);
+                batch_params(fh, batch_opcode(e.write), dev.ptr, off, at, e.size, k + 1)
             })
             .collect();
         let closes = sh.closes.load(Ordering::SeqCst);
