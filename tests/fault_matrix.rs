@@ -667,7 +667,7 @@ impl Tmpfs {
                 None
             }
             Err(e) => {
-                println!("SKIP: cannot run mount: {e}");
+                skipped(&format!("the ENOSPC cells: cannot run mount: {e}"));
                 None
             }
         }

@@ -344,7 +344,7 @@ fn install_lays_out_library_headers_and_pkg_config() {
         );
     }
     if !have("pkg-config", "--version") {
-        println!("skipping the pkg-config queries: pkg-config is not installed");
+        skipped("install.sh's pkg-config queries: pkg-config is not installed");
         return;
     }
     let pkg = |arg: &str| {
@@ -473,7 +473,7 @@ fn ld_preload_replaces_another_hipfile_library() {
 #[test]
 fn install_sh_refuses_a_library_with_another_soname() {
     if dynamic(&hipsim_path()).is_none() {
-        println!("skipping: readelf is not installed (install.sh checks the SONAME with it)");
+        skipped("install_sh_refuses_a_library_with_another_soname: readelf is not installed");
         return;
     }
     let p = work_dir().join("wrong");

@@ -545,7 +545,7 @@ child_test!(o_nofollow_and_o_tmpfile_descriptors_register, {
 child_test!(tmpfs_file_registers_and_is_served_by_the_fallback, {
     let shm = Path::new("/dev/shm");
     if !shm.is_dir() {
-        eprintln!("no /dev/shm: skipped");
+        skipped("tmpfs_file_registers_and_is_served_by_the_fallback: no /dev/shm");
         return;
     }
     const LEN: usize = 256 << 10;

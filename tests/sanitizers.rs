@@ -128,7 +128,7 @@ fn c_suite_subset_under_valgrind_memcheck() {
             std::env::var_os("CI").is_none(),
             "valgrind is missing in CI (.ci/run installs it)"
         );
-        println!("SKIP: valgrind is not installed");
+        skipped("valgrind memcheck of the C suite: valgrind is not installed");
         return;
     }
     let exe = build("tests/c/suite.c", "suite-plain", &["-g", "-O1"]);

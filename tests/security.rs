@@ -31,7 +31,7 @@ use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::cc::CProgram;
-use common::{deps_dir, hipfile_tool, hipsim_path, libhipfile_path, stderr, stdout};
+use common::{deps_dir, hipfile_tool, hipsim_path, libhipfile_path, skipped, stderr, stdout};
 
 // ---- where the programs live ----------------------------------------------------------------
 
@@ -197,7 +197,7 @@ macro_rules! require_root {
         match can_switch_users().and_then(|()| Sandbox::new($tag, true)) {
             Ok(sb) => sb,
             Err(why) => {
-                println!("skipped: {why}");
+                skipped(&format!("security check {}: {why}", $tag));
                 return;
             }
         }
@@ -501,7 +501,9 @@ fn setuid_program_ignores_library_and_log_variables() {
         let out = output(command(Some("nobody"), &suid, &["open"], &env));
         let text = stdout(&out);
         if !text.starts_with("uid=65534 euid=0 secure=1\n") {
-            println!("skipped: the set-user-ID bit had no effect here ({text:?})");
+            skipped(&format!(
+                "setuid_program_ignores_library_and_log_variables: the set-user-ID bit had no effect here ({text:?})"
+            ));
             return;
         }
         assert!(text.contains("open=0\n"), "{text}");
@@ -579,7 +581,9 @@ fn setuid_cufile_ignores_its_path_variables() {
     let out = run(&suid, Some("nobody"), &with_path);
     let text = stdout(&out);
     if !text.starts_with("uid=65534 euid=0 secure=1\n") {
-        println!("skipped: the set-user-ID bit had no effect here ({text:?})");
+        skipped(&format!(
+            "setuid_cufile_ignores_its_path_variables: the set-user-ID bit had no effect here ({text:?})"
+        ));
         return;
     }
     assert!(text.contains("cufile open=0\n"), "{text}");

@@ -161,7 +161,7 @@ fn tmpfs_file(tag: &str, data: &[u8]) -> Option<TestFile> {
     let dir = Path::new("/dev/shm");
     let probe = dir.join(format!("hipfile-probe-{}-{tag}", std::process::id()));
     if std::fs::write(&probe, [0u8; 4096]).is_err() {
-        eprintln!("{tag}: /dev/shm is not writable; test skipped");
+        skipped(&format!("{tag}: /dev/shm is not writable"));
         return None;
     }
     let c = std::ffi::CString::new(probe.as_os_str().as_encoded_bytes()).unwrap();
@@ -169,7 +169,7 @@ fn tmpfs_file(tag: &str, data: &[u8]) -> Option<TestFile> {
     let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECT) };
     let _ = std::fs::remove_file(&probe);
     if fd < 0 {
-        eprintln!("{tag}: tmpfs has no O_DIRECT on this kernel; test skipped");
+        skipped(&format!("{tag}: tmpfs has no O_DIRECT on this kernel"));
         return None;
     }
     // SAFETY: our descriptor.
