@@ -137,6 +137,7 @@ pub fn execute(op: &CopyOp) -> SimResult<()> {
     if op.len == 0 {
         return Ok(());
     }
+    let _running = Running::start();
     delay();
     if let Some(e) = faults::copy_fault() {
         counters::bump("copy_faults_injected");
@@ -149,6 +150,22 @@ pub fn execute(op: &CopyOp) -> SimResult<()> {
     counters::add(op.dir.counter(), op.len as u64);
     counters::bump("copies");
     Ok(())
+}
+
+/// Counts a copy in the `copies_running` gauge while it lives.
+struct Running;
+
+impl Running {
+    fn start() -> Running {
+        counters::gauge_add(counters::Gauge::CopiesRunning, 1);
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        counters::gauge_sub(counters::Gauge::CopiesRunning, 1);
+    }
 }
 
 /// A validated memset of device memory.

@@ -18,10 +18,12 @@
 //! * Gauges ([`Gauge`]): `"pinned_bytes_live"`, `"pinned_bytes_peak"`, `"registered_bytes_live"`,
 //!   `"device_bytes_live"`, `"managed_bytes_live"`, `"streams_live"`, `"cufile_driver_opens"`
 //!   (the cuFile driver's open count), `"cufile_handles_live"`, `"cufile_bufs_live"` (file
-//!   handles and buffers registered with cuFile and not yet deregistered).
+//!   handles and buffers registered with cuFile and not yet deregistered), `"copies_running"`
+//!   and `"copies_running_peak"` (copies between their start, delay included, and their end:
+//!   how many were in flight together).
 //!
-//! [`reset`] zeroes every counter; gauges describe live state and are kept, except
-//! `"pinned_bytes_peak"`, which restarts from the current `"pinned_bytes_live"`.
+//! [`reset`] zeroes every counter; gauges describe live state and are kept, except the peaks
+//! (`"pinned_bytes_peak"`, `"copies_running_peak"`), which restart from the live values.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -73,20 +75,25 @@ pub enum Gauge {
     CufileHandles,
     /// Buffers registered with cuFile.
     CufileBufs,
+    /// Copies running (from the start of their delay to their end).
+    CopiesRunning,
 }
 
-const GAUGES: usize = 8;
+const GAUGES: usize = 9;
 static LIVE: [AtomicU64; GAUGES] = [const { AtomicU64::new(0) }; GAUGES];
 static PINNED_PEAK: AtomicU64 = AtomicU64::new(0);
+static COPIES_PEAK: AtomicU64 = AtomicU64::new(0);
 
 /// Raises a gauge by `n`.
 pub fn gauge_add(g: Gauge, n: u64) {
     let now = LIVE[g as usize]
         .fetch_add(n, Ordering::Relaxed)
         .saturating_add(n);
-    if g == Gauge::PinnedBytes {
-        PINNED_PEAK.fetch_max(now, Ordering::Relaxed);
-    }
+    match g {
+        Gauge::PinnedBytes => PINNED_PEAK.fetch_max(now, Ordering::Relaxed),
+        Gauge::CopiesRunning => COPIES_PEAK.fetch_max(now, Ordering::Relaxed),
+        _ => 0,
+    };
 }
 
 /// Lowers a gauge by `n` (saturating at zero).
@@ -108,6 +115,8 @@ fn gauge_by_name(name: &str) -> Option<u64> {
         "cufile_driver_opens" => Gauge::CufileDriverOpens,
         "cufile_handles_live" => Gauge::CufileHandles,
         "cufile_bufs_live" => Gauge::CufileBufs,
+        "copies_running" => Gauge::CopiesRunning,
+        "copies_running_peak" => return Some(COPIES_PEAK.load(Ordering::Relaxed)),
         _ => return None,
     };
     Some(LIVE[g as usize].load(Ordering::Relaxed))
@@ -131,6 +140,10 @@ pub fn reset() {
     }
     PINNED_PEAK.store(
         LIVE[Gauge::PinnedBytes as usize].load(Ordering::Relaxed),
+        Ordering::Relaxed,
+    );
+    COPIES_PEAK.store(
+        LIVE[Gauge::CopiesRunning as usize].load(Ordering::Relaxed),
         Ordering::Relaxed,
     );
 }
