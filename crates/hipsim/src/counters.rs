@@ -19,8 +19,8 @@
 //!   `"device_bytes_live"`, `"managed_bytes_live"`, `"streams_live"`, `"cufile_driver_opens"`
 //!   (the cuFile driver's open count), `"cufile_handles_live"`, `"cufile_bufs_live"` (file
 //!   handles and buffers registered with cuFile and not yet deregistered), `"copies_running"`
-//!   and `"copies_running_peak"` (copies between their start, delay included, and their end:
-//!   how many were in flight together).
+//!   and `"copies_running_peak"` (copies in the delay of the `copy_delay_us` fault: how many
+//!   were in flight together).
 //!
 //! [`reset`] zeroes every counter; gauges describe live state and are kept, except the peaks
 //! (`"pinned_bytes_peak"`, `"copies_running_peak"`), which restart from the live values.
@@ -75,7 +75,7 @@ pub enum Gauge {
     CufileHandles,
     /// Buffers registered with cuFile.
     CufileBufs,
-    /// Copies running (from the start of their delay to their end).
+    /// Copies in the delay of the `copy_delay_us` fault.
     CopiesRunning,
 }
 
