@@ -95,9 +95,15 @@ impl dyn Runtime {
         self.staging().ok_or(RtError::NOT_SUPPORTED)
     }
 
-    /// [`Streams::stream_query`]; "not ready" (as its default answers) where the runtime has
-    /// no streams.
+    /// [`Streams::stream_query`], as the library's own threads ask it about an application's
+    /// stream; "not ready" (as its default answers) where the runtime has no streams, and for
+    /// the per-thread default stream: that handle names the asking thread's own stream, so no
+    /// thread but the one that queued on it can learn anything of it (a worker would see its
+    /// own idle stream and take the application's for finished).
     pub(crate) fn stream_query(&self, stream: StreamHandle) -> RtResult<()> {
+        if stream.is_per_thread() {
+            return Err(RtError::NOT_READY);
+        }
         self.streams()
             .map_or(Err(RtError::NOT_READY), |s| s.stream_query(stream))
     }
@@ -333,6 +339,12 @@ impl StreamHandle {
     pub(crate) fn from_c_handle(value: usize) -> StreamHandle {
         StreamHandle(value)
     }
+
+    /// Whether this is the per-thread default stream's handle (`hipStreamPerThread`,
+    /// `CU_STREAM_PER_THREAD`: both 2), which names the calling thread's own stream.
+    pub(crate) fn is_per_thread(self) -> bool {
+        self.0 == 2
+    }
 }
 
 /// Logs show the stream as the application knows it.
@@ -372,4 +384,106 @@ pub enum FastpathFault {
     Os(i32),
     /// The runtime call itself failed.
     Runtime(RtError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A runtime whose every stream answers "done".
+    struct AllDone;
+
+    impl Runtime for AllDone {
+        fn platform(&self) -> Platform {
+            Platform::Nvidia
+        }
+        fn describe(&self) -> String {
+            "every stream is done".into()
+        }
+        fn pointer_info(&self, _: Address) -> RtResult<PointerInfo> {
+            Err(RtError::NOT_SUPPORTED)
+        }
+        fn address_range(&self, _: Address) -> RtResult<(Address, usize)> {
+            Err(RtError::NOT_SUPPORTED)
+        }
+        fn enter_device(&self, _: i32) -> RtResult<DeviceRestore> {
+            Ok(DeviceRestore(None))
+        }
+        fn leave_device(&self, _: DeviceRestore) {}
+        fn copy_to_device(&self, _: Address, _: &[u8]) -> RtResult<()> {
+            Err(RtError::NOT_SUPPORTED)
+        }
+        fn copy_from_device(&self, _: &mut [u8], _: Address) -> RtResult<()> {
+            Err(RtError::NOT_SUPPORTED)
+        }
+        fn host_alloc(&self, _: usize) -> RtResult<*mut u8> {
+            Err(RtError::OUT_OF_MEMORY)
+        }
+        unsafe fn host_free(&self, _: *mut u8) {}
+        fn streams(&self) -> Option<&dyn Streams> {
+            Some(self)
+        }
+    }
+
+    impl Streams for AllDone {
+        unsafe fn copy_to_device_async(
+            &self,
+            _: Address,
+            _: *const u8,
+            _: usize,
+            _: StreamHandle,
+        ) -> RtResult<()> {
+            Err(RtError::NOT_SUPPORTED)
+        }
+        unsafe fn copy_from_device_async(
+            &self,
+            _: *mut u8,
+            _: Address,
+            _: usize,
+            _: StreamHandle,
+        ) -> RtResult<()> {
+            Err(RtError::NOT_SUPPORTED)
+        }
+        fn stream_create(&self) -> RtResult<StreamHandle> {
+            Err(RtError::NOT_SUPPORTED)
+        }
+        fn stream_destroy(&self, _: StreamHandle) {}
+        fn stream_synchronize(&self, _: StreamHandle) -> RtResult<()> {
+            Ok(())
+        }
+        fn stream_device(&self, _: StreamHandle) -> RtResult<i32> {
+            Ok(0)
+        }
+        fn stream_query(&self, _: StreamHandle) -> RtResult<()> {
+            Ok(())
+        }
+        fn event_create(&self) -> RtResult<EventHandle> {
+            Err(RtError::NOT_SUPPORTED)
+        }
+        fn event_record(&self, _: EventHandle, _: StreamHandle) -> RtResult<()> {
+            Err(RtError::NOT_SUPPORTED)
+        }
+        fn event_synchronize(&self, _: EventHandle) -> RtResult<()> {
+            Err(RtError::NOT_SUPPORTED)
+        }
+        fn event_destroy(&self, _: EventHandle) {}
+    }
+
+    #[test]
+    fn the_per_thread_stream_is_never_taken_for_finished_by_another_thread() {
+        let rt: &dyn Runtime = &AllDone;
+        // The legacy handles (NULL, 1) and a created stream are the same on every thread.
+        for h in [0, 1, 0x5555_0000] {
+            assert_eq!(
+                rt.stream_query(StreamHandle::from_c_handle(h)),
+                Ok(()),
+                "{h:#x}"
+            );
+        }
+        // From a library thread, handle 2 would be that thread's own (idle) stream.
+        assert_eq!(
+            rt.stream_query(StreamHandle::from_c_handle(2)),
+            Err(RtError::NOT_READY)
+        );
+    }
 }
