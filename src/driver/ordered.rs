@@ -178,6 +178,8 @@ impl Op {
 struct Job {
     op: Op,
     stream: StreamHandle,
+    /// The stream's device: a legacy or NULL handle names another stream on each device.
+    device: i32,
     set: Arc<StageSet>,
     mail: Mail,
     queued: Instant,
@@ -350,6 +352,7 @@ impl Ordered {
             waiting.jobs.push(Job {
                 op,
                 stream,
+                device,
                 set,
                 mail,
                 queued: Instant::now(),
@@ -485,24 +488,24 @@ impl Shared {
             }
             if last_check.elapsed() >= FAILURE_CHECK {
                 last_check = Instant::now();
-                let stale: Vec<StreamHandle> = waiting
+                let stale: Vec<(i32, StreamHandle)> = waiting
                     .jobs
                     .iter()
                     .filter(|j| j.queued.elapsed() >= FAILURE_CHECK)
-                    .map(|j| j.stream)
+                    .map(|j| (j.device, j.stream))
                     .collect();
                 let failed =
                     parking_lot::MutexGuard::unlocked(waiting, || self.failed_streams(stale));
                 if !failed.is_empty() {
                     let (dead, alive): (Vec<Job>, Vec<Job>) = std::mem::take(&mut waiting.jobs)
                         .into_iter()
-                        .partition(|j| failed.iter().any(|(s, _)| *s == j.stream));
+                        .partition(|j| failed.iter().any(|(s, _)| *s == (j.device, j.stream)));
                     waiting.jobs = alive;
                     parking_lot::MutexGuard::unlocked(waiting, || {
                         for job in dead {
                             let e = failed
                                 .iter()
-                                .find(|(s, _)| *s == job.stream)
+                                .find(|(s, _)| *s == (job.device, job.stream))
                                 .map(|(_, e)| *e);
                             self.fail(job, e.unwrap_or(RtError::UNKNOWN));
                         }
@@ -516,18 +519,25 @@ impl Shared {
         }
     }
 
-    /// Of `streams`, those that failed, with their error.
-    fn failed_streams(&self, mut streams: Vec<StreamHandle>) -> Vec<(StreamHandle, RtError)> {
+    /// Of `streams` (each with its device, current while it is asked about), those that
+    /// failed, with their error.
+    fn failed_streams(
+        &self,
+        mut streams: Vec<(i32, StreamHandle)>,
+    ) -> Vec<((i32, StreamHandle), RtError)> {
         streams.sort_unstable();
         streams.dedup();
         streams
             .into_iter()
-            .filter_map(|s| {
-                match self.rt.stream_query(s) {
+            .filter_map(|(device, s)| {
+                let restore = self.rt.enter_device(device).ok()?;
+                let state = self.rt.stream_query(s);
+                self.rt.leave_device(restore);
+                match state {
                     // Still busy, or destroyed by the application (queued work runs on).
                     Ok(()) => None,
                     Err(e) if e == RtError::NOT_READY || e == RtError::INVALID_HANDLE => None,
-                    Err(e) => Some((s, e)),
+                    Err(e) => Some(((device, s), e)),
                 }
             })
             .collect()
