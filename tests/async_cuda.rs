@@ -351,11 +351,17 @@ child_test!(
     }
 );
 
-// A kernel that stops part-way (hipsim's `stage_dies`: as in a broken context) fails the
-// operation instead of leaving the stream's worker waiting forever: the stream reports the
-// kernel's error at once, `*bytes_p` becomes -hipFileHipDriverError when the worker notices
-// (it looks at the stream about every 10 ms while it waits), and deregistering the stream and
-// closing the driver return.
+// A kernel that faults part-way (hipsim's `stage_dies`) breaks the device's context, as
+// CUDA_ERROR_ILLEGAL_ADDRESS does on a GPU: that kernel and every other kernel of the device
+// stop where they are, work queued behind them never runs, and every later call that does work
+// on the device fails with 700, again and again. The library must fail every operation and
+// hang nowhere:
+// - the operation whose kernel died: its worker notices the stream failed (it looks about
+//   every 10 ms while it waits) and stores -hipFileHipDriverError;
+// - the operation queued behind it on the same stream, and one on another stream whose kernel
+//   never started: the watch asks about their streams and fails them the same way;
+// - a synchronous read afterwards returns the CUDA error (-700), and nothing hangs;
+// - deregistering the streams and closing the driver return.
 child_test!(
     a_kernel_that_dies_fails_the_operation_instead_of_hanging,
     [
@@ -364,23 +370,62 @@ child_test!(
         ("HIPSIM_STAGE_DIES", "2")
     ],
     {
+        common::sync_io::watchdog(60);
         cuda().make_current();
         open_driver();
         let n = 1 << 20;
         let f = TestFile::rw("stage-dies", &pattern(n, 8));
-        let dev = cuda().alloc(n);
-        let stream = Stream::new();
+        let dev = cuda().alloc(4 * n);
+        let mut word = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
+        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut word, 64, 0x2) }, 0);
+        let word = word.cast::<u32>();
+        // SAFETY: 64 bytes we own.
+        unsafe { word.write(0) };
+        let (stream, other) = (Stream::new(), Stream::new());
         assert_eq!(hipFileStreamRegister(stream.0, 0), OK);
+        // Both streams held by a wait on the word, so that every operation is queued before the
+        // first kernel dies.
+        for s in [&stream, &other] {
+            // SAFETY: a live stream and a mapped word (hipsim: the same address); 1 = equal.
+            assert_eq!(
+                unsafe { (streams().wait_value32)(s.0, word as u64, 1, 1) },
+                0
+            );
+        }
         let started = std::time::Instant::now();
-        let mut p = Params::new(n, 0, 0);
-        assert_eq!(read_async(f.fh, dev, &mut p, &stream), OK);
+        let mut first = Params::new(n, 0, 0);
+        let mut behind = Params::new(n, 0, n as i64);
+        let mut beside = Params::new(n, 0, 2 * n as i64);
+        assert_eq!(read_async(f.fh, dev, &mut first, &stream), OK);
+        assert_eq!(read_async(f.fh, dev, &mut behind, &stream), OK);
+        assert_eq!(read_async(f.fh, dev, &mut beside, &other), OK);
+        // Only `stream` goes on; `other` stays held until the context breaks.
+        // SAFETY: the word is alive until the process ends.
+        unsafe { AtomicU32::from_ptr(word) }.store(1, Ordering::Release);
         // SAFETY: a live stream; CUDA_ERROR_ILLEGAL_ADDRESS is what the kernel left on it.
         assert_eq!(unsafe { (streams().synchronize)(stream.0) }, 700);
-        while p.result() == 0 && started.elapsed() < std::time::Duration::from_secs(5) {
+        // Submitted after the context broke: the launch itself fails.
+        let mut late = Params::new(n, 0, 3 * n as i64);
+        let refused = read_async(f.fh, dev, &mut late, &other);
+        assert_eq!((refused.err, refused.hip_drv_err), (5011, 700));
+        let ops = [&first, &behind, &beside];
+        while ops.iter().any(|p| p.result() == 0)
+            && started.elapsed() < std::time::Duration::from_secs(5)
+        {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        // hipFileHipDriverError.
-        assert_eq!(p.result(), -5011);
+        // -hipFileHipDriverError: the operation whose kernel died, the one behind it, and the
+        // one on the other stream, whose kernels never started.
+        let results = ops.map(|p| p.result());
+        assert_eq!((results, late.result()), ([-5011; 3], 0));
+        // SAFETY: live streams: the context's error, again.
+        unsafe {
+            assert_eq!((streams().synchronize)(stream.0), 700);
+            assert_eq!((streams().synchronize)(other.0), 700);
+        }
+        // SAFETY: the file and the device memory are live; the CUDA error comes back negated.
+        assert_eq!(unsafe { hipFileRead(f.fh, dev, 4096, 0, 0) }, -700);
         assert_eq!(hipFileStreamDeregister(stream.0), OK);
         assert_eq!(hipFileDriverClose(), OK);
         assert!(started.elapsed() < std::time::Duration::from_secs(5));

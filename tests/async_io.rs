@@ -428,6 +428,95 @@ child_test!(the_null_stream, {
     std::mem::forget(null);
 });
 
+// A staging kernel that faults (hipsim's `stage_dies`) breaks the device's context, which hipsim
+// models as CUDA does (ROCm's own default is to abort the process): every kernel of the device
+// stops, queued work never runs, later calls fail with hipErrorIllegalAddress (700). Every
+// operation fails with -hipFileHipDriverError: the one whose kernel died (its worker sees the
+// stream fail), the one behind it and the one on another stream whose kernels never started
+// (the watch asks about their streams); a later submission is refused with the runtime's error,
+// a synchronous read returns -700, and deregistering and closing return. (Without the fastpath,
+// which would move the bytes without the kernel's segments.)
+child_test!(
+    a_kernel_fault_fails_every_operation_of_the_device,
+    [
+        ("HIPFILE_ASYNC_BUFFER_SIZE", "131072"),
+        ("HIPSIM_STAGE_DIES", "2"),
+        ("HIPSIM_NO_FASTPATH", "1")
+    ],
+    {
+        common::sync_io::watchdog(60);
+        open_driver();
+        let s = sim();
+        let n = 1 << 20;
+        let f = TestFile::rw("async-dies", &pattern(n, 8));
+        let dev = s.device_alloc(4 * n);
+        let (stream, other) = (Stream::new(), Stream::new());
+        register_stream(&stream, 0);
+        // Both streams held, so that every operation is queued before the first kernel dies.
+        let (held, held_other) = (Pause::hold(&stream), Pause::hold(&other));
+        let started = Instant::now();
+        let mut first = Params::new(n, 0, 0);
+        let mut behind = Params::new(n, 0, n as i64);
+        let mut beside = Params::new(n, 0, 2 * n as i64);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut first, &stream), OK);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut behind, &stream), OK);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut beside, &other), OK);
+        held.release();
+        // SAFETY: a live stream; hipErrorIllegalAddress is what the kernel left on it.
+        assert_eq!(unsafe { (s.stream_synchronize)(stream.0) }, 700);
+        let mut late = Params::new(n, 0, 3 * n as i64);
+        let refused = read_async(f.fh, dev.ptr, &mut late, &other);
+        assert_eq!((refused.err, refused.hip_drv_err), (5011, 700));
+        let ops = [&first, &behind, &beside];
+        while ops.iter().any(|p| p.result() == 0) && started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let results = ops.map(|p| p.result());
+        assert_eq!((results, late.result()), ([-5011; 3], 0));
+        // SAFETY: live streams: the context's error, again.
+        unsafe {
+            assert_eq!((s.stream_synchronize)(stream.0), 700);
+            assert_eq!((s.stream_synchronize)(other.0), 700);
+        }
+        // SAFETY: the file and the device memory are live; the HIP error comes back negated.
+        assert_eq!(unsafe { hipFileRead(f.fh, dev.ptr, 4096, 0, 0) }, -700);
+        assert_eq!(hipFileStreamDeregister(stream.0), OK);
+        assert_eq!(hipFileDriverClose(), OK);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // The device memory, the pauses' words and the streams go with the process: freeing
+        // them on a broken context reports 700.
+        std::mem::forget((dev, held, held_other, stream, other));
+    }
+);
+
+// An application may hold one stream on a word of its own while it waits for stream-ordered
+// I/O on another stream: the streams are independent, on CUDA and on HIP. ROCm runs every
+// cooperative launch of a device on one queue, in launch order (hipsim's `hip_coop_queue`), so
+// a cooperative staging kernel queued on the held stream would hold the other stream's kernel
+// behind it, and the application would wait forever. The staging kernel is a plain launch on
+// HIP: the other stream's operation completes while the first stream is still held.
+child_test!(a_held_stream_does_not_hold_another_streams_operations, {
+    common::sync_io::watchdog(30);
+    open_driver();
+    let s = sim();
+    let n = 256 * 1024 + 5;
+    let data = pattern(n, 21);
+    let f = TestFile::rw("async-held", &data);
+    let dev = s.device_alloc(2 * n);
+    let (a, b) = (Stream::new(), Stream::new());
+    let held = Pause::hold(&a);
+    let mut on_held = Params::new(n, 0, 0);
+    let mut beside = Params::new(n, 0, n as i64);
+    assert_eq!(read_async(f.fh, dev.ptr, &mut on_held, &a), OK);
+    assert_eq!(read_async(f.fh, dev.ptr, &mut beside, &b), OK);
+    b.sync();
+    assert_eq!((on_held.result(), beside.result()), (0, n as isize));
+    held.release();
+    a.sync();
+    assert_eq!(on_held.result(), n as isize);
+    assert_eq!(s.download(dev.ptr, 2 * n), [data.clone(), data].concat());
+});
+
 // Host memory (which upstream's async path refuses) is served by the host backend.
 child_test!(host_memory, {
     open_driver();

@@ -1,6 +1,6 @@
 //! The `hipsim*` control functions that tests (and `hipfile`'s simulator detection) call:
-//! counters, fault injection, a stream's hardware queue, a device's architecture, and the
-//! simulator marker.
+//! counters, fault injection, a stream's hardware queue, a device's architecture, repairing a
+//! broken device, and the simulator marker.
 //!
 //! These are not counted as calls.
 
@@ -94,6 +94,21 @@ pub unsafe extern "C" fn hipsimSetGcnArch(device: c_int, arch: *const c_char) ->
         };
         if device::set_gcn_arch(device, name) {
             0
+        } else {
+            -1
+        }
+    })
+}
+
+/// `int hipsimRepairDevice(int device)`: clears the sticky error of a device whose context broke
+/// (a kernel faulted, see [`crate::device`]): 1 if it had one, 0 if not, -1 for an ordinal
+/// outside 0..16. A test's way back after a deliberate fault; no runtime offers one short of
+/// resetting the device, which the simulator does not model (memory and streams are kept).
+#[no_mangle]
+pub unsafe extern "C" fn hipsimRepairDevice(device: c_int) -> c_int {
+    guarded("", -1, || {
+        if usize::try_from(device).is_ok_and(|d| d < device::MAX_DEVICES) {
+            c_int::from(device::repair(device))
         } else {
             -1
         }

@@ -10,7 +10,8 @@
 //!   failed by the `fail_copy` fault), `"host_funcs_run"` (host functions executed by stream
 //!   workers), `"cufile_registered_buf_ios"` (`cuFileRead/Write` calls whose `bufPtr_base` is a
 //!   buffer registered with `cuFileBufRegister`), `"stream_value_waits"` (waits on a memory
-//!   value that completed).
+//!   value that completed), `"contexts_broken"` (devices whose context a kernel fault broke,
+//!   see [`crate::device`]).
 //! * Staging kernel (see [`crate::kernels`]): `"stage_launches"` (launches of `hipfile_stage`
 //!   queued by `cuLaunchKernel` / `cuLaunchCooperativeKernel`), `"stage_segments"` (ring
 //!   serials the kernel consumed), `"stage_bytes"` (bytes its segment copies moved; they count

@@ -141,8 +141,23 @@ fn cu_stream(s: CuStream) -> SimResult<Arc<Stream>> {
     stream::resolve(s as usize, ctx_device)
 }
 
-fn sync_copy(dst: usize, src: usize, len: usize, memcpy_kind: c_int) -> SimResult<()> {
+/// The current context's device, for a call that does work there: a broken context's error
+/// (see [`device`]).
+fn working_device() -> SimResult<i32> {
     let dev = ctx_device()?;
+    device::usable(dev)?;
+    Ok(dev)
+}
+
+/// A stream, for a call that queues work on it: a broken context's error.
+fn working_stream(s: CuStream) -> SimResult<Arc<Stream>> {
+    let st = cu_stream(s)?;
+    device::usable(st.device())?;
+    Ok(st)
+}
+
+fn sync_copy(dst: usize, src: usize, len: usize, memcpy_kind: c_int) -> SimResult<()> {
+    let dev = working_device()?;
     let op = copy::plan(dst, src, len, memcpy_kind)?;
     stream::wait_default_idle(dev);
     copy::execute(&op)
@@ -156,7 +171,7 @@ fn async_copy(
     s: CuStream,
 ) -> SimResult<()> {
     ctx_device()?;
-    let st = cu_stream(s)?;
+    let st = working_stream(s)?;
     let op = copy::plan(dst, src, len, memcpy_kind)?;
     st.enqueue(Box::new(move || copy::execute(&op)));
     Ok(())
@@ -404,7 +419,7 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CuDevicePtr, size: usize) -> C
     cu_call("cuMemAlloc_v2", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(dptr) }?;
-        let dev = ctx_device()?;
+        let dev = working_device()?;
         out.set(memory::alloc_device(size, dev)? as CuDevicePtr);
         Ok(())
     })
@@ -429,7 +444,7 @@ pub unsafe extern "C" fn cuMemAllocManaged(
     cu_call("cuMemAllocManaged", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(dptr) }?;
-        let dev = ctx_device()?;
+        let dev = working_device()?;
         out.set(memory::alloc_host(size, Kind::Managed, dev, flags)? as CuDevicePtr);
         Ok(())
     })
@@ -438,7 +453,7 @@ pub unsafe extern "C" fn cuMemAllocManaged(
 fn host_alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> SimResult<()> {
     // SAFETY: module contract (the callers pass their C argument through).
     let out = unsafe { Out::new(pp) }?;
-    let dev = ctx_device()?;
+    let dev = working_device()?;
     check_host_alloc_fault()?;
     out.set(memory::alloc_host(size, Kind::PinnedHost, dev, flags)? as *mut c_void);
     Ok(())
@@ -477,7 +492,7 @@ pub unsafe extern "C" fn cuMemHostRegister_v2(
     flags: c_uint,
 ) -> CuResult {
     cu_call("cuMemHostRegister_v2", || {
-        let dev = ctx_device()?;
+        let dev = working_device()?;
         check_host_alloc_fault()?;
         memory::register(p as usize, size, dev, flags)
     })
@@ -487,11 +502,12 @@ pub unsafe extern "C" fn cuMemHostRegister_v2(
 #[no_mangle]
 pub unsafe extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CuResult {
     cu_call("cuMemHostUnregister", || {
-        ctx_device()?;
+        let dev = ctx_device()?;
         if p.is_null() {
             return Err(SimError::INVALID_VALUE);
         }
-        memory::unregister(p as usize)
+        memory::unregister(p as usize)?;
+        device::usable(dev)
     })
 }
 
@@ -721,7 +737,7 @@ pub unsafe extern "C" fn cuMemcpy(dst: CuDevicePtr, src: CuDevicePtr, size: usiz
 #[no_mangle]
 pub unsafe extern "C" fn cuMemsetD8_v2(dst: CuDevicePtr, value: u8, n: usize) -> CuResult {
     cu_call("cuMemsetD8_v2", || {
-        let dev = ctx_device()?;
+        let dev = working_device()?;
         let op = copy::plan_memset(dst as usize, value, n)?;
         stream::wait_default_idle(dev);
         copy::execute_memset(&op);
@@ -741,7 +757,7 @@ pub unsafe extern "C" fn cuStreamCreate(ph_stream: *mut CuStream, flags: c_uint)
         if flags > 1 {
             return Err(SimError::INVALID_VALUE);
         }
-        out.set(stream::create(ctx_device()?, flags == 0, stream::Api::Cuda)? as CuStream);
+        out.set(stream::create(working_device()?, flags == 0, stream::Api::Cuda)? as CuStream);
         Ok(())
     })
 }
@@ -754,7 +770,9 @@ pub unsafe extern "C" fn cuStreamDestroy_v2(s: CuStream) -> CuResult {
         if stream::is_default_handle(s as usize) {
             return Err(SimError::INVALID_HANDLE);
         }
-        stream::destroy(s as usize)
+        let dev = cu_stream(s)?.device();
+        stream::destroy(s as usize)?;
+        device::usable(dev)
     })
 }
 
@@ -769,7 +787,7 @@ pub unsafe extern "C" fn cuStreamSynchronize(s: CuStream) -> CuResult {
 #[no_mangle]
 pub unsafe extern "C" fn cuStreamQuery(s: CuStream) -> CuResult {
     cu_call("cuStreamQuery", || {
-        let st = cu_stream(s)?;
+        let st = working_stream(s)?;
         if !st.is_idle() {
             return Err(SimError::NOT_READY);
         }
@@ -816,7 +834,7 @@ pub unsafe extern "C" fn cuLaunchHostFunc(
     user_data: *mut c_void,
 ) -> CuResult {
     cu_call("cuLaunchHostFunc", || {
-        enqueue_host_fn(&cu_stream(s)?, f, user_data)
+        enqueue_host_fn(&working_stream(s)?, f, user_data)
     })
 }
 
@@ -857,7 +875,7 @@ fn wait_value32(s: CuStream, addr: CuDevicePtr, value: u32, flags: c_uint) -> Si
         3 => stream::WaitCondition::Nor,
         _ => return Err(SimError::INVALID_VALUE),
     };
-    crate::hip_api::enqueue_wait_value32(&cu_stream(s)?, addr as usize, value, u32::MAX, cond)
+    crate::hip_api::enqueue_wait_value32(&working_stream(s)?, addr as usize, value, u32::MAX, cond)
 }
 
 // ---- modules and kernels ---------------------------------------------------------------------
@@ -871,7 +889,7 @@ pub unsafe extern "C" fn cuModuleLoadData(module: *mut CuModule, image: *const c
     cu_call("cuModuleLoadData", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(module) }?;
-        let dev = ctx_device()?;
+        let dev = working_device()?;
         if image.is_null() {
             return Err(SimError::INVALID_VALUE);
         }
@@ -925,12 +943,12 @@ unsafe fn launch(
     s: CuStream,
     params: *mut *mut c_void,
 ) -> SimResult<()> {
-    let dev = ctx_device()?;
+    let dev = working_device()?;
     kernels::check_function(f as usize, dev)?;
-    let st = cu_stream(s)?;
+    let st = working_stream(s)?;
     // SAFETY: the caller's contract.
     let planned = unsafe { kernels::plan_stage(grid, block, shared, params.cast_const().cast()) }?;
-    kernels::enqueue_stage(&st, planned);
+    kernels::enqueue_stage(&st, planned, false);
     Ok(())
 }
 
@@ -1027,7 +1045,7 @@ pub unsafe extern "C" fn cuEventRecord(event: CuEvent, s: CuStream) -> CuResult 
     cu_call("cuEventRecord", || {
         device::cuda_require_init()?;
         let ev = stream::event_resolve(event as usize)?;
-        ev.record(&cu_stream(s)?);
+        ev.record(&working_stream(s)?);
         Ok(())
     })
 }
@@ -1037,8 +1055,9 @@ pub unsafe extern "C" fn cuEventRecord(event: CuEvent, s: CuStream) -> CuResult 
 pub unsafe extern "C" fn cuEventSynchronize(event: CuEvent) -> CuResult {
     cu_call("cuEventSynchronize", || {
         device::cuda_require_init()?;
-        stream::event_resolve(event as usize)?.synchronize();
-        Ok(())
+        let ev = stream::event_resolve(event as usize)?;
+        ev.synchronize();
+        ev.usable()
     })
 }
 
@@ -1087,7 +1106,9 @@ pub unsafe extern "C" fn cuGetErrorName(error: CuResult, p_str: *mut *const c_ch
 pub unsafe extern "C" fn cuEventQuery(event: CuEvent) -> CuResult {
     cu_call("cuEventQuery", || {
         device::cuda_require_init()?;
-        if stream::event_resolve(event as usize)?.is_complete() {
+        let ev = stream::event_resolve(event as usize)?;
+        ev.usable()?;
+        if ev.is_complete() {
             Ok(())
         } else {
             Err(SimError::NOT_READY)
@@ -1138,7 +1159,7 @@ pub unsafe extern "C" fn cuMemsetD8Async(
 ) -> CuResult {
     cu_call("cuMemsetD8Async", || {
         ctx_device()?;
-        let st = cu_stream(s)?;
+        let st = working_stream(s)?;
         let op = copy::plan_memset(dst as usize, value, n)?;
         st.enqueue(Box::new(move || {
             copy::execute_memset(&op);
@@ -1186,7 +1207,7 @@ pub unsafe extern "C" fn cuStreamWriteValue32_v2(
 ) -> CuResult {
     cu_call("cuStreamWriteValue32_v2", || {
         write_value_flags(flags)?;
-        let st = cu_stream(s)?;
+        let st = working_stream(s)?;
         let word = mem_op_word(addr, 4)?;
         st.enqueue(Box::new(move || {
             // SAFETY: a live, aligned word of pinned or registered memory (checked when
@@ -1211,7 +1232,7 @@ pub unsafe extern "C" fn cuStreamWriteValue64_v2(
 ) -> CuResult {
     cu_call("cuStreamWriteValue64_v2", || {
         write_value_flags(flags)?;
-        let st = cu_stream(s)?;
+        let st = working_stream(s)?;
         let word = mem_op_word(addr, 8)?;
         st.enqueue(Box::new(move || {
             // SAFETY: as in cuStreamWriteValue32_v2, for an 8-byte word.
@@ -1238,7 +1259,7 @@ pub unsafe extern "C" fn cuStreamWaitValue64_v2(
         if cond > 3 {
             return Err(SimError::INVALID_VALUE);
         }
-        let st = cu_stream(s)?;
+        let st = working_stream(s)?;
         if faults::get(Fault::NoWaitValue) != 0 {
             return Err(SimError::NOT_SUPPORTED);
         }

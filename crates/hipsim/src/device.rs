@@ -1,5 +1,25 @@
 //! Devices and per-thread device state: HIP's current device and CUDA's primary contexts and
-//! per-thread context stack, and each device's architecture name.
+//! per-thread context stack, each device's architecture name, and whether a device's context
+//! broke.
+//!
+//! **A broken context.** A kernel that faults (an operand the device cannot address, a launch
+//! whose blocks would copy the wrong shares, the `stage_dies` fault) breaks its device's context
+//! for good, as `CUDA_ERROR_ILLEGAL_ADDRESS` does on a GPU ("the process is left in an
+//! inconsistent state and any further CUDA work will return the same error"):
+//! - every kernel still running on the device stops where it is, without returning (its blocks
+//!   never count themselves out), and a wait on a memory value stops waiting;
+//! - queued work that had not started never runs: its stream reports the error;
+//! - from then on, every call that does work on the device returns the error, again and again
+//!   (synchronising a stream, the device or an event, querying a stream or an event, queueing
+//!   anything on a stream, copies, memsets, allocations, creating a stream, loading a module).
+//!   Frees, unregistrations and stream destruction still release what they name (a program
+//!   tearing down must not wait forever) and then return the error. Questions that do no work
+//!   (pointer attributes, a stream's device or id, the current device) still answer.
+//!
+//! ROCm's default answer to a GPU memory fault is to abort the process; the simulator gives
+//! both faces CUDA's behaviour, which a library can test. Only `hipsimRepairDevice` (a control
+//! function for tests, not a runtime's API) clears the state; the simulator keeps the device's
+//! memory and streams, which a real context reset would destroy.
 //!
 //! The HIP and CUDA notions of "current" are independent, as they would be with two different
 //! real libraries: HIP's current device starts at 0 on every thread; a thread starts with no
@@ -7,7 +27,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::LazyLock;
 
 use parking_lot::Mutex;
@@ -161,6 +181,40 @@ pub fn pop_context() -> SimResult<usize> {
 pub fn cuda_current_device() -> SimResult<i32> {
     cuda_require_init()?;
     context_device(current_context()).ok_or(SimError::INVALID_CONTEXT)
+}
+
+// ---- a broken context ------------------------------------------------------------------------
+
+/// The sticky error of each device's context (0: none).
+static BROKEN: [AtomicI32; MAX_DEVICES] = [const { AtomicI32::new(0) }; MAX_DEVICES];
+
+fn broken_slot(device: i32) -> Option<&'static AtomicI32> {
+    usize::try_from(device).ok().and_then(|d| BROKEN.get(d))
+}
+
+/// Breaks `device`'s context with `e` (see the module's documentation); the first error stays.
+pub fn break_context(device: i32, e: SimError) {
+    if let Some(slot) = broken_slot(device) {
+        if slot
+            .compare_exchange(0, e.0, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            crate::counters::bump("contexts_broken");
+        }
+    }
+}
+
+/// `Err` with the sticky error once `device`'s context broke.
+pub fn usable(device: i32) -> SimResult<()> {
+    match broken_slot(device).map_or(0, |s| s.load(Ordering::Acquire)) {
+        0 => Ok(()),
+        code => Err(SimError(code)),
+    }
+}
+
+/// Clears `device`'s sticky error; whether it had one.
+pub fn repair(device: i32) -> bool {
+    broken_slot(device).is_some_and(|s| s.swap(0, Ordering::AcqRel) != 0)
 }
 
 // ---- architecture ----------------------------------------------------------------------------

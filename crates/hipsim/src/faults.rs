@@ -23,10 +23,11 @@
 //! | `cufile_io_error` | `HIPSIM_CUFILE_IO_ERROR` | `cuFileRead/Write` return -(this cuFile error), without I/O |
 //! | `no_wait_value` | `HIPSIM_NO_WAIT_VALUE` | `hipStreamWaitValue32` / `cuStreamWaitValue32` answer "not supported" (a device without stream memory operations) |
 //! | `no_kernels` | `HIPSIM_NO_KERNELS` | `cuModuleLoadData` answers `CUDA_ERROR_NOT_SUPPORTED` (801): no kernel can be loaded |
-//! | `stage_dies` | `HIPSIM_STAGE_DIES` | a staging kernel stops after this many segments (1 = at its first) with `CUDA_ERROR_ILLEGAL_ADDRESS` on its stream, as a kernel of a broken context would: later segments are never copied, `done` stays where it was |
+//! | `stage_dies` | `HIPSIM_STAGE_DIES` | a staging kernel faults after this many segments (1 = at its first) with `CUDA_ERROR_ILLEGAL_ADDRESS`: later segments are never copied, `done` stays where it was, and the device's context is broken for good (every kernel of the device stops, queued work never runs, later calls fail with 700: see [`crate::device`]) |
 //! | `launch_queue` | `HIPSIM_LAUNCH_QUEUE` | a setting, default 1024: an enqueue on a stream (a kernel launch, a copy, an event record, a wait, a host function) blocks while this many of the stream's items are queued and not finished, as a GPU's full command queue makes `cuLaunchKernel` block until the device drains it; 0: unbounded |
 //! | `hip_hw_queues` | `GPU_MAX_HW_QUEUES` | a setting, default 4 (ROCm's): the hardware queues of each device that streams created by `hipStreamCreate*` are spread over (see [`crate::stream`]); 0 or less: every stream has a queue of its own |
 //! | `cuda_hw_queues` | `CUDA_DEVICE_MAX_CONNECTIONS` | a setting, default 8 (CUDA's): the same for streams created by `cuStreamCreate` |
+//! | `hip_coop_queue` | `HIPSIM_HIP_COOP_QUEUE` | a setting, default 1 (ROCm's): every cooperative launch of the HIP face on a device runs on one queue, in launch order, after its stream's earlier work (see [`crate::stream`]); 0: on its stream only |
 //!
 //! Errno values may be written in the environment as numbers or names (`EIO`, `ENODEV`, ...);
 //! HIP error values as numbers or names (`hipErrorUnknown`, ...); cuFile error values as
@@ -91,6 +92,8 @@ pub enum Fault {
     HipHwQueues,
     /// `cuda_hw_queues`.
     CudaHwQueues,
+    /// `hip_coop_queue`.
+    HipCoopQueue,
 }
 
 #[derive(Clone, Copy)]
@@ -257,10 +260,17 @@ const SPECS: [Spec; COUNT] = [
         parse: Parse::Int,
         default: DEFAULT_CUDA_HW_QUEUES,
     },
+    Spec {
+        fault: Fault::HipCoopQueue,
+        name: "hip_coop_queue",
+        env: "HIPSIM_HIP_COOP_QUEUE",
+        parse: Parse::Int,
+        default: 1,
+    },
 ];
 
 /// Number of settings.
-const COUNT: usize = 21;
+const COUNT: usize = 22;
 
 /// Items a stream holds queued before an enqueue blocks (`launch_queue`): CUDA's launch queue
 /// is about this deep.

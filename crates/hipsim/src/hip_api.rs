@@ -90,8 +90,23 @@ fn current_stream(handle: HipStream) -> SimResult<std::sync::Arc<Stream>> {
     stream::resolve(handle as usize, device::hip_current)
 }
 
-fn sync_copy(dst: usize, src: usize, len: usize, memcpy_kind: c_int) -> SimResult<()> {
+/// The current device, for a call that does work there: a broken context's error (see
+/// [`device`]).
+fn working_device() -> SimResult<i32> {
     let dev = device::hip_current()?;
+    device::usable(dev)?;
+    Ok(dev)
+}
+
+/// A stream, for a call that queues work on it: a broken context's error.
+fn working_stream(handle: HipStream) -> SimResult<std::sync::Arc<Stream>> {
+    let st = current_stream(handle)?;
+    device::usable(st.device())?;
+    Ok(st)
+}
+
+fn sync_copy(dst: usize, src: usize, len: usize, memcpy_kind: c_int) -> SimResult<()> {
+    let dev = working_device()?;
     let op = copy::plan(dst, src, len, memcpy_kind)?;
     stream::wait_default_idle(dev);
     copy::execute(&op)
@@ -104,7 +119,7 @@ fn async_copy(
     memcpy_kind: c_int,
     s: HipStream,
 ) -> SimResult<()> {
-    let st = current_stream(s)?;
+    let st = working_stream(s)?;
     let op: CopyOp = copy::plan(dst, src, len, memcpy_kind)?;
     st.enqueue(Box::new(move || copy::execute(&op)));
     Ok(())
@@ -223,7 +238,7 @@ pub unsafe extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> HipErr
     hip_call("hipMalloc", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(ptr) }?;
-        let dev = device::hip_current()?;
+        let dev = working_device()?;
         if size == 0 {
             out.set(ptr::null_mut());
             return Ok(());
@@ -241,7 +256,9 @@ pub(crate) fn free_device_like(p: usize) -> SimResult<()> {
     let kinds = [Kind::Device, Kind::Managed];
     let r = memory::region_at(p, &kinds).ok_or(SimError::INVALID_VALUE)?;
     stream::wait_device_idle(r.device);
-    memory::free(p, &kinds).map(|_| ())
+    memory::free(p, &kinds)?;
+    // Freed all the same: a program tearing down a broken context must not leak or wait.
+    device::usable(r.device)
 }
 
 /// `hipError_t hipFree(void *ptr)`: device or managed memory; NULL is a no-op.
@@ -260,7 +277,7 @@ pub unsafe extern "C" fn hipMallocManaged(
     hip_call("hipMallocManaged", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(dev_ptr) }?;
-        let dev = device::hip_current()?;
+        let dev = working_device()?;
         out.set(memory::alloc_host(size, Kind::Managed, dev, flags)? as *mut c_void);
         Ok(())
     })
@@ -276,7 +293,7 @@ pub unsafe extern "C" fn hipHostMalloc(
     hip_call("hipHostMalloc", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(ptr) }?;
-        let dev = device::hip_current()?;
+        let dev = working_device()?;
         check_host_alloc_fault()?;
         if size == 0 {
             out.set(ptr::null_mut());
@@ -294,7 +311,8 @@ pub(crate) fn free_pinned(p: usize) -> SimResult<()> {
     }
     let r = memory::region_at(p, &[Kind::PinnedHost]).ok_or(SimError::INVALID_VALUE)?;
     stream::wait_device_idle(r.device);
-    memory::free(p, &[Kind::PinnedHost]).map(|_| ())
+    memory::free(p, &[Kind::PinnedHost])?;
+    device::usable(r.device)
 }
 
 /// `hipError_t hipHostFree(void *ptr)`: NULL is a no-op.
@@ -311,7 +329,7 @@ pub unsafe extern "C" fn hipHostRegister(
     flags: c_uint,
 ) -> HipError {
     hip_call("hipHostRegister", || {
-        let dev = device::hip_current()?;
+        let dev = working_device()?;
         check_host_alloc_fault()?;
         memory::register(host_ptr as usize, size, dev, flags)
     })
@@ -324,7 +342,9 @@ pub unsafe extern "C" fn hipHostUnregister(host_ptr: *mut c_void) -> HipError {
         if host_ptr.is_null() {
             return Err(SimError::INVALID_VALUE);
         }
-        memory::unregister(host_ptr as usize)
+        let dev = memory::lookup(host_ptr as usize).map(|r| r.device);
+        memory::unregister(host_ptr as usize)?;
+        dev.map_or(Ok(()), device::usable)
     })
 }
 
@@ -540,7 +560,7 @@ pub unsafe extern "C" fn hipMemcpyDtoHAsync(
 #[no_mangle]
 pub unsafe extern "C" fn hipMemset(dst: *mut c_void, value: c_int, size: usize) -> HipError {
     hip_call("hipMemset", || {
-        let dev = device::hip_current()?;
+        let dev = working_device()?;
         let op = copy::plan_memset(dst as usize, value as u8, size)?;
         stream::wait_default_idle(dev);
         copy::execute_memset(&op);
@@ -556,7 +576,7 @@ pub unsafe extern "C" fn hipStreamCreate(s: *mut HipStream) -> HipError {
     hip_call("hipStreamCreate", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(s) }?;
-        out.set(stream::create(device::hip_current()?, true, stream::Api::Hip)? as HipStream);
+        out.set(stream::create(working_device()?, true, stream::Api::Hip)? as HipStream);
         Ok(())
     })
 }
@@ -571,7 +591,7 @@ pub unsafe extern "C" fn hipStreamCreateWithFlags(s: *mut HipStream, flags: c_ui
         if flags > 1 {
             return Err(SimError::INVALID_VALUE);
         }
-        out.set(stream::create(device::hip_current()?, flags == 0, stream::Api::Hip)? as HipStream);
+        out.set(stream::create(working_device()?, flags == 0, stream::Api::Hip)? as HipStream);
         Ok(())
     })
 }
@@ -583,7 +603,9 @@ pub unsafe extern "C" fn hipStreamDestroy(s: HipStream) -> HipError {
         if stream::is_default_handle(s as usize) {
             return Err(SimError::INVALID_HANDLE);
         }
-        stream::destroy(s as usize)
+        let dev = current_stream(s)?.device();
+        stream::destroy(s as usize)?;
+        device::usable(dev)
     })
 }
 
@@ -598,7 +620,7 @@ pub unsafe extern "C" fn hipStreamSynchronize(s: HipStream) -> HipError {
 #[no_mangle]
 pub unsafe extern "C" fn hipStreamQuery(s: HipStream) -> HipError {
     hip_call("hipStreamQuery", || {
-        if current_stream(s)?.is_idle() {
+        if working_stream(s)?.is_idle() {
             Ok(())
         } else {
             Err(SimError::NOT_READY)
@@ -698,7 +720,7 @@ pub unsafe extern "C" fn hipStreamWaitValue32(
             3 => stream::WaitCondition::Nor,
             _ => return Err(SimError::INVALID_VALUE),
         };
-        enqueue_wait_value32(&current_stream(s)?, ptr as usize, value, mask, cond)
+        enqueue_wait_value32(&working_stream(s)?, ptr as usize, value, mask, cond)
     })
 }
 
@@ -711,7 +733,7 @@ pub unsafe extern "C" fn hipLaunchHostFunc(
     user_data: *mut c_void,
 ) -> HipError {
     hip_call("hipLaunchHostFunc", || {
-        enqueue_host_fn(&current_stream(s)?, f, user_data)
+        enqueue_host_fn(&working_stream(s)?, f, user_data)
     })
 }
 
@@ -747,7 +769,7 @@ pub unsafe extern "C" fn hipEventCreateWithFlags(event: *mut HipEvent, _flags: c
 pub unsafe extern "C" fn hipEventRecord(event: HipEvent, s: HipStream) -> HipError {
     hip_call("hipEventRecord", || {
         let ev = stream::event_resolve(event as usize)?;
-        ev.record(&current_stream(s)?);
+        ev.record(&working_stream(s)?);
         Ok(())
     })
 }
@@ -756,8 +778,9 @@ pub unsafe extern "C" fn hipEventRecord(event: HipEvent, s: HipStream) -> HipErr
 #[no_mangle]
 pub unsafe extern "C" fn hipEventSynchronize(event: HipEvent) -> HipError {
     hip_call("hipEventSynchronize", || {
-        stream::event_resolve(event as usize)?.synchronize();
-        Ok(())
+        let ev = stream::event_resolve(event as usize)?;
+        ev.synchronize();
+        ev.usable()
     })
 }
 
@@ -765,7 +788,9 @@ pub unsafe extern "C" fn hipEventSynchronize(event: HipEvent) -> HipError {
 #[no_mangle]
 pub unsafe extern "C" fn hipEventQuery(event: HipEvent) -> HipError {
     hip_call("hipEventQuery", || {
-        if stream::event_resolve(event as usize)?.is_complete() {
+        let ev = stream::event_resolve(event as usize)?;
+        ev.usable()?;
+        if ev.is_complete() {
             Ok(())
         } else {
             Err(SimError::NOT_READY)
@@ -926,7 +951,7 @@ pub unsafe extern "C" fn hipModuleLoadData(
     hip_call("hipModuleLoadData", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(module) }?;
-        let dev = device::hip_current()?;
+        let dev = working_device()?;
         if image.is_null() {
             return Err(SimError::INVALID_VALUE);
         }
@@ -966,7 +991,8 @@ pub unsafe extern "C" fn hipModuleGetFunction(
     })
 }
 
-/// The launch shared by `hipModuleLaunchKernel` and `hipModuleLaunchCooperativeKernel`.
+/// The launch shared by `hipModuleLaunchKernel` and `hipModuleLaunchCooperativeKernel`
+/// (`cooperative`: on the device's cooperative queue too, see [`crate::stream`]).
 ///
 /// # Safety
 /// `params` as for [`crate::kernels::plan_stage`].
@@ -977,14 +1003,15 @@ unsafe fn module_launch(
     shared: c_uint,
     s: HipStream,
     params: *mut *mut c_void,
+    cooperative: bool,
 ) -> SimResult<()> {
-    let dev = device::hip_current()?;
+    let dev = working_device()?;
     crate::kernels::check_function(f as usize, dev)?;
-    let st = current_stream(s)?;
+    let st = working_stream(s)?;
     // SAFETY: the caller's contract.
     let planned =
         unsafe { crate::kernels::plan_stage(grid, block, shared, params.cast_const().cast()) }?;
-    crate::kernels::enqueue_stage(&st, planned);
+    crate::kernels::enqueue_stage(&st, planned, cooperative);
     Ok(())
 }
 
@@ -1020,6 +1047,7 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
                 shared_mem_bytes,
                 s,
                 kernel_params,
+                false,
             )
         }
     })
@@ -1028,7 +1056,9 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
 /// `hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned gridDimX, unsigned
 /// gridDimY, unsigned gridDimZ, unsigned blockDimX, unsigned blockDimY, unsigned blockDimZ,
 /// unsigned sharedMemBytes, hipStream_t stream, void **kernelParams)`: as
-/// `hipModuleLaunchKernel` (every block of a staging launch is co-resident on the simulator).
+/// `hipModuleLaunchKernel` (every block of a staging launch is co-resident on the simulator),
+/// on the device's one cooperative queue as ROCm runs it (`hip_coop_queue`, see
+/// [`crate::stream`]).
 #[no_mangle]
 pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
     f: *mut c_void,
@@ -1052,6 +1082,7 @@ pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
                 shared_mem_bytes,
                 s,
                 kernel_params,
+                true,
             )
         }
     })

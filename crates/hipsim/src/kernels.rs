@@ -45,10 +45,12 @@
 //! `fail_copy` faults apply and the direction byte counters count it. A segment whose bytes the
 //! device cannot address (pageable host memory, outside any allocation), or a `StageCtl` that
 //! does not lie in one allocation the device can access, fails with
-//! `CUDA_ERROR_ILLEGAL_ADDRESS`. A GPU would stop the kernel there and leave the context
-//! unusable; the simulator instead records the first failure on the stream (returned by its
-//! next synchronisation), still stores `done[b]` and goes on, so that a test sees the error
-//! rather than a hang.
+//! `CUDA_ERROR_ILLEGAL_ADDRESS`, and so does the `stage_dies` fault. A kernel that faults stops
+//! there (nothing more is copied, `done` stays where it was, its blocks never count themselves
+//! out) and breaks its device's context (see [`crate::device`]): every kernel still running on
+//! the device stops too, and the device's streams report the error from then on. An injected
+//! copy fault (`fail_copy`) is not a fault of the kernel: the stream reports the first such
+//! failure (at its next synchronisation) and the kernel goes on, storing `done[b]`.
 //!
 //! Counters: `"stage_launches"` (launches queued), `"stage_segments"` (serials the kernel
 //! consumed), `"stage_bytes"` (bytes its segment copies moved).
@@ -63,6 +65,7 @@ use parking_lot::Mutex;
 
 use crate::copy;
 use crate::counters;
+use crate::device;
 use crate::errors::{SimError, SimResult};
 use crate::faults::{self, Fault};
 use crate::memory;
@@ -272,10 +275,17 @@ pub unsafe fn plan_stage(
     })
 }
 
-/// Queues a validated launch on `stream`.
-pub fn enqueue_stage(stream: &Arc<Stream>, launch: StageLaunch) {
+/// Queues a validated launch on `stream` (`hip_cooperative`: a cooperative launch of the HIP
+/// face, which ROCm also orders on the device's cooperative queue).
+pub fn enqueue_stage(stream: &Arc<Stream>, launch: StageLaunch, hip_cooperative: bool) {
     counters::bump("stage_launches");
-    stream.enqueue(Box::new(move || launch.run()));
+    let device = stream.device();
+    let work = Box::new(move || launch.run(device));
+    if hip_cooperative {
+        stream.enqueue_cooperative(work);
+    } else {
+        stream.enqueue(work);
+    }
 }
 
 /// One descriptor as the kernel reads it.
@@ -287,10 +297,14 @@ struct Desc {
     last: bool,
 }
 
-/// Polls `ready` as a GPU would: briefly spinning, then yielding, then sleeping.
-fn poll(mut ready: impl FnMut() -> bool) {
+/// Polls `ready` as a GPU would: briefly spinning, then yielding, then sleeping; stops with
+/// [`Stopped::Faulted`] once `device`'s context broke.
+fn poll(device: i32, mut ready: impl FnMut() -> bool) -> Result<(), Stopped> {
     let mut polls = 0u32;
     while !ready() {
+        if device::usable(device).is_err() {
+            return Err(Stopped::Faulted);
+        }
         polls = polls.saturating_add(1);
         if polls < 64 {
             std::hint::spin_loop();
@@ -300,6 +314,7 @@ fn poll(mut ready: impl FnMut() -> bool) {
             std::thread::sleep(Duration::from_micros(30));
         }
     }
+    Ok(())
 }
 
 impl StageLaunch {
@@ -317,23 +332,29 @@ impl StageLaunch {
         unsafe { AtomicU64::from_ptr((self.mail + 16) as *mut u64) }
     }
 
-    /// The kernel: announces itself, waits for a stage or for `finish`, runs the stage's
-    /// segments until the last, then counts its blocks out.
-    fn run(self) -> SimResult<()> {
+    /// The kernel, on `device`: announces itself, waits for a stage or for `finish`, runs the
+    /// stage's segments until the last, then counts its blocks out.
+    fn run(self, device: i32) -> SimResult<()> {
         self.mail_word32(0).store(1, Ordering::Release);
         let mut ctl = 0;
-        poll(|| {
+        let r = poll(device, || {
             ctl = self.mail_ctl().load(Ordering::Acquire);
             ctl != 0 || self.mail_word32(8).load(Ordering::Acquire) != 0
+        })
+        .and_then(|()| {
+            if ctl == 0 {
+                Ok(())
+            } else {
+                self.run_stage(ctl, device)
+            }
         });
-        let r = if ctl == 0 {
-            Ok(())
-        } else {
-            self.run_stage(ctl)
-        };
         let returned = match r {
-            // A kernel of a broken context never returns.
-            Err(Stopped::Died) => return Err(SimError::ILLEGAL_ADDRESS),
+            // The kernel faulted, or another on its device did: it stops where it is and
+            // never returns.
+            Err(Stopped::Faulted) => {
+                device::break_context(device, SimError::ILLEGAL_ADDRESS);
+                return device::usable(device);
+            }
             Err(Stopped::Failed(e)) => Err(e),
             Ok(()) => Ok(()),
         };
@@ -342,11 +363,11 @@ impl StageLaunch {
         returned
     }
 
-    fn run_stage(&self, ctl: u64) -> Result<(), Stopped> {
+    fn run_stage(&self, ctl: u64, device: i32) -> Result<(), Stopped> {
         let first = self.mail_word32(12).load(Ordering::Relaxed);
         let ring_len = self.mail_word32(24).load(Ordering::Relaxed);
         let grid = self.mail_word32(28).load(Ordering::Relaxed);
-        let illegal = Stopped::Failed(SimError::ILLEGAL_ADDRESS);
+        let illegal = Stopped::Faulted;
         if grid != self.blocks {
             return Err(illegal);
         }
@@ -357,17 +378,18 @@ impl StageLaunch {
             .ok_or(illegal)?;
         let ctl = usize::try_from(ctl).map_err(|_| illegal)?;
         let ctl = memory::device_operand(ctl, size).map_err(|_| illegal)?;
-        Stage { ctl, ring_len }.run(first, self.blocks)
+        Stage { ctl, ring_len }.run(first, self.blocks, device)
     }
 }
 
 /// How a launch over a stage ended badly.
 #[derive(Clone, Copy, Debug)]
 enum Stopped {
-    /// It ran to its last segment; this was the first failure on the way.
+    /// It ran to its last segment; this was the first injected copy fault on the way.
     Failed(SimError),
-    /// The `stage_dies` fault: the kernel of a broken context stops where it is.
-    Died,
+    /// The kernel faulted (or the `stage_dies` fault), or another kernel on its device did: it
+    /// stops where it is, and its device's context is broken.
+    Faulted,
 }
 
 /// The stage a launch serves: its control block (CPU address) and ring length.
@@ -401,20 +423,20 @@ impl Stage {
 
     /// Waits until the descriptor of `serial` is posted and reads it: its other fields are
     /// read only after the acquire load that saw its serial.
-    fn wait_for(&self, serial: u32) -> Desc {
+    fn wait_for(&self, serial: u32, device: i32) -> Result<Desc, Stopped> {
         let slot = (serial % self.ring_len) as usize;
         let word = self.desc_word32(slot, 24);
-        poll(|| word.load(Ordering::Acquire) == serial);
-        Desc {
+        poll(device, || word.load(Ordering::Acquire) == serial)?;
+        Ok(Desc {
             dst: self.desc_word64(slot, 0).load(Ordering::Relaxed),
             src: self.desc_word64(slot, 8).load(Ordering::Relaxed),
             len: self.desc_word64(slot, 16).load(Ordering::Relaxed),
             last: self.desc_word32(slot, 28).load(Ordering::Relaxed) != 0,
-        }
+        })
     }
 
     /// The blocks, from serial `first` until the last segment.
-    fn run(&self, first: u32, blocks: u32) -> Result<(), Stopped> {
+    fn run(&self, first: u32, blocks: u32, device: i32) -> Result<(), Stopped> {
         let mut first_error = None;
         let dies_after = faults::get(Fault::StageDies);
         let mut segments = 0i64;
@@ -424,12 +446,11 @@ impl Stage {
             if dies_after > 0 {
                 segments += 1;
                 if segments >= dies_after {
-                    // A kernel of a broken context: it stops here, nothing more is copied.
-                    return Err(Stopped::Died);
+                    return Err(Stopped::Faulted);
                 }
             }
-            let desc = self.wait_for(serial);
-            if let Err(e) = copy_segment(desc, &active) {
+            let desc = self.wait_for(serial, device)?;
+            if let Err(e) = copy_segment(desc, &active)? {
                 first_error.get_or_insert(e);
             }
             for b in 0..blocks {
@@ -506,20 +527,25 @@ fn segment_ranges(desc: Desc, active: &[bool]) -> Vec<(u64, u64)> {
     merged
 }
 
-/// Copies what the active blocks copy of one segment.
-fn copy_segment(desc: Desc, active: &[bool]) -> SimResult<()> {
+/// Copies what the active blocks copy of one segment: `Err` when the kernel faults (bytes the
+/// device cannot address), `Ok(Err)` for an injected copy fault (the rest of the segment is not
+/// copied; the kernel goes on).
+fn copy_segment(desc: Desc, active: &[bool]) -> Result<SimResult<()>, Stopped> {
     for (lo, hi) in segment_ranges(desc, active) {
         let at = |base: u64| {
             base.checked_add(lo)
                 .and_then(|a| usize::try_from(a).ok())
-                .ok_or(SimError::ILLEGAL_ADDRESS)
+                .ok_or(Stopped::Faulted)
         };
-        let len = usize::try_from(hi - lo).map_err(|_| SimError::ILLEGAL_ADDRESS)?;
-        let op = copy::plan_kernel(at(desc.dst)?, at(desc.src)?, len)?;
-        copy::execute(&op)?;
+        let len = usize::try_from(hi - lo).map_err(|_| Stopped::Faulted)?;
+        let op =
+            copy::plan_kernel(at(desc.dst)?, at(desc.src)?, len).map_err(|_| Stopped::Faulted)?;
+        if let Err(e) = copy::execute(&op) {
+            return Ok(Err(e));
+        }
         counters::add("stage_bytes", hi - lo);
     }
-    Ok(())
+    Ok(Ok(()))
 }
 
 #[cfg(test)]

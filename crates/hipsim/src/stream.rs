@@ -35,10 +35,20 @@
 //!   waits (a wait on a word, a kernel that polls host memory) holds up every stream mapped to
 //!   its queue, which is how a held stream hangs a GPU once there are more streams than queues.
 //!   Synchronous copies run on the caller and take no queue.
+//! - **ROCm runs every cooperative launch of a device on one queue.** `hipModuleLaunchCooperativeKernel`
+//!   puts the kernel on the device's own transfer queue, behind every cooperative launch made
+//!   before it on the device (from any stream), with a dependency on its stream's earlier work;
+//!   the stream's later work waits for it (ROCclr's `VirtualGPU::submitKernel`). So a
+//!   cooperative kernel starts only when its stream reached it *and* every cooperative kernel
+//!   launched before it on the device has finished: one held kernel holds the next of every
+//!   stream. `hip_coop_queue` (`HIPSIM_HIP_COOP_QUEUE`, default 1) models that; 0 runs them as
+//!   plain launches. CUDA's cooperative launches run on their stream like any kernel.
 //!
 //! A failure of queued work (e.g. an injected copy fault) is kept by the stream and returned by
 //! the next [`Stream::synchronize`]; only the first failure since the last synchronisation is
-//! kept.
+//! kept. Once the device's context broke (a kernel faulted, see [`crate::device`]), an item
+//! that had not started never runs, and every synchronisation or query of the device's streams
+//! and events returns the context's error, again and again.
 //!
 //! An event records a marker into a stream; synchronising the event waits until the marker of
 //! its latest record has run (an event that was never recorded is complete).
@@ -60,7 +70,7 @@ use std::thread::{JoinHandle, ThreadId};
 use parking_lot::{Condvar, Mutex};
 
 use crate::counters::{self, Gauge};
-use crate::device::MAX_DEVICES;
+use crate::device::{self, MAX_DEVICES};
 use crate::errors::{SimError, SimResult};
 use crate::faults::{self, Fault};
 
@@ -136,6 +146,14 @@ fn hw_queue(device: i32, index: u64) -> Placement {
     Placement { index, queue }
 }
 
+/// The cooperative queue of `device` (ROCm's transfer queue), made on first use.
+fn coop_queue(device: i32) -> Option<Arc<HwQueue>> {
+    static COOP: LazyLock<Mutex<HashMap<i32, Arc<HwQueue>>>> =
+        LazyLock::new(|| Mutex::new(HashMap::new()));
+    usize::try_from(device).ok().filter(|&d| d < MAX_DEVICES)?;
+    Some(Arc::clone(COOP.lock().entry(device).or_default()))
+}
+
 /// Where the next stream `api` creates on `device` goes: `None` when the setting gives every
 /// stream a queue of its own (its own worker then orders its items).
 fn place_created(device: i32, api: Api) -> Option<Placement> {
@@ -186,6 +204,8 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(FIRST_CREATED_ID);
 struct Item {
     work: Work,
     ticket: Option<u64>,
+    /// Its ticket on the device's cooperative queue (a cooperative launch of the HIP face).
+    coop: Option<(Arc<HwQueue>, u64)>,
     /// Run by the worker under the queue's lock as it counts the item done (an event's
     /// marker): what it marks and the stream's completion are seen together.
     done: Option<Marker>,
@@ -224,7 +244,7 @@ pub struct Stream {
 
 static NEXT_WORKER: AtomicU64 = AtomicU64::new(0);
 
-fn worker_loop(shared: &Shared, hw: Option<&HwQueue>) {
+fn worker_loop(shared: &Shared, hw: Option<&HwQueue>, device: i32) {
     loop {
         let item = {
             let mut q = shared.queue.lock();
@@ -242,8 +262,17 @@ fn worker_loop(shared: &Shared, hw: Option<&HwQueue>) {
         if let Some((hw, ticket)) = turn {
             hw.wait_turn(ticket);
         }
-        let result =
-            panic::catch_unwind(AssertUnwindSafe(item.work)).unwrap_or(Err(SimError::UNKNOWN));
+        if let Some((coop, ticket)) = &item.coop {
+            coop.wait_turn(*ticket);
+        }
+        // A broken context runs nothing more; the item still takes its turn and completes, so
+        // that nothing waits for it.
+        let result = device::usable(device).and_then(|()| {
+            panic::catch_unwind(AssertUnwindSafe(item.work)).unwrap_or(Err(SimError::UNKNOWN))
+        });
+        if let Some((coop, ticket)) = &item.coop {
+            coop.finished(*ticket);
+        }
         if let Some((hw, ticket)) = turn {
             hw.finished(ticket);
         }
@@ -272,7 +301,7 @@ impl Stream {
         let n = NEXT_WORKER.fetch_add(1, Ordering::Relaxed);
         let handle = std::thread::Builder::new()
             .name(format!("hipsim-stream-{n}"))
-            .spawn(move || worker_loop(&for_worker, hw.as_deref()))
+            .spawn(move || worker_loop(&for_worker, hw.as_deref(), device))
             .map_err(|_| SimError::OUT_OF_MEMORY)?;
         let worker_id = handle.thread().id();
         Ok(Arc::new(Stream {
@@ -309,8 +338,26 @@ impl Stream {
         self.enqueue_with(work, None);
     }
 
+    /// Queues a cooperative launch of the HIP face: like [`Stream::enqueue`], and with
+    /// `hip_coop_queue` also behind every cooperative launch queued before it on the device
+    /// (see the module's documentation).
+    pub fn enqueue_cooperative(self: &Arc<Self>, work: Work) {
+        let coop = (faults::get(Fault::HipCoopQueue) != 0).then(|| coop_queue(self.device));
+        self.enqueue_full(work, None, coop.flatten());
+    }
+
     /// [`Stream::enqueue`] with a marker that completes with the item.
     fn enqueue_with(self: &Arc<Self>, work: Work, done: Option<Marker>) {
+        self.enqueue_full(work, done, None);
+    }
+
+    /// [`Stream::enqueue`] with a marker and a place on a device's cooperative queue.
+    fn enqueue_full(
+        self: &Arc<Self>,
+        work: Work,
+        done: Option<Marker>,
+        coop: Option<Arc<HwQueue>>,
+    ) {
         let deps = self.legacy_dependencies();
         let work: Work = if deps.is_empty() {
             work
@@ -325,7 +372,7 @@ impl Stream {
                 work()
             })
         };
-        self.enqueue_plain(work, done);
+        self.enqueue_plain(work, done, coop);
     }
 
     /// The streams (and their queued counts now) that work queued on this stream now must
@@ -356,7 +403,7 @@ impl Stream {
     /// Queues `work` last. A full queue (`launch_queue` items queued and not finished) makes
     /// the caller wait until the stream drains one, as a GPU's command queue does; the stream's
     /// own worker never waits (it would wait for itself).
-    fn enqueue_plain(&self, work: Work, done: Option<Marker>) {
+    fn enqueue_plain(&self, work: Work, done: Option<Marker>, coop: Option<Arc<HwQueue>>) {
         let mut q = self.shared.queue.lock();
         if let Some(limit) = crate::faults::launch_queue() {
             if !self.on_worker() {
@@ -369,7 +416,18 @@ impl Stream {
         // their order, and an item that another's legacy dependency waits for was submitted,
         // ticket included, before that item took its own.
         let ticket = self.placement.as_ref().map(|p| p.queue.ticket());
-        q.items.push_back(Item { work, ticket, done });
+        // Under the same lock: two threads launching on one stream take the cooperative queue's
+        // tickets in the stream's order.
+        let coop = coop.map(|c| {
+            let t = c.ticket();
+            (c, t)
+        });
+        q.items.push_back(Item {
+            work,
+            ticket,
+            coop,
+            done,
+        });
         q.enqueued += 1;
         self.shared.cv.notify_all();
     }
@@ -392,18 +450,20 @@ impl Stream {
     }
 
     /// Waits like [`Stream::wait_idle`] and returns (and clears) the first failure of queued
-    /// work since the last synchronisation.
+    /// work since the last synchronisation; a broken context's error every time.
     pub fn synchronize(&self) -> SimResult<()> {
         self.wait_idle();
-        match self.shared.queue.lock().error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        let pending = self.shared.queue.lock().error.take();
+        device::usable(self.device)?;
+        pending.map_or(Ok(()), Err)
     }
 
-    /// The first failure of queued work since the last synchronisation, left in place.
+    /// The first failure of queued work since the last synchronisation, left in place (a
+    /// broken context's error first).
     pub fn pending_error(&self) -> Option<SimError> {
-        self.shared.queue.lock().error
+        device::usable(self.device)
+            .err()
+            .or(self.shared.queue.lock().error)
     }
 
     /// Whether all queued work has run.
@@ -510,7 +570,7 @@ fn streams_of(device: i32) -> Vec<Arc<Stream>> {
 }
 
 /// Waits for every stream of `device` and returns the first pending failure among them
-/// (clearing the failures it reports).
+/// (clearing the failures it reports); a broken context's error every time.
 pub fn synchronize_device(device: i32) -> SimResult<()> {
     let mut first = Ok(());
     for s in streams_of(device) {
@@ -519,6 +579,7 @@ pub fn synchronize_device(device: i32) -> SimResult<()> {
             first = r;
         }
     }
+    device::usable(device)?;
     first
 }
 
@@ -638,6 +699,7 @@ pub fn enqueue_wait_value(
     mask: u32,
     cond: WaitCondition,
 ) {
+    let device = stream.device;
     stream.enqueue(Box::new(move || {
         // SAFETY: the caller checked that `addr` is a live, 4-byte aligned word of pinned or
         // registered host memory; freeing pinned memory waits for the device's streams, so it
@@ -645,6 +707,8 @@ pub fn enqueue_wait_value(
         let word = unsafe { std::sync::atomic::AtomicU32::from_ptr(addr as *mut u32) };
         let mut pause = std::time::Duration::from_micros(1);
         while !cond.holds(word.load(Ordering::Acquire) & mask, value & mask) {
+            // A broken context stops waiting.
+            device::usable(device)?;
             std::thread::sleep(pause);
             pause = (pause * 2).min(std::time::Duration::from_micros(100));
         }
@@ -659,6 +723,8 @@ pub fn enqueue_wait_value(
 struct EventState {
     recorded: u64,
     completed: u64,
+    /// The device of the stream of the latest record.
+    device: Option<i32>,
 }
 
 /// A simulated event.
@@ -703,6 +769,7 @@ impl Event {
         let seq = {
             let mut st = self.state.lock();
             st.recorded += 1;
+            st.device = Some(stream.device);
             st.recorded
         };
         let ev = Arc::clone(self);
@@ -731,5 +798,10 @@ impl Event {
     pub fn is_complete(&self) -> bool {
         let st = self.state.lock();
         st.completed >= st.recorded
+    }
+
+    /// The broken context's error of the device the event was last recorded on.
+    pub fn usable(&self) -> SimResult<()> {
+        self.state.lock().device.map_or(Ok(()), device::usable)
     }
 }

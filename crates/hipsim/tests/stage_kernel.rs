@@ -840,8 +840,19 @@ fn device_attributes() {
     );
 }
 
+/// Whether `dev`'s context was broken (and is now repaired).
+fn repair(s: &Sim, dev: c_int) -> bool {
+    // SAFETY: no preconditions.
+    unsafe { (s.hipsimRepairDevice)(dev) == 1 }
+}
+
+// A segment the device cannot address is a fault of the kernel: it stops there (nothing more
+// is copied, its blocks never count themselves out) and the context is broken for good, as
+// with CUDA_ERROR_ILLEGAL_ADDRESS on a GPU: the stream reports it at every synchronisation,
+// and copies fail. An injected copy fault is not the kernel's: it fails the stream once and
+// the kernel goes on to its last segment.
 #[test]
-fn a_segment_the_device_cannot_address_fails_the_stream_but_the_kernel_goes_on() {
+fn a_segment_the_device_cannot_address_breaks_the_context_but_a_copy_fault_does_not() {
     let (s, _g) = sim();
     cuda(s, 0);
     let f = stage_function(s);
@@ -860,20 +871,29 @@ fn a_segment_the_device_cannot_address_fails_the_stream_but_the_kernel_goes_on()
     assert_eq!(launch(s, f, 1, st, m1.device_address(s), false), 0);
     m1.wait_started();
     m1.assign(&ctl, ctl_dev, 1);
-    // Pageable source; a destination running past its allocation; then a good last segment.
-    ctl.post(1, 1, dev, pageable.as_ptr() as u64, 100, false);
-    ctl.post(1, 2, dev + 4000, src as u64, 100, false);
-    ctl.post(1, 3, dev + 512, src as u64 + 512, 256, true);
+    // A good segment, then a pageable source, then a good last segment.
+    ctl.post(1, 1, dev + 512, src as u64 + 512, 256, false);
+    ctl.post(1, 2, dev, pageable.as_ptr() as u64, 100, false);
+    ctl.post(1, 3, dev + 1024, src as u64 + 1024, 256, true);
     assert_eq!(sync(s, st), ILLEGAL_ADDRESS);
-    assert_eq!(sync(s, st), 0, "reported once");
-    assert_eq!((ctl.done(0), m1.exited()), (3, 1));
+    assert_eq!(sync(s, st), ILLEGAL_ADDRESS, "sticky");
+    assert_eq!(query(s, st), ILLEGAL_ADDRESS);
+    assert_eq!((ctl.done(0), m1.exited()), (1, 0));
+    let mut back = vec![0u8; 16];
+    // SAFETY: a host buffer of 16 bytes; the simulator validates `dev`.
+    let copy = unsafe { (s.cuMemcpyDtoH_v2)(back.as_mut_ptr().cast(), dev, 16) };
+    assert_eq!(copy, ILLEGAL_ADDRESS, "a broken context copies nothing");
+    assert_eq!(counter(s, "stage_segments"), 1);
+    assert_eq!(counter(s, "stage_bytes"), 256);
+    assert_eq!(counter(s, "contexts_broken"), 1);
+    assert!(repair(s, 0));
+    assert!(!repair(s, 0), "repaired once");
+    assert_eq!(sync(s, st), 0);
     let mut want = vec![0xEEu8; 4096];
     want[512..768].copy_from_slice(&data[512..768]);
     assert_eq!(device_bytes(s, dev, 4096), want);
-    assert_eq!(counter(s, "stage_segments"), 3);
-    assert_eq!(counter(s, "stage_bytes"), 256);
 
-    // The copy faults apply to the kernel's segments: the second one fails.
+    // The copy faults apply to the kernel's segments: the second one fails, the kernel goes on.
     set_fault(s, "fail_copy", 999);
     set_fault(s, "fail_copy_after", 1);
     let m2 = Mail::new(s, 1);
@@ -883,13 +903,15 @@ fn a_segment_the_device_cannot_address_fails_the_stream_but_the_kernel_goes_on()
     ctl.post(1, 4, dev, src as u64, 100, false);
     ctl.post(1, 5, dev + 1024, src as u64 + 1024, 100, true);
     assert_eq!(sync(s, st), 999);
+    assert_eq!(sync(s, st), 0, "reported once");
     set_fault(s, "fail_copy", 0);
     set_fault(s, "fail_copy_after", 0);
-    assert_eq!(ctl.done(0), 5);
+    assert_eq!((ctl.done(0), m2.exited()), (5, 1));
     want[..100].copy_from_slice(&data[..100]);
     assert_eq!(device_bytes(s, dev, 4096), want);
     assert_eq!(counter(s, "copy_faults_injected"), 1);
     assert_eq!(counter(s, "stage_bytes"), 356);
+    assert_eq!(counter(s, "contexts_broken"), 1);
 
     destroy(s, st);
     for p in [ctl.host, src, m1.host, m2.host] {
@@ -900,8 +922,8 @@ fn a_segment_the_device_cannot_address_fails_the_stream_but_the_kernel_goes_on()
 }
 
 // A stage the device cannot address, or a mailbox whose grid is not the launch's (the blocks
-// would copy the wrong shares), fault the launch: the stream reports
-// CUDA_ERROR_ILLEGAL_ADDRESS, the launch still returns (exited) and nothing is copied.
+// would copy the wrong shares), fault the launch: the kernel stops before copying anything,
+// never returns, and the context is broken (CUDA_ERROR_ILLEGAL_ADDRESS).
 #[test]
 fn a_bad_stage_or_grid_faults_the_launch() {
     let (s, _g) = sim();
@@ -929,13 +951,95 @@ fn a_bad_stage_or_grid_faults_the_launch() {
         m.wait_started();
         m.assign(&four, ctl_dev, 1);
         assert_eq!(sync(s, st), ILLEGAL_ADDRESS, "{what}");
-        assert_eq!(m.exited(), 1, "{what}");
+        assert_eq!(m.exited(), 0, "{what}");
+        assert!(repair(s, 0), "{what}");
         free_pinned(s, m.host);
     }
     assert_eq!(counter(s, "stage_segments"), 0);
+    assert_eq!(counter(s, "contexts_broken"), 3);
     destroy(s, st);
     free_pinned(s, ctl.host);
     free_pinned(s, short.host);
+}
+
+// A fault breaks the whole context: a kernel running on another stream of the device stops
+// without returning, work queued behind it never runs (a copy, a host function), and every
+// call that does work on the device returns the error, again and again; frees and stream
+// destruction still release what they name. Questions that do no work still answer.
+#[test]
+fn a_kernel_fault_stops_the_devices_other_kernels_and_queued_work() {
+    let (s, _g) = sim();
+    cuda(s, 0);
+    let f = stage_function(s);
+    let (a, b) = (stream(s, NON_BLOCKING), stream(s, NON_BLOCKING));
+    let ctl = Ctl::new(s, 4);
+    let dev = device(s, 4096);
+    let host = pinned(s, 4096, 0x5A);
+    // SAFETY: no preconditions.
+    unsafe { (s.hipsimResetCounters)() };
+    let calls = HOST_CALLS.load(Ordering::SeqCst);
+    let (ma, mb) = (Mail::new(s, 1), Mail::new(s, 1));
+    assert_eq!(launch(s, f, 1, b, mb.device_address(s), false), 0);
+    mb.wait_started();
+    let mut event = ptr::null_mut();
+    // SAFETY: live streams and buffers.
+    unsafe {
+        assert_eq!(
+            (s.cuMemcpyHtoDAsync_v2)(dev, host as *const c_void, 4096, b),
+            0
+        );
+        assert_eq!(
+            (s.cuLaunchHostFunc)(b, Some(count_call), ptr::null_mut()),
+            0
+        );
+        assert_eq!((s.cuEventCreate)(&mut event, 0), 0);
+        assert_eq!((s.cuEventRecord)(event, b), 0);
+    }
+    // The kernel on `a` faults at its first segment.
+    assert_eq!(launch(s, f, 1, a, ma.device_address(s), false), 0);
+    ma.wait_started();
+    let pageable = [0u8; 64];
+    ma.assign(&ctl, ctl.device_address(s), 1);
+    ctl.post(1, 1, dev, pageable.as_ptr() as u64, 64, true);
+    assert_eq!(sync(s, a), ILLEGAL_ADDRESS);
+    assert_eq!(sync(s, b), ILLEGAL_ADDRESS);
+    assert_eq!((ma.exited(), mb.exited()), (0, 0));
+    assert_eq!(
+        HOST_CALLS.load(Ordering::SeqCst),
+        calls,
+        "no host function ran"
+    );
+    assert_eq!(counter(s, "host_funcs_run"), 0);
+    let (mut d, mut id) = (0u64, 0u64);
+    // SAFETY: valid out-pointers, live handles.
+    unsafe {
+        assert_eq!((s.cuEventSynchronize)(event), ILLEGAL_ADDRESS);
+        assert_eq!((s.cuCtxSynchronize)(), ILLEGAL_ADDRESS);
+        assert_eq!((s.cuCtxSynchronize)(), ILLEGAL_ADDRESS, "sticky");
+        assert_eq!((s.cuMemAlloc_v2)(&mut d, 4096), ILLEGAL_ADDRESS);
+        assert_eq!((s.cuMemsetD8_v2)(dev, 0, 16), ILLEGAL_ADDRESS);
+        assert_eq!(
+            launch(s, f, 1, a, ma.device_address(s), false),
+            ILLEGAL_ADDRESS
+        );
+        assert_eq!((s.cuStreamGetId)(a, &mut id), 0, "a question still answers");
+        assert_eq!((s.cuEventDestroy_v2)(event), 0);
+    }
+    // A free releases the memory and reports the error.
+    let live = counter(s, "device_bytes_live");
+    // SAFETY: device memory the test allocated.
+    assert_eq!(unsafe { (s.cuMemFree_v2)(dev) }, ILLEGAL_ADDRESS);
+    assert_eq!(counter(s, "device_bytes_live"), live - 4096);
+    let streams = counter(s, "streams_live");
+    // SAFETY: a stream the test created.
+    assert_eq!(unsafe { (s.cuStreamDestroy_v2)(b) }, ILLEGAL_ADDRESS);
+    assert_eq!(counter(s, "streams_live"), streams - 1);
+    assert!(repair(s, 0));
+    assert_eq!(host_bytes(host, 4), vec![0x5A; 4]);
+    destroy(s, a);
+    for p in [ctl.host, host, ma.host, mb.host] {
+        free_pinned(s, p);
+    }
 }
 
 // The HIP face loads what an AMD runtime loads: the code object for the simulated GPU, not one
@@ -1019,6 +1123,113 @@ fn the_hip_face_loads_the_code_object_of_its_gpu_and_runs_it() {
         assert_eq!((s.hipFree)(dev), 0);
         for p in [src, ctl.host, mail.host] {
             assert_eq!((s.hipHostFree)(p as *mut c_void), 0);
+        }
+    }
+}
+
+/// The staging kernel of the gfx942 code object, loaded through the HIP face (device 0).
+fn hip_stage_function(s: &Sim) -> *mut c_void {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../src/runtime/stage/amdgpu/gfx942.hsaco"
+    );
+    let image = std::fs::read(path).unwrap();
+    let (mut m, mut f) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: valid out-pointers, a code object and a NUL-terminated name.
+    unsafe {
+        assert_eq!((s.hipInit)(0), 0);
+        assert_eq!((s.hipSetDevice)(0), 0);
+        assert_eq!((s.hipModuleLoadData)(&mut m, image.as_ptr().cast()), 0);
+        assert_eq!(
+            (s.hipModuleGetFunction)(&mut f, m, cstr("hipfile_stage").as_ptr()),
+            0
+        );
+    }
+    f
+}
+
+/// A cooperative launch of the HIP face with `grid` blocks over `mail` on `st`.
+fn hip_coop_launch(s: &Sim, f: *mut c_void, st: Stream, mail: &Mail, grid: c_uint) -> c_int {
+    let mut mail_dev = mail.host as u64;
+    let mut params = [(&raw mut mail_dev).cast::<c_void>()];
+    // SAFETY: the kernel's one parameter, alive for the call (the launch copies it).
+    unsafe {
+        (s.hipModuleLaunchCooperativeKernel)(f, grid, 1, 1, 1024, 1, 1, 0, st, params.as_mut_ptr())
+    }
+}
+
+// ROCm runs every cooperative launch of a device on one queue, in launch order: a cooperative
+// kernel on one stream does not start while one launched before it on another stream still
+// runs, even when its own stream is idle; a plain launch is not held. With `hip_coop_queue` 0
+// the second cooperative kernel starts at once.
+#[test]
+fn rocm_runs_the_cooperative_launches_of_a_device_one_after_another() {
+    let (s, _g) = sim();
+    let f = hip_stage_function(s);
+    for (setting, held) in [(1, true), (0, false)] {
+        set_fault(s, "hip_coop_queue", setting);
+        let (mut a, mut b) = (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: valid out-pointers.
+        unsafe {
+            assert_eq!((s.hipStreamCreateWithFlags)(&mut a, NON_BLOCKING), 0);
+            assert_eq!((s.hipStreamCreateWithFlags)(&mut b, NON_BLOCKING), 0);
+        }
+        let mails: Vec<Mail> = (0..4)
+            .map(|_| {
+                let m = Mail {
+                    host: pinned_hip(s, 64),
+                };
+                m.word32(28).store(2, Ordering::Release);
+                m
+            })
+            .collect();
+        assert_eq!(hip_coop_launch(s, f, a, &mails[0], 2), 0);
+        mails[0].wait_started();
+        assert_eq!(hip_coop_launch(s, f, b, &mails[1], 2), 0);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(mails[1].started(), !held, "hip_coop_queue {setting}");
+        mails[0].finish();
+        mails[1].wait_started();
+        mails[1].finish();
+        // SAFETY: live streams.
+        unsafe {
+            assert_eq!((s.hipStreamSynchronize)(a), 0);
+            assert_eq!((s.hipStreamSynchronize)(b), 0);
+        }
+        // A plain launch is not held by a cooperative kernel of another stream.
+        set_fault(s, "hip_coop_queue", 1);
+        assert_eq!(hip_coop_launch(s, f, a, &mails[3], 2), 0);
+        mails[3].wait_started();
+        let mut mail_dev = mails[2].host as u64;
+        let mut params = [(&raw mut mail_dev).cast::<c_void>()];
+        mails[2].word32(28).store(1, Ordering::Release);
+        // SAFETY: as in `hip_coop_launch`, one block.
+        let plain = unsafe {
+            (s.hipModuleLaunchKernel)(
+                f,
+                1,
+                1,
+                1,
+                1024,
+                1,
+                1,
+                0,
+                b,
+                params.as_mut_ptr(),
+                ptr::null_mut(),
+            )
+        };
+        assert_eq!(plain, 0);
+        mails[2].wait_started();
+        mails[2].finish();
+        mails[3].finish();
+        // SAFETY: live streams, then memory the test allocated.
+        unsafe {
+            assert_eq!((s.hipStreamDestroy)(a), 0);
+            assert_eq!((s.hipStreamDestroy)(b), 0);
+            for m in &mails {
+                assert_eq!((s.hipHostFree)(m.host as *mut c_void), 0);
+            }
         }
     }
 }

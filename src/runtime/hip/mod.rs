@@ -11,7 +11,6 @@ mod sys;
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::os::fd::RawFd;
-use std::sync::atomic::AtomicU32;
 use std::sync::OnceLock;
 
 use libloading::os::unix::Library;
@@ -40,9 +39,6 @@ pub(crate) struct HipRuntime {
     path: String,
     /// The staging kernel per device (its function handle, or why not), loaded on first use.
     stage: [OnceLock<RtResult<usize>>; MAX_DEVICES],
-    /// Blocks per staging launch, per device: [`staging::STAGE_GRID`] until a cooperative
-    /// launch of that many was refused, then 1.
-    stage_grid: [AtomicU32; MAX_DEVICES],
 }
 
 fn check(e: HipError) -> RtResult<()> {
@@ -98,7 +94,6 @@ impl HipRuntime {
             device_count: count,
             path: path.to_string(),
             stage: [const { OnceLock::new() }; MAX_DEVICES],
-            stage_grid: [const { AtomicU32::new(staging::STAGE_GRID) }; MAX_DEVICES],
         })
     }
 

@@ -3,18 +3,21 @@
 //! on the application's streams.
 
 use std::ffi::c_void;
-use std::sync::atomic::Ordering;
 
-use super::sys::{
-    HIP_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, HIP_HOST_MALLOC_MAPPED, HIP_HOST_MALLOC_PORTABLE,
-};
+use super::sys::{HIP_HOST_MALLOC_MAPPED, HIP_HOST_MALLOC_PORTABLE};
 use super::{check, HipRuntime};
 use crate::runtime::{stage, MappedHost, RtError, RtResult, Runtime, Staging, StreamHandle};
 use crate::vocab::Address;
 
-/// Blocks of one staging launch where a cooperative launch puts them co-resident (as on CUDA,
-/// where four copied at 49 GB/s on the H200 and one at 35).
-pub(super) const STAGE_GRID: u32 = 4;
+/// Blocks of one staging launch on HIP: one, in a plain launch. The kernel's blocks must run
+/// together (the host waits for every block at each segment), which a cooperative launch
+/// guarantees; but ROCm runs every cooperative launch of a device on one queue, in launch
+/// order, behind its stream's earlier work (ROCclr's `VirtualGPU::submitKernel`): a kernel
+/// waiting on a held stream would hold every other stream's operations behind it, and an
+/// application that holds one stream while it waits for another would wait forever. One block
+/// is all-or-nothing without that guarantee. (On CUDA, where cooperative launches run on their
+/// stream, four blocks copied at 49 GB/s on the H200 and one at 35.)
+const STAGE_GRID: u32 = 1;
 
 impl HipRuntime {
     /// Load the staging kernel on `device`: the embedded AMD code objects in turn (the runtime
@@ -98,10 +101,7 @@ impl Staging for HipRuntime {
         let at = usize::try_from(device).map_err(|_| RtError::INVALID_DEVICE)?;
         let slot = self.stage.get(at).ok_or(RtError::INVALID_DEVICE)?;
         (*slot.get_or_init(|| self.load_stage(device)))?;
-        Ok(match self.api.module_launch_cooperative_kernel {
-            Some(_) => self.stage_grid[at].load(Ordering::Relaxed),
-            None => 1,
-        })
+        Ok(STAGE_GRID)
     }
 
     fn stage_launch(
@@ -118,44 +118,33 @@ impl Staging for HipRuntime {
             .and_then(|s| s.get())
             .copied()
             .ok_or(RtError::NOT_SUPPORTED)?? as *mut c_void;
+        if grid != STAGE_GRID {
+            return Err(RtError::INVALID_VALUE);
+        }
         let restore = self.enter_device(device)?;
         let mut mail_arg = mail.get() as u64;
         let mut params = [(&mut mail_arg as *mut u64).cast::<c_void>()];
         let s = stream.0 as *mut c_void;
         let block = stage::THREADS;
-        let r = match (grid, self.api.module_launch_cooperative_kernel) {
-            (g, Some(coop)) if g > 1 => {
-                // SAFETY: the kernel takes (StageMail *); `params` points at it for the duration
-                // of the call, which copies it; the runtime validates the stream.
-                let r = check(unsafe { coop(f, g, 1, 1, block, 1, 1, 0, s, params.as_mut_ptr()) });
-                if let Err(e) = r {
-                    if e.0 == HIP_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE || e == RtError::NOT_SUPPORTED
-                    {
-                        // One block from now on; the caller asks stage_grid again and retries.
-                        self.stage_grid[at].store(1, Ordering::Relaxed);
-                    }
-                }
-                r
-            }
-            _ => match self.api.module_launch_kernel {
-                // SAFETY: as above, one block.
-                Some(launch) => check(unsafe {
-                    launch(
-                        f,
-                        1,
-                        1,
-                        1,
-                        block,
-                        1,
-                        1,
-                        0,
-                        s,
-                        params.as_mut_ptr(),
-                        std::ptr::null_mut(),
-                    )
-                }),
-                None => Err(RtError::NOT_SUPPORTED),
-            },
+        let r = match self.api.module_launch_kernel {
+            // SAFETY: the kernel takes (StageMail *); `params` points at it for the duration of
+            // the call, which copies it; the runtime validates the stream. One block.
+            Some(launch) => check(unsafe {
+                launch(
+                    f,
+                    STAGE_GRID,
+                    1,
+                    1,
+                    block,
+                    1,
+                    1,
+                    0,
+                    s,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            }),
+            None => Err(RtError::NOT_SUPPORTED),
         };
         self.leave_device(restore);
         r

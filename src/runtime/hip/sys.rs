@@ -60,20 +60,6 @@ pub(super) type ModuleLaunch = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> HipError;
 
-/// `hipModuleLaunchCooperativeKernel(f, grid xyz, block xyz, shared bytes, stream, params)`.
-pub(super) type ModuleLaunchCooperative = unsafe extern "C" fn(
-    *mut c_void,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    *mut c_void,
-    *mut *mut c_void,
-) -> HipError;
-
 /// `hipAmdFileRead` / `hipAmdFileWrite`.
 pub(super) type FileRwFn =
     unsafe extern "C" fn(HipAmdFileHandle, *mut c_void, u64, i64, *mut u64, *mut i32) -> HipError;
@@ -87,8 +73,6 @@ pub(super) const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
 pub(super) const HIP_HOST_MALLOC_PORTABLE: c_uint = 0x1;
 pub(super) const HIP_HOST_MALLOC_MAPPED: c_uint = 0x2;
 pub(super) const HIP_STREAM_NON_BLOCKING: c_uint = 0x1;
-/// `hipErrorCooperativeLaunchTooLarge`.
-pub(super) const HIP_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: i32 = 720;
 
 /// Typed entry points of `libamdhip64`.
 pub(super) struct HipApi {
@@ -118,7 +102,6 @@ pub(super) struct HipApi {
     pub(super) module_get_function:
         Option<unsafe extern "C" fn(*mut *mut c_void, *mut c_void, *const c_char) -> HipError>,
     pub(super) module_launch_kernel: Option<ModuleLaunch>,
-    pub(super) module_launch_cooperative_kernel: Option<ModuleLaunchCooperative>,
     // Optional: whether a stream failed (the staging kernel's waits look at it now and then).
     pub(super) stream_query: Option<unsafe extern "C" fn(*mut c_void) -> HipError>,
     // Optional (ROCm 6.2 and later): tells a stream from a later one at the same address.
@@ -161,7 +144,6 @@ impl HipApi {
             module_load_data: opt_sym(lib, "hipModuleLoadData"),
             module_get_function: opt_sym(lib, "hipModuleGetFunction"),
             module_launch_kernel: opt_sym(lib, "hipModuleLaunchKernel"),
-            module_launch_cooperative_kernel: opt_sym(lib, "hipModuleLaunchCooperativeKernel"),
             stream_query: opt_sym(lib, "hipStreamQuery"),
             stream_get_id: opt_sym(lib, "hipStreamGetId"),
             stream_destroy: sym(lib, "hipStreamDestroy")?,

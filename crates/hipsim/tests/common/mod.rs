@@ -104,6 +104,7 @@ api! {
     hipsimIsSimulator: fn() -> c_int;
     hipsimStreamHwQueue: fn(Stream) -> i64;
     hipsimSetGcnArch: fn(c_int, *const c_char) -> c_int;
+    hipsimRepairDevice: fn(c_int) -> c_int;
 
     hipInit: fn(c_uint) -> c_int;
     hipRuntimeGetVersion: fn(*mut c_int) -> c_int;
@@ -269,12 +270,17 @@ pub fn sim() -> (&'static Sim, MutexGuard<'static, ()>) {
         "cufile_io_error",
         "no_wait_value",
         "no_kernels",
+        "stage_dies",
     ] {
         set_fault(s, name, 0);
     }
     set_fault(s, "device_count", 1);
     // SAFETY: plain calls into the simulator.
     unsafe {
+        // A test that broke a device's context on purpose leaves it to the next one repaired.
+        for d in 0..16 {
+            (s.hipsimRepairDevice)(d);
+        }
         assert_eq!((s.hipSetDevice)(0), 0);
         (s.hipGetLastError)();
     }
