@@ -432,6 +432,61 @@ child_test!(
     }
 );
 
+// The same fault on a second device, on its NULL stream: the watch must ask about device 1's
+// NULL stream with device 1's context current. Asked from device 0, the NULL handle names
+// device 0's idle NULL stream, and the operation behind the dead kernel would wait forever.
+// Device 0 keeps working.
+child_test!(
+    a_fault_on_a_second_device_fails_its_null_stream_operations,
+    [
+        ("HIPFILE_PLATFORM", "nvidia"),
+        ("HIPFILE_ASYNC_BUFFER_SIZE", "131072"),
+        ("HIPSIM_STAGE_DIES", "2"),
+        ("HIPSIM_DEVICE_COUNT", "2")
+    ],
+    {
+        common::sync_io::watchdog(60);
+        let n = 1 << 20;
+        let dev1 = cuda().alloc_on(1, 2 * n) as *mut c_void;
+        cuda().make_current();
+        open_driver();
+        let data = pattern(n, 12);
+        let f = TestFile::rw("stage-dies-1", &data);
+        let dev0 = cuda().alloc(n);
+        let null = Stream(std::ptr::null_mut());
+        let (mut first, mut behind) = (Params::new(n, 0, 0), Params::new(n, 0, n as i64));
+        let word = cuda().with_ctx(1, || {
+            let mut word = std::ptr::null_mut();
+            // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
+            assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut word, 64, 0x2) }, 0);
+            let word = word.cast::<u32>();
+            // SAFETY: 64 bytes we own; then device 1's NULL stream and a mapped word.
+            unsafe {
+                word.write(0);
+                assert_eq!((streams().wait_value32)(null.0, word as u64, 1, 1), 0);
+            }
+            assert_eq!(read_async(f.fh, dev1, &mut first, &null), OK);
+            assert_eq!(read_async(f.fh, dev1, &mut behind, &null), OK);
+            word
+        });
+        // SAFETY: the word is alive until the process ends.
+        unsafe { AtomicU32::from_ptr(word) }.store(1, Ordering::Release);
+        let started = std::time::Instant::now();
+        while [&first, &behind].iter().any(|p| p.result() == 0)
+            && started.elapsed() < std::time::Duration::from_secs(5)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!((first.result(), behind.result()), (-5011, -5011));
+        // Device 0's context is whole: a synchronous read there moves the bytes.
+        // SAFETY: the file and device 0's memory are live.
+        assert_eq!(unsafe { hipFileRead(f.fh, dev0, n, 0, 0) }, n as isize);
+        assert_eq!(cuda().download(dev0, n), data);
+        assert_eq!(hipFileDriverClose(), OK);
+        std::mem::forget(null);
+    }
+);
+
 // Submissions faster than the stream drains: with a launch queue of four items (hipsim's
 // `launch_queue`; on a GPU `cuLaunchKernel` blocks the same way once the launch queue is full)
 // the submitting thread waits inside the runtime, holding the stream's submission lock, until
