@@ -518,3 +518,116 @@ child_test!(
         assert_eq!(cuda().download(dev, OPS * LEN), data);
     }
 );
+
+/// `CU_STREAM_PER_THREAD`: the calling thread's own stream.
+struct PerThread;
+
+impl RawStream for PerThread {
+    fn raw(&self) -> *mut c_void {
+        2 as *mut c_void
+    }
+}
+
+/// Stores 1 into a mapped word when dropped: a failing test releases the hold it queued, so the
+/// thread waiting for the held stream ends and the failure is reported.
+struct Release(usize);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        // SAFETY: the word is alive until the test freed it, after every stream synchronised.
+        unsafe { AtomicU32::from_ptr(self.0 as *mut u32) }.store(1, Ordering::Release);
+    }
+}
+
+// Operations on CU_STREAM_PER_THREAD from two threads: each is queued on its own thread's
+// stream, so they do not wait for each other. Thread A holds its per-thread stream (a wait on a
+// word) before its read; thread B's read on its own per-thread stream completes meanwhile, and
+// A's once released. The library's workers never ask about handle 2 (from them it names their
+// own streams), so neither operation is failed or finished early.
+child_test!(
+    reads_on_two_threads_per_thread_streams_are_independent,
+    [("HIPFILE_PLATFORM", "nvidia")],
+    {
+        common::sync_io::watchdog(60);
+        cuda().make_current();
+        open_driver();
+        let n = (3 << 20) + 5;
+        let data = pattern(n, 12);
+        let f = TestFile::rw("stage-per-thread", &data);
+        let (fh, a_dev, b_dev) = (
+            f.fh as usize,
+            cuda().alloc(n) as usize,
+            cuda().alloc(n) as usize,
+        );
+        cuda().upload(a_dev as *mut c_void, &vec![0x33; n]);
+        cuda().upload(b_dev as *mut c_void, &vec![0x44; n]);
+        let mut word = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
+        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut word, 64, 0x2) }, 0);
+        let word = word as usize;
+        // SAFETY: 64 bytes we own.
+        unsafe { (word as *mut u32).write(0) };
+        let (held_tx, held_rx) = std::sync::mpsc::channel();
+        std::thread::scope(|sc| {
+            let _release = Release(word);
+            let a = sc.spawn(|| {
+                cuda().make_current();
+                // SAFETY: the per-thread stream and a mapped word (hipsim: the same address);
+                // 1 = equal.
+                assert_eq!(
+                    unsafe { (streams().wait_value32)(PerThread.raw(), word as u64, 1, 1) },
+                    0
+                );
+                let mut p = Params::new(n, 0, 0);
+                assert_eq!(
+                    read_async(
+                        fh as hipFileHandle_t,
+                        a_dev as *mut c_void,
+                        &mut p,
+                        &PerThread
+                    ),
+                    OK
+                );
+                held_tx.send(()).unwrap();
+                // SAFETY: the per-thread stream; a context is current.
+                assert_eq!(unsafe { (streams().synchronize)(PerThread.raw()) }, 0);
+                p.result()
+            });
+            held_rx.recv().unwrap();
+            let b = sc
+                .spawn(|| {
+                    cuda().make_current();
+                    let mut p = Params::new(n - 1, 1, 0);
+                    assert_eq!(
+                        read_async(
+                            fh as hipFileHandle_t,
+                            b_dev as *mut c_void,
+                            &mut p,
+                            &PerThread
+                        ),
+                        OK
+                    );
+                    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                    while p.result() != (n - 1) as isize && std::time::Instant::now() < end {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    // Only once it finished: synchronising a stream held by A would hang.
+                    if p.result() == (n - 1) as isize {
+                        // SAFETY: the per-thread stream; a context is current.
+                        assert_eq!(unsafe { (streams().synchronize)(PerThread.raw()) }, 0);
+                    }
+                    p.result()
+                })
+                .join()
+                .unwrap();
+            assert_eq!(b, (n - 1) as isize, "B's read waited for A's held stream");
+            // SAFETY: a live mapped word.
+            unsafe { AtomicU32::from_ptr(word as *mut u32) }.store(1, Ordering::Release);
+            assert_eq!(a.join().unwrap(), n as isize);
+        });
+        assert_eq!(cuda().download(a_dev as *const c_void, n), data);
+        let got = cuda().download(b_dev as *const c_void, n);
+        assert_eq!(&got[..n - 1], &data[1..]);
+        assert_eq!(got[n - 1], 0x44);
+    }
+);

@@ -58,13 +58,15 @@ pub unsafe extern "C" fn hipsimGetFault(name: *const c_char) -> i64 {
 }
 
 /// `int64_t hipsimStreamHwQueue(void *stream)`: the index of the hardware queue of its device that
-/// a stream runs on (see [`crate::stream`]; the NULL, legacy and per-thread handles name the
-/// default stream of HIP's current device, on queue 0); -2 for a stream with a queue of its
-/// own, -1 for an unknown handle or a current device that does not exist.
+/// a stream runs on (see [`crate::stream`]; the NULL and legacy handles name the legacy default
+/// stream of HIP's current device, on queue 0; the per-thread handle the calling thread's
+/// per-thread stream there, made and placed as by a HIP call if the thread never named it);
+/// -2 for a stream with a queue of its own, -1 for an unknown handle or a current device that
+/// does not exist.
 #[no_mangle]
 pub unsafe extern "C" fn hipsimStreamHwQueue(handle: *mut std::ffi::c_void) -> i64 {
     guarded("", -1, || {
-        match stream::resolve(handle as usize, device::hip_current) {
+        match stream::resolve(handle as usize, stream::Api::Hip, device::hip_current) {
             Ok(s) => s
                 .hw_queue()
                 .map_or(-2, |q| i64::try_from(q).unwrap_or(i64::MAX)),

@@ -17,11 +17,13 @@
 //!   serials the kernel consumed), `"stage_bytes"` (bytes its segment copies moved; they count
 //!   in the direction counters and `"copies"` too).
 //! * Gauges ([`Gauge`]): `"pinned_bytes_live"`, `"pinned_bytes_peak"`, `"registered_bytes_live"`,
-//!   `"device_bytes_live"`, `"managed_bytes_live"`, `"streams_live"`, `"cufile_driver_opens"`
-//!   (the cuFile driver's open count), `"cufile_handles_live"`, `"cufile_bufs_live"` (file
-//!   handles and buffers registered with cuFile and not yet deregistered), `"copies_running"`
-//!   and `"copies_running_peak"` (copies in the delay of the `copy_delay_us` fault: how many
-//!   were in flight together).
+//!   `"device_bytes_live"`, `"managed_bytes_live"`, `"streams_live"`,
+//!   `"per_thread_streams_live"` (per-thread default streams not yet gone: an exited thread's
+//!   goes once its queued work drained),
+//!   `"cufile_driver_opens"` (the cuFile driver's open count), `"cufile_handles_live"`,
+//!   `"cufile_bufs_live"` (file handles and buffers registered with cuFile and not yet
+//!   deregistered), `"copies_running"` and `"copies_running_peak"` (copies in the delay of the
+//!   `copy_delay_us` fault: how many were in flight together).
 //!
 //! [`reset`] zeroes every counter; gauges describe live state and are kept, except the peaks
 //! (`"pinned_bytes_peak"`, `"copies_running_peak"`), which restart from the live values.
@@ -70,6 +72,10 @@ pub enum Gauge {
     /// Streams created by `hipStreamCreate*` / `cuStreamCreate` and not destroyed (the lazily
     /// created default streams are not counted).
     Streams,
+    /// Per-thread default streams (handle 2), one per thread and device that named the
+    /// handle: those of live threads, and those of exited threads until their queued work
+    /// drained.
+    PerThreadStreams,
     /// Open count of the cuFile driver (`cuFileDriverOpen` minus `cuFileDriverClose`).
     CufileDriverOpens,
     /// File handles registered with cuFile.
@@ -80,7 +86,7 @@ pub enum Gauge {
     CopiesRunning,
 }
 
-const GAUGES: usize = 9;
+const GAUGES: usize = 10;
 static LIVE: [AtomicU64; GAUGES] = [const { AtomicU64::new(0) }; GAUGES];
 static PINNED_PEAK: AtomicU64 = AtomicU64::new(0);
 static COPIES_PEAK: AtomicU64 = AtomicU64::new(0);
@@ -113,6 +119,7 @@ fn gauge_by_name(name: &str) -> Option<u64> {
         "device_bytes_live" => Gauge::DeviceBytes,
         "managed_bytes_live" => Gauge::ManagedBytes,
         "streams_live" => Gauge::Streams,
+        "per_thread_streams_live" => Gauge::PerThreadStreams,
         "cufile_driver_opens" => Gauge::CufileDriverOpens,
         "cufile_handles_live" => Gauge::CufileHandles,
         "cufile_bufs_live" => Gauge::CufileBufs,

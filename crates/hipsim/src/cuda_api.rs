@@ -4,8 +4,9 @@
 //! Rules: `cuInit` must come first (`CUDA_ERROR_NOT_INITIALIZED`). Each device has one primary
 //! context with a stable handle; the current context is per thread and a thread starts with
 //! none. Calls that allocate, free, copy, or create streams/events, and anything that uses the
-//! NULL stream, need a current context (`CUDA_ERROR_INVALID_CONTEXT`). Pointer queries do not.
-//! A stream belongs to the device of the context current at its creation.
+//! NULL, legacy or per-thread stream (which name a stream of the current context's device),
+//! need a current context (`CUDA_ERROR_INVALID_CONTEXT`). Pointer queries do not. A stream
+//! belongs to the device of the context current at its creation.
 //!
 //! Every call is counted under its function name; a panic becomes `CUDA_ERROR_UNKNOWN`; NULL
 //! out-pointers are `CUDA_ERROR_INVALID_VALUE`. With zero devices `cuInit` still succeeds and
@@ -138,7 +139,7 @@ fn ctx_device() -> SimResult<i32> {
 
 fn cu_stream(s: CuStream) -> SimResult<Arc<Stream>> {
     device::cuda_require_init()?;
-    stream::resolve(s as usize, ctx_device)
+    stream::resolve(s as usize, stream::Api::Cuda, ctx_device)
 }
 
 /// The current context's device, for a call that does work there: a broken context's error
@@ -811,9 +812,12 @@ pub unsafe extern "C" fn cuStreamGetCtx(s: CuStream, pctx: *mut CuContext) -> Cu
 
 /// `CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId)` (CUDA 12.0): the
 /// stream's id, unique for the life of the process and never given to another stream, also
-/// when a new stream gets a destroyed one's handle (see [`crate::stream`]). NULL,
-/// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` name the default stream of the current
-/// context's device (`CUDA_ERROR_INVALID_CONTEXT` without one). CUDA calls an invalid handle
+/// when a new stream gets a destroyed one's handle (see [`crate::stream`]). NULL and
+/// `CU_STREAM_LEGACY` name the legacy default stream of the current context's device (id
+/// device + 1), `CU_STREAM_PER_THREAD` the calling thread's per-thread stream on that device
+/// (made by this call if the thread never named it there; an id of its own, different for
+/// every thread and device); both need a current context (`CUDA_ERROR_INVALID_CONTEXT`
+/// without one). CUDA calls an invalid handle
 /// undefined behaviour; here an unknown or destroyed handle is `CUDA_ERROR_INVALID_HANDLE`, as
 /// for every other stream call. A NULL `streamId` is `CUDA_ERROR_INVALID_VALUE`.
 #[no_mangle]

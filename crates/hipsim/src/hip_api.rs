@@ -87,7 +87,7 @@ fn rocm6() -> bool {
 }
 
 fn current_stream(handle: HipStream) -> SimResult<std::sync::Arc<Stream>> {
-    stream::resolve(handle as usize, device::hip_current)
+    stream::resolve(handle as usize, stream::Api::Hip, device::hip_current)
 }
 
 /// The current device, for a call that does work there: a broken context's error (see
@@ -641,9 +641,11 @@ pub unsafe extern "C" fn hipStreamGetDevice(s: HipStream, device_out: *mut c_int
 
 /// `hipError_t hipStreamGetId(hipStream_t stream, unsigned long long *streamId)`:
 /// the stream's id, unique for the life of the process and never given to another stream,
-/// also when a new stream gets a destroyed one's handle (see [`crate::stream`]). NULL,
-/// `hipStreamLegacy` and `hipStreamPerThread` name the current device's default stream. An
-/// unknown or destroyed handle is `hipErrorInvalidHandle` (ROCm answers
+/// also when a new stream gets a destroyed one's handle (see [`crate::stream`]). NULL and
+/// `hipStreamLegacy` name the current device's legacy default stream (id device + 1),
+/// `hipStreamPerThread` the calling thread's per-thread stream on the current device (made by
+/// this call if the thread never named it there; an id of its own, different for every thread
+/// and device). An unknown or destroyed handle is `hipErrorInvalidHandle` (ROCm answers
 /// `hipErrorInvalidResourceHandle`, the same code 400); a NULL `streamId` is
 /// `hipErrorInvalidValue`, checked first as ROCm does.
 #[no_mangle]

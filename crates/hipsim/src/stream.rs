@@ -2,15 +2,26 @@
 //!
 //! Every stream owns a worker thread that runs the stream's queued work strictly in order
 //! (copies, memsets, event markers, waits on a memory value). A stream remembers the device
-//! current at its creation. The NULL stream (and the special handles 1 and 2: CUDA's legacy and
-//! per-thread default streams, HIP's `hipStreamPerThread`) is a per-device default stream,
-//! created lazily, with its own worker.
+//! current at its creation. Two special handles name streams made on first use:
+//! - The NULL stream and handle 1 (`CU_STREAM_LEGACY`, `hipStreamLegacy`) name the **legacy
+//!   default stream** of the current device, one per device, shared by every thread.
+//! - Handle 2 (`CU_STREAM_PER_THREAD`, `hipStreamPerThread`) names the **calling thread's
+//!   per-thread default stream** on the current device, one per (thread, device), made the
+//!   first time that thread uses the handle on that device. It is a blocking stream (below) and
+//!   independent of other threads' per-thread streams: synchronising handle 2 waits for the
+//!   calling thread's stream only. When its thread exits, the stream is destroyed as
+//!   `cuStreamDestroy` destroys a stream with work pending: the exit does not wait, the queued
+//!   work runs on (legacy-stream work and device-wide synchronisations still wait for it), and
+//!   the stream is gone once it drained (the `per_thread_streams_live` gauge counts the
+//!   streams not gone yet). CUDA programs built with `--default-stream per-thread` also map
+//!   NULL to it; that is the application's compile-time choice and not modelled: NULL is
+//!   always the legacy stream here.
 //!
 //! The hazards of a real GPU are kept:
 //! - **The legacy default stream synchronises.** Work queued on a blocking stream (created
-//!   without the non-blocking flag) starts only after the work queued on the default stream
-//!   before it, and work queued on the default stream only after the work queued before it on
-//!   every blocking stream of the device. A synchronous copy runs on the default stream, so it
+//!   without the non-blocking flag, or any thread's per-thread stream) starts only after the
+//!   work queued on the default stream before it, and work queued on the default stream only
+//!   after the work queued before it on every blocking stream of the device. A synchronous copy runs on the default stream, so it
 //!   waits for all of them. Non-blocking streams are independent.
 //! - **Host functions of every stream run on one runtime thread** (`hipsim-callbacks`): a host
 //!   function that blocks holds up the host functions of all other streams.
@@ -28,7 +39,11 @@
 //!   device goes to queue k mod N. N is `hip_hw_queues` (`GPU_MAX_HW_QUEUES`, ROCm's default
 //!   4) for a stream made by `hipStreamCreate*` and `cuda_hw_queues`
 //!   (`CUDA_DEVICE_MAX_CONNECTIONS`, CUDA's default 8) for one made by `cuStreamCreate`, as the
-//!   setting is when the stream is created; 0 gives the stream a queue of its own. An item (a
+//!   setting is when the stream is created; 0 gives the stream a queue of its own. A per-thread
+//!   stream is placed like a created stream when it is made, taking the next ordinal of its
+//!   device, with the setting of the API whose call made it (the first call of its thread on
+//!   that device to name handle 2: a HIP call uses `hip_hw_queues`, a CUDA one
+//!   `cuda_hw_queues`; the one placement is kept whichever API uses it later). An item (a
 //!   copy, a kernel, a wait on a word, a host function, an event marker, ...) starts only when
 //!   every item submitted earlier to its hardware queue, by any stream, has finished: the
 //!   pessimistic model of an in-order queue whose packets each carry a barrier. So an item that
@@ -57,10 +72,13 @@
 //! destroyed gets that stream's handle (the one destroyed last first), as real runtimes' heaps
 //! give a freed stream object's address to the next one: a handle value alone does not tell a
 //! new stream from an old one. Its id (`hipStreamGetId`,
-//! `cuStreamGetId`) is never reused: the default stream of device d has id d + 1 (the NULL,
-//! legacy and per-thread handles all name that one stream here), and created streams are
-//! numbered from 17 up in creation order, across devices.
+//! `cuStreamGetId`) is never reused: the legacy default stream of device d has id d + 1 (the
+//! NULL and legacy handles name it), and created streams and per-thread streams share one
+//! count from 17 up in creation order, across devices: every thread's per-thread stream has an
+//! id of its own, and a thread's stream on each device too. A per-thread stream's handle is
+//! always 2 (it has no other), so the id is the only way to tell two threads' apart.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -80,9 +98,9 @@ pub type Work = Box<dyn FnOnce() -> SimResult<()> + Send>;
 /// The runtime whose call created a stream: it decides how many hardware queues it shares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Api {
-    /// `hipStreamCreate*`: `hip_hw_queues`.
+    /// `hipStreamCreate*`, or a HIP call that made a per-thread stream: `hip_hw_queues`.
     Hip,
-    /// `cuStreamCreate`: `cuda_hw_queues`.
+    /// `cuStreamCreate`, or a CUDA call that made a per-thread stream: `cuda_hw_queues`.
     Cuda,
 }
 
@@ -220,6 +238,9 @@ struct Queue {
     enqueued: u64,
     completed: u64,
     shutdown: bool,
+    /// Run by the worker as it ends after a shutdown, with the queue drained (an exited
+    /// thread's per-thread stream unregisters itself so).
+    on_stop: Option<Marker>,
     error: Option<SimError>,
 }
 
@@ -253,6 +274,11 @@ fn worker_loop(shared: &Shared, hw: Option<&HwQueue>, device: i32) {
                     break w;
                 }
                 if q.shutdown {
+                    let on_stop = q.on_stop.take();
+                    drop(q);
+                    if let Some(f) = on_stop {
+                        f();
+                    }
                     return;
                 }
                 shared.cv.wait(&mut q);
@@ -380,12 +406,7 @@ impl Stream {
     fn legacy_dependencies(self: &Arc<Self>) -> Vec<(Arc<Shared>, u64)> {
         let is_default = existing_default(self.device).is_some_and(|d| Arc::ptr_eq(&d, self));
         let others: Vec<Arc<Stream>> = if is_default {
-            STREAMS
-                .lock()
-                .values()
-                .filter(|s| s.device == self.device && s.blocking)
-                .cloned()
-                .collect()
+            blocking_streams_of(self.device)
         } else if self.blocking {
             existing_default(self.device).into_iter().collect()
         } else {
@@ -502,9 +523,14 @@ pub fn create(device: i32, blocking: bool, api: Api) -> SimResult<usize> {
     Ok(handle)
 }
 
-/// Whether `handle` names a device's default stream.
+/// `CU_STREAM_PER_THREAD`, `hipStreamPerThread`: the calling thread's per-thread stream.
+pub const PER_THREAD_HANDLE: usize = 2;
+
+/// Whether `handle` names a default stream (the legacy one: NULL or 1; the calling thread's
+/// per-thread one: 2) rather than a created stream. Neither can be destroyed, which is what the
+/// destroy calls ask this for.
 pub fn is_default_handle(handle: usize) -> bool {
-    handle <= 2
+    handle <= PER_THREAD_HANDLE
 }
 
 /// The default stream of `device`, created on first use.
@@ -529,12 +555,18 @@ fn existing_default(device: i32) -> Option<Arc<Stream>> {
     DEFAULT_STREAMS.lock()[idx].clone()
 }
 
-/// Resolves a stream handle; default-stream handles use `default_device()`'s default stream.
-/// Unknown handles are `hipErrorInvalidHandle`.
+/// Resolves a stream handle for a call of `api`: NULL and 1 name `default_device()`'s legacy
+/// default stream, 2 the calling thread's per-thread stream on that device (made now, placed
+/// for `api`, if this thread never named it there). Unknown handles are
+/// `hipErrorInvalidHandle`.
 pub fn resolve(
     handle: usize,
+    api: Api,
     default_device: impl FnOnce() -> SimResult<i32>,
 ) -> SimResult<Arc<Stream>> {
+    if handle == PER_THREAD_HANDLE {
+        return per_thread_stream(default_device()?, api);
+    }
     if is_default_handle(handle) {
         return default_stream(default_device()?);
     }
@@ -543,6 +575,92 @@ pub fn resolve(
         .get(&handle)
         .cloned()
         .ok_or(SimError::INVALID_HANDLE)
+}
+
+// ---- per-thread default streams --------------------------------------------------------------
+
+/// Every live per-thread stream of every thread, by id: what the legacy default stream, the
+/// synchronous copies and the device-wide waits must see besides the created streams.
+static PER_THREAD_STREAMS: LazyLock<Mutex<HashMap<u64, Arc<Stream>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// One thread's per-thread streams, by device. Dropped as the thread exits, which destroys
+/// them as a runtime does with a thread's per-thread streams.
+struct PerThread(RefCell<[Option<Arc<Stream>>; MAX_DEVICES]>);
+
+impl Drop for PerThread {
+    fn drop(&mut self) {
+        // As `cuStreamDestroy` with work pending: the exit does not wait (a thread, or the
+        // process's exit, never hangs on work held on its stream). The worker runs what is
+        // queued and then ends, and only then is the stream unregistered: until it drained,
+        // legacy-stream work and device-wide waits still wait for it. Nothing new can be queued
+        // on it: handle 2 names it for this thread only, which is exiting.
+        for s in self.0.get_mut().iter_mut().filter_map(Option::take) {
+            let id = s.id;
+            let mut q = s.shared.queue.lock();
+            q.on_stop = Some(Box::new(move || {
+                // Usually the last reference: the stream is dropped here, on its own worker
+                // (which detaches itself), after the registry's lock was let go.
+                let last = PER_THREAD_STREAMS.lock().remove(&id);
+                drop(last);
+                counters::gauge_sub(Gauge::PerThreadStreams, 1);
+            }));
+            q.shutdown = true;
+            s.shared.cv.notify_all();
+        }
+    }
+}
+
+thread_local! {
+    static PER_THREAD: PerThread = const { PerThread(RefCell::new([const { None }; MAX_DEVICES])) };
+}
+
+/// The calling thread's per-thread stream on `device`, made (and placed for `api`) on first
+/// use. A thread whose per-thread streams were already destroyed (a runtime call from a
+/// thread-local destructor that runs after the simulator's) gets `INVALID_HANDLE`.
+fn per_thread_stream(device: i32, api: Api) -> SimResult<Arc<Stream>> {
+    let idx = usize::try_from(device)
+        .ok()
+        .filter(|&d| d < MAX_DEVICES)
+        .ok_or(SimError::INVALID_DEVICE)?;
+    PER_THREAD
+        .try_with(|pt| {
+            let mut slots = pt.0.borrow_mut();
+            if let Some(s) = &slots[idx] {
+                return Ok(Arc::clone(s));
+            }
+            let placement = place_created(device, api);
+            let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+            let s = Stream::spawn(device, true, id, placement)?;
+            PER_THREAD_STREAMS.lock().insert(id, Arc::clone(&s));
+            counters::gauge_add(Gauge::PerThreadStreams, 1);
+            slots[idx] = Some(Arc::clone(&s));
+            Ok(s)
+        })
+        .unwrap_or(Err(SimError::INVALID_HANDLE))
+}
+
+/// Every per-thread stream of `device`, of every thread.
+fn per_thread_streams_of(device: i32) -> Vec<Arc<Stream>> {
+    PER_THREAD_STREAMS
+        .lock()
+        .values()
+        .filter(|s| s.device == device)
+        .cloned()
+        .collect()
+}
+
+/// The streams of `device` that synchronise with its legacy default stream: the blocking
+/// created streams and every thread's per-thread stream.
+fn blocking_streams_of(device: i32) -> Vec<Arc<Stream>> {
+    let mut v: Vec<Arc<Stream>> = STREAMS
+        .lock()
+        .values()
+        .filter(|s| s.device == device && s.blocking)
+        .cloned()
+        .collect();
+    v.extend(per_thread_streams_of(device));
+    v
 }
 
 /// Destroys a created stream: drains its work, then stops and joins its worker.
@@ -558,6 +676,7 @@ pub fn destroy(handle: usize) -> SimResult<()> {
     Ok(())
 }
 
+/// Every stream of `device`: created, every thread's per-thread stream, and the legacy one.
 fn streams_of(device: i32) -> Vec<Arc<Stream>> {
     let mut v: Vec<Arc<Stream>> = STREAMS
         .lock()
@@ -565,12 +684,14 @@ fn streams_of(device: i32) -> Vec<Arc<Stream>> {
         .filter(|s| s.device == device)
         .cloned()
         .collect();
+    v.extend(per_thread_streams_of(device));
     v.extend(existing_default(device));
     v
 }
 
-/// Waits for every stream of `device` and returns the first pending failure among them
-/// (clearing the failures it reports); a broken context's error every time.
+/// Waits for every stream of `device` (every thread's per-thread streams included) and returns
+/// the first pending failure among them (clearing the failures it reports); a broken context's
+/// error every time.
 pub fn synchronize_device(device: i32) -> SimResult<()> {
     let mut first = Ok(());
     for s in streams_of(device) {
@@ -583,26 +704,22 @@ pub fn synchronize_device(device: i32) -> SimResult<()> {
     first
 }
 
-/// Waits for every stream of `device` without consuming their pending failures.
+/// Waits for every stream of `device` (every thread's per-thread streams included) without
+/// consuming their pending failures.
 pub fn wait_device_idle(device: i32) {
     for s in streams_of(device) {
         s.wait_idle();
     }
 }
 
-/// What a synchronous copy waits for: `device`'s default stream if it exists, and (legacy
-/// default stream semantics) every blocking stream of the device.
+/// What a synchronous copy waits for: `device`'s legacy default stream if it exists, and
+/// (legacy default stream semantics) every blocking stream of the device, every thread's
+/// per-thread stream included.
 pub fn wait_default_idle(device: i32) {
     if let Some(s) = existing_default(device) {
         s.wait_idle();
     }
-    let blocking: Vec<Arc<Stream>> = STREAMS
-        .lock()
-        .values()
-        .filter(|s| s.device == device && s.blocking)
-        .cloned()
-        .collect();
-    for s in blocking {
+    for s in blocking_streams_of(device) {
         s.wait_idle();
     }
 }

@@ -571,7 +571,7 @@ fn work_queued_after_the_kernel_waits_until_it_returns() {
     assert_eq!(device_bytes(s, dev + 1024, 16), vec![7u8; 16]);
 
     // On the NULL stream (the legacy default stream): work queued afterwards on a blocking
-    // stream waits for the kernel; the per-thread handle names the same default stream here.
+    // stream waits for the kernel.
     let c1 = Mail::new(s, 1);
     assert_eq!(
         launch(s, f, 1, ptr::null_mut(), c1.device_address(s), true),
@@ -591,14 +591,29 @@ fn work_queued_after_the_kernel_waits_until_it_returns() {
     assert_eq!(sync(s, st), 0);
     assert_eq!(sync(s, ptr::null_mut()), 0);
     assert_eq!(device_bytes(s, dev + 2048, 16), vec![1u8; 16]);
+    // On the calling thread's per-thread stream (a blocking stream of its own): work queued
+    // afterwards on the legacy default stream waits for the kernel.
     let c2 = Mail::new(s, 1);
     assert_eq!(launch(s, f, 1, 2 as Stream, c2.device_address(s), false), 0);
+    let after = [2u8; 16];
+    // SAFETY: a host array that outlives the synchronisation below, device memory.
+    assert_eq!(
+        unsafe { (s.cuMemcpyHtoDAsync_v2)(dev + 3072, after.as_ptr().cast(), 16, ptr::null_mut()) },
+        0
+    );
     c2.wait_started();
     settle();
+    assert_eq!(query(s, 2 as Stream), NOT_READY);
     assert_eq!(query(s, ptr::null_mut()), NOT_READY);
     c2.finish();
-    assert_eq!(sync(s, 2 as Stream), 0);
-    assert_eq!(c2.exited(), 1);
+    assert_eq!(sync(s, ptr::null_mut()), 0);
+    assert_eq!(
+        c2.exited(),
+        1,
+        "the legacy stream's copy ran after the kernel returned"
+    );
+    assert_eq!(query(s, 2 as Stream), 0);
+    assert_eq!(device_bytes(s, dev + 3072, 16), vec![2u8; 16]);
 
     // SAFETY: a live event.
     assert_eq!(unsafe { (s.cuEventDestroy_v2)(ev) }, 0);
