@@ -487,6 +487,52 @@ child_test!(
     }
 );
 
+// The same fault under operations on the per-thread default stream (CU_STREAM_PER_THREAD). The
+// library's threads cannot ask about that stream (from them the handle names their own), but an
+// error that breaks the context is the answer of every stream of the device, the NULL stream's
+// included: the worker waiting for the dead kernel and the watch ask that one, and both
+// operations fail instead of waiting forever.
+child_test!(
+    a_fault_fails_the_operations_on_the_per_thread_stream,
+    [
+        ("HIPFILE_PLATFORM", "nvidia"),
+        ("HIPFILE_ASYNC_BUFFER_SIZE", "131072"),
+        ("HIPSIM_STAGE_DIES", "2")
+    ],
+    {
+        common::sync_io::watchdog(60);
+        cuda().make_current();
+        open_driver();
+        let n = 1 << 20;
+        let f = TestFile::rw("stage-dies-pt", &pattern(n, 13));
+        let dev = cuda().alloc(2 * n);
+        let per_thread = Stream(2 as CuStream);
+        let mut word = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
+        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut word, 64, 0x2) }, 0);
+        let word = word.cast::<u32>();
+        // SAFETY: 64 bytes we own; then this thread's stream and a mapped word.
+        unsafe {
+            word.write(0);
+            assert_eq!((streams().wait_value32)(per_thread.0, word as u64, 1, 1), 0);
+        }
+        let (mut first, mut behind) = (Params::new(n, 0, 0), Params::new(n, 0, n as i64));
+        assert_eq!(read_async(f.fh, dev, &mut first, &per_thread), OK);
+        assert_eq!(read_async(f.fh, dev, &mut behind, &per_thread), OK);
+        // SAFETY: the word is alive until the process ends.
+        unsafe { AtomicU32::from_ptr(word) }.store(1, Ordering::Release);
+        let started = std::time::Instant::now();
+        while [&first, &behind].iter().any(|p| p.result() == 0)
+            && started.elapsed() < std::time::Duration::from_secs(5)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!((first.result(), behind.result()), (-5011, -5011));
+        assert_eq!(hipFileDriverClose(), OK);
+        std::mem::forget(per_thread);
+    }
+);
+
 // Submissions faster than the stream drains: with a launch queue of four items (hipsim's
 // `launch_queue`; on a GPU `cuLaunchKernel` blocks the same way once the launch queue is full)
 // the submitting thread waits inside the runtime, holding the stream's submission lock, until

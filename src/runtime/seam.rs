@@ -96,16 +96,23 @@ impl dyn Runtime {
     }
 
     /// [`Streams::stream_query`], as the library's own threads ask it about an application's
-    /// stream; "not ready" (as its default answers) where the runtime has no streams, and for
-    /// the per-thread default stream: that handle names the asking thread's own stream, so no
-    /// thread but the one that queued on it can learn anything of it (a worker would see its
-    /// own idle stream and take the application's for finished).
+    /// stream, with the stream's device current; "not ready" (as its default answers) where the
+    /// runtime has no streams. The per-thread default stream's handle names the asking thread's
+    /// own stream, so no thread but the one that queued on it can learn whether it is busy (a
+    /// worker would see its own idle stream and take the application's for finished): it is
+    /// "not ready", unless the device's context broke, which every stream of the device answers,
+    /// the NULL stream included.
     pub(crate) fn stream_query(&self, stream: StreamHandle) -> RtResult<()> {
-        if stream.is_per_thread() {
+        let Some(streams) = self.streams() else {
             return Err(RtError::NOT_READY);
+        };
+        if stream.is_per_thread() {
+            return match streams.stream_query(StreamHandle::default()) {
+                Err(e) if e.breaks_context() => Err(e),
+                _ => Err(RtError::NOT_READY),
+            };
         }
-        self.streams()
-            .map_or(Err(RtError::NOT_READY), |s| s.stream_query(stream))
+        streams.stream_query(stream)
     }
 }
 
@@ -390,15 +397,15 @@ pub enum FastpathFault {
 mod tests {
     use super::*;
 
-    /// A runtime whose every stream answers "done".
-    struct AllDone;
+    /// A runtime whose every stream gives the same answer to a query.
+    struct AllAnswer(RtResult<()>);
 
-    impl Runtime for AllDone {
+    impl Runtime for AllAnswer {
         fn platform(&self) -> Platform {
             Platform::Nvidia
         }
         fn describe(&self) -> String {
-            "every stream is done".into()
+            "every stream gives one answer".into()
         }
         fn pointer_info(&self, _: Address) -> RtResult<PointerInfo> {
             Err(RtError::NOT_SUPPORTED)
@@ -425,7 +432,7 @@ mod tests {
         }
     }
 
-    impl Streams for AllDone {
+    impl Streams for AllAnswer {
         unsafe fn copy_to_device_async(
             &self,
             _: Address,
@@ -455,7 +462,7 @@ mod tests {
             Ok(0)
         }
         fn stream_query(&self, _: StreamHandle) -> RtResult<()> {
-            Ok(())
+            self.0
         }
         fn event_create(&self) -> RtResult<EventHandle> {
             Err(RtError::NOT_SUPPORTED)
@@ -471,7 +478,7 @@ mod tests {
 
     #[test]
     fn the_per_thread_stream_is_never_taken_for_finished_by_another_thread() {
-        let rt: &dyn Runtime = &AllDone;
+        let rt: &dyn Runtime = &AllAnswer(Ok(()));
         // The legacy handles (NULL, 1) and a created stream are the same on every thread.
         for h in [0, 1, 0x5555_0000] {
             assert_eq!(
@@ -485,5 +492,22 @@ mod tests {
             rt.stream_query(StreamHandle::from_c_handle(2)),
             Err(RtError::NOT_READY)
         );
+    }
+
+    #[test]
+    fn the_per_thread_stream_fails_when_the_context_broke() {
+        let per_thread = StreamHandle::from_c_handle(2);
+        // The NULL stream's answer stands for every stream only when it breaks the context.
+        for (null, want) in [
+            (Err(RtError(700)), Err(RtError(700))),
+            (Err(RtError(719)), Err(RtError(719))),
+            (Err(RtError(214)), Err(RtError(214))),
+            (Err(RtError::NOT_READY), Err(RtError::NOT_READY)),
+            (Err(RtError::INVALID_VALUE), Err(RtError::NOT_READY)),
+            (Err(RtError::UNKNOWN), Err(RtError::NOT_READY)),
+        ] {
+            let rt: &dyn Runtime = &AllAnswer(null);
+            assert_eq!(rt.stream_query(per_thread), want, "{null:?}");
+        }
     }
 }
