@@ -376,22 +376,22 @@ child_test!(
         let n = 1 << 20;
         let f = TestFile::rw("stage-dies", &pattern(n, 8));
         let dev = cuda().alloc(4 * n);
-        let mut word = std::ptr::null_mut();
+        let mut words = std::ptr::null_mut();
         // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
-        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut word, 64, 0x2) }, 0);
-        let word = word.cast::<u32>();
+        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut words, 64, 0x2) }, 0);
+        let (word, never) = (words.cast::<u32>(), words.cast::<u32>().wrapping_add(1));
         // SAFETY: 64 bytes we own.
-        unsafe { word.write(0) };
+        unsafe {
+            word.write(0);
+            never.write(0);
+        }
         let (stream, other) = (Stream::new(), Stream::new());
         assert_eq!(hipFileStreamRegister(stream.0, 0), OK);
-        // Both streams held by a wait on the word, so that every operation is queued before the
-        // first kernel dies.
-        for s in [&stream, &other] {
+        // Both streams held by a wait on a word, so that every operation is queued before the
+        // first kernel dies; `other`'s word is never released: its kernel never starts.
+        for (s, w) in [(&stream, word), (&other, never)] {
             // SAFETY: a live stream and a mapped word (hipsim: the same address); 1 = equal.
-            assert_eq!(
-                unsafe { (streams().wait_value32)(s.0, word as u64, 1, 1) },
-                0
-            );
+            assert_eq!(unsafe { (streams().wait_value32)(s.0, w as u64, 1, 1) }, 0);
         }
         let started = std::time::Instant::now();
         let mut first = Params::new(n, 0, 0);
@@ -400,7 +400,7 @@ child_test!(
         assert_eq!(read_async(f.fh, dev, &mut first, &stream), OK);
         assert_eq!(read_async(f.fh, dev, &mut behind, &stream), OK);
         assert_eq!(read_async(f.fh, dev, &mut beside, &other), OK);
-        // Only `stream` goes on; `other` stays held until the context breaks.
+        // Only `stream` goes on; `other` stays held (its wait stops when the context breaks).
         // SAFETY: the word is alive until the process ends.
         unsafe { AtomicU32::from_ptr(word) }.store(1, Ordering::Release);
         // SAFETY: a live stream; CUDA_ERROR_ILLEGAL_ADDRESS is what the kernel left on it.

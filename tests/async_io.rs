@@ -517,6 +517,57 @@ child_test!(a_held_stream_does_not_hold_another_streams_operations, {
     assert_eq!(s.download(dev.ptr, 2 * n), [data.clone(), data].concat());
 });
 
+// Two threads' per-thread default streams (hipStreamPerThread) are independent: an operation on
+// one thread's held stream does not hold the other thread's. The library's threads must not ask
+// ROCm about the NULL stream for the held operation: that question queues a marker on the NULL
+// stream behind every busy blocking stream (the held per-thread stream included), and the other
+// thread's later work, on a blocking stream, would wait for the marker (hipsim models the
+// marker). The held operation has waited well past the 10 ms after which its stream is looked
+// at, before the other thread queues its own.
+child_test!(two_threads_per_thread_streams_are_independent, {
+    common::sync_io::watchdog(30);
+    open_driver();
+    let s = sim();
+    let n = 128 * 1024 + 3;
+    let data = pattern(n, 31);
+    let f = TestFile::rw("async-per-thread", &data);
+    let dev = s.device_alloc(2 * n);
+    let (fh, at) = (f.fh as usize, dev.ptr as usize);
+    let (queued_tx, queued_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|sc| {
+        let held_thread = sc.spawn(move || {
+            let per_thread = Stream(2 as *mut c_void);
+            let held = Pause::hold(&per_thread);
+            let mut p = Params::new(n, 0, 0);
+            let fh = fh as hipFileHandle_t;
+            assert_eq!(read_async(fh, at as *mut c_void, &mut p, &per_thread), OK);
+            queued_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+            held.release();
+            per_thread.sync();
+            let result = p.result();
+            std::mem::forget(per_thread);
+            result
+        });
+        queued_rx.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let per_thread = Stream(2 as *mut c_void);
+        let mut p = Params::new(n, 0, n as i64);
+        assert_eq!(read_async(f.fh, dev.ptr, &mut p, &per_thread), OK);
+        per_thread.sync();
+        assert_eq!(
+            p.result(),
+            n as isize,
+            "while the other thread's stream is held"
+        );
+        std::mem::forget(per_thread);
+        release_tx.send(()).unwrap();
+        assert_eq!(held_thread.join().unwrap(), n as isize);
+    });
+    assert_eq!(s.download(dev.ptr, 2 * n), [data.clone(), data].concat());
+});
+
 // Host memory (which upstream's async path refuses) is served by the host backend.
 child_test!(host_memory, {
     open_driver();

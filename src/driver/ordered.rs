@@ -333,7 +333,8 @@ impl Ordered {
         let mut mail = set.mail(grid);
         let mut launched = staging.stage_launch(device, stream, mail.device_address(), grid);
         if launched.is_err() {
-            // A runtime that refused a cooperative launch of that many blocks lowered its grid.
+            // CUDA refused a cooperative launch of that many blocks and lowered its grid (HIP
+            // launches one block, never cooperatively).
             if let Ok(lower) = staging.stage_grid(device) {
                 if lower < grid {
                     grid = lower;

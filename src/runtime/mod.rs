@@ -67,16 +67,6 @@ impl RtError {
     pub const UNKNOWN: RtError = RtError(999);
 }
 
-impl RtError {
-    /// Whether the error leaves the device's context unusable: CUDA documents these as leaving
-    /// "the process in an inconsistent state", every later call returning the same error
-    /// (`CUDA_ERROR_ECC_UNCORRECTABLE`, `ILLEGAL_ADDRESS`, `LAUNCH_TIMEOUT`, `ASSERT`,
-    /// `LAUNCH_FAILED`, in HIP's numbers), so every stream of the device answers it.
-    pub(crate) fn breaks_context(self) -> bool {
-        matches!(self.0, 214 | 700 | 702 | 710 | 719)
-    }
-}
-
 impl fmt::Debug for RtError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "hipError({})", self.0)

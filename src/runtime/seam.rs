@@ -100,17 +100,14 @@ impl dyn Runtime {
     /// runtime has no streams. The per-thread default stream's handle names the asking thread's
     /// own stream, so no thread but the one that queued on it can learn whether it is busy (a
     /// worker would see its own idle stream and take the application's for finished): it is
-    /// "not ready", unless the device's context broke, which every stream of the device answers,
-    /// the NULL stream included.
+    /// "not ready", unless the device's context broke ([`Streams::context_broken`]), which
+    /// failed every stream of the device.
     pub(crate) fn stream_query(&self, stream: StreamHandle) -> RtResult<()> {
         let Some(streams) = self.streams() else {
             return Err(RtError::NOT_READY);
         };
         if stream.is_per_thread() {
-            return match streams.stream_query(StreamHandle::default()) {
-                Err(e) if e.breaks_context() => Err(e),
-                _ => Err(RtError::NOT_READY),
-            };
+            return Err(streams.context_broken().unwrap_or(RtError::NOT_READY));
         }
         streams.stream_query(stream)
     }
@@ -154,6 +151,14 @@ pub trait Streams: Send + Sync {
     /// context). "Not ready" by default (nothing known).
     fn stream_query(&self, _stream: StreamHandle) -> RtResult<()> {
         Err(RtError::NOT_READY)
+    }
+    /// The error that broke the current device's context, if one did: an error after which
+    /// every call of the context answers the same (CUDA's `ILLEGAL_ADDRESS`, `LAUNCH_FAILED`
+    /// and the like), so every stream of the device failed. `None` by default: nothing known,
+    /// or a runtime where such a fault ends the process (ROCm's default), or where asking has a
+    /// cost (ROCm's query of the NULL stream queues a marker behind every blocking stream).
+    fn context_broken(&self) -> Option<RtError> {
+        None
     }
     /// A number that identifies `stream` for its whole life and is never given to another
     /// stream, also one created at the same address after it was destroyed
@@ -397,8 +402,9 @@ pub enum FastpathFault {
 mod tests {
     use super::*;
 
-    /// A runtime whose every stream gives the same answer to a query.
-    struct AllAnswer(RtResult<()>);
+    /// A runtime whose every stream gives the same answer to a query, and whose context broke
+    /// with the second field.
+    struct AllAnswer(RtResult<()>, Option<RtError>);
 
     impl Runtime for AllAnswer {
         fn platform(&self) -> Platform {
@@ -464,6 +470,9 @@ mod tests {
         fn stream_query(&self, _: StreamHandle) -> RtResult<()> {
             self.0
         }
+        fn context_broken(&self) -> Option<RtError> {
+            self.1
+        }
         fn event_create(&self) -> RtResult<EventHandle> {
             Err(RtError::NOT_SUPPORTED)
         }
@@ -478,7 +487,7 @@ mod tests {
 
     #[test]
     fn the_per_thread_stream_is_never_taken_for_finished_by_another_thread() {
-        let rt: &dyn Runtime = &AllAnswer(Ok(()));
+        let rt: &dyn Runtime = &AllAnswer(Ok(()), None);
         // The legacy handles (NULL, 1) and a created stream are the same on every thread.
         for h in [0, 1, 0x5555_0000] {
             assert_eq!(
@@ -497,17 +506,16 @@ mod tests {
     #[test]
     fn the_per_thread_stream_fails_when_the_context_broke() {
         let per_thread = StreamHandle::from_c_handle(2);
-        // The NULL stream's answer stands for every stream only when it breaks the context.
-        for (null, want) in [
-            (Err(RtError(700)), Err(RtError(700))),
-            (Err(RtError(719)), Err(RtError(719))),
-            (Err(RtError(214)), Err(RtError(214))),
-            (Err(RtError::NOT_READY), Err(RtError::NOT_READY)),
-            (Err(RtError::INVALID_VALUE), Err(RtError::NOT_READY)),
-            (Err(RtError::UNKNOWN), Err(RtError::NOT_READY)),
-        ] {
-            let rt: &dyn Runtime = &AllAnswer(null);
-            assert_eq!(rt.stream_query(per_thread), want, "{null:?}");
+        // Whatever the streams answer, handle 2 is "not ready" until the context broke.
+        for query in [Ok(()), Err(RtError(700)), Err(RtError::INVALID_VALUE)] {
+            let rt: &dyn Runtime = &AllAnswer(query, None);
+            assert_eq!(
+                rt.stream_query(per_thread),
+                Err(RtError::NOT_READY),
+                "{query:?}"
+            );
+            let rt: &dyn Runtime = &AllAnswer(query, Some(RtError(719)));
+            assert_eq!(rt.stream_query(per_thread), Err(RtError(719)), "{query:?}");
         }
     }
 }

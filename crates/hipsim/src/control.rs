@@ -106,6 +106,8 @@ pub unsafe extern "C" fn hipsimSetGcnArch(device: c_int, arch: *const c_char) ->
 /// (a kernel faulted, see [`crate::device`]): 1 if it had one, 0 if not, -1 for an ordinal
 /// outside 0..16. A test's way back after a deliberate fault; no runtime offers one short of
 /// resetting the device, which the simulator does not model (memory and streams are kept).
+/// Repair a device only once its streams are idle (synchronised): a kernel still stopping
+/// would break the context again.
 #[no_mangle]
 pub unsafe extern "C" fn hipsimRepairDevice(device: c_int) -> c_int {
     guarded("", -1, || {

@@ -616,11 +616,20 @@ pub unsafe extern "C" fn hipStreamSynchronize(s: HipStream) -> HipError {
     hip_call("hipStreamSynchronize", || current_stream(s)?.synchronize())
 }
 
-/// `hipError_t hipStreamQuery(hipStream_t stream)`: `hipSuccess` or `hipErrorNotReady`.
+/// `hipError_t hipStreamQuery(hipStream_t stream)`: `hipSuccess` or `hipErrorNotReady`. Asked
+/// about the NULL stream, it first queues a marker there, as ROCm does (clr's `hipStreamQuery`
+/// gets the NULL stream with `wait = true`, which queues a marker behind the last command of
+/// every busy blocking stream): with the legacy default stream's rules, the marker waits for
+/// every blocking stream's queued work, and work queued afterwards on a blocking stream waits
+/// for the marker. Asking about the NULL stream thus ties blocking streams together.
 #[no_mangle]
 pub unsafe extern "C" fn hipStreamQuery(s: HipStream) -> HipError {
     hip_call("hipStreamQuery", || {
-        if working_stream(s)?.is_idle() {
+        let st = working_stream(s)?;
+        if s.is_null() {
+            st.enqueue(Box::new(|| Ok(())));
+        }
+        if st.is_idle() {
             Ok(())
         } else {
             Err(SimError::NOT_READY)

@@ -348,6 +348,8 @@ impl StageLaunch {
                 self.run_stage(ctl, device)
             }
         });
+        // A context that broke meanwhile stops this kernel too, before it counts itself out.
+        let r = r.and_then(|()| device::usable(device).map_err(|_| Stopped::Faulted));
         let returned = match r {
             // The kernel faulted, or another on its device did: it stops where it is and
             // never returns.
@@ -443,6 +445,10 @@ impl Stage {
         let active = vec![true; blocks as usize];
         let mut serial = first;
         loop {
+            // Every kernel of a broken context stops, also one whose segments are posted.
+            if device::usable(device).is_err() {
+                return Err(Stopped::Faulted);
+            }
             if dies_after > 0 {
                 segments += 1;
                 if segments >= dies_after {

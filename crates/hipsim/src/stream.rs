@@ -164,6 +164,9 @@ fn hw_queue(device: i32, index: u64) -> Placement {
     Placement { index, queue }
 }
 
+/// Held while a cooperative launch takes its tickets (see [`Stream::enqueue_plain`]).
+static COOP_TICKETS: Mutex<()> = Mutex::new(());
+
 /// The cooperative queue of `device` (ROCm's transfer queue), made on first use.
 fn coop_queue(device: i32) -> Option<Arc<HwQueue>> {
     static COOP: LazyLock<Mutex<HashMap<i32, Arc<HwQueue>>>> =
@@ -436,13 +439,18 @@ impl Stream {
         // The ticket is taken under the stream's lock: the tickets of one stream's items follow
         // their order, and an item that another's legacy dependency waits for was submitted,
         // ticket included, before that item took its own.
+        // A cooperative launch takes both tickets at once, with respect to every other
+        // cooperative launch: two threads launching on streams that share a hardware queue must
+        // not take them in opposite orders (each worker would then hold one queue's turn and
+        // wait for the other's). Under the stream's lock too, so the cooperative tickets of one
+        // stream's items follow their order.
+        let both = coop.as_ref().map(|_| COOP_TICKETS.lock());
         let ticket = self.placement.as_ref().map(|p| p.queue.ticket());
-        // Under the same lock: two threads launching on one stream take the cooperative queue's
-        // tickets in the stream's order.
         let coop = coop.map(|c| {
             let t = c.ticket();
             (c, t)
         });
+        drop(both);
         q.items.push_back(Item {
             work,
             ticket,

@@ -297,3 +297,60 @@ fn many_streams_in_parallel() {
         t.join().unwrap();
     }
 }
+
+// ROCm's hipStreamQuery(NULL) queues a marker on the NULL stream behind every busy blocking
+// stream, and work queued afterwards on a blocking stream waits for that marker: asking about
+// the NULL stream ties blocking streams together. A non-blocking stream is not tied; asking
+// about a created stream queues nothing.
+#[test]
+fn asking_about_the_null_stream_ties_the_blocking_streams() {
+    let (s, _g) = sim();
+    let mut word = ptr::null_mut();
+    // SAFETY: valid out-pointer; 2 = hipHostMallocMapped.
+    assert_eq!(unsafe { (s.hipHostMalloc)(&mut word, 64, 2) }, 0);
+    // SAFETY: 64 bytes of pinned memory the test owns.
+    unsafe { word.cast::<u32>().write(0) };
+    let (held, blocking) = (new_stream(s), new_stream(s));
+    let mut free = ptr::null_mut();
+    // SAFETY: valid out-pointer; 1 = hipStreamNonBlocking.
+    assert_eq!(unsafe { (s.hipStreamCreateWithFlags)(&mut free, 1) }, 0);
+    let d = dmalloc(s, 4096);
+    let src = pattern(4096, 3);
+    let query = |st: Stream| {
+        // SAFETY: a live stream (or NULL).
+        unsafe { (s.hipStreamQuery)(st) }
+    };
+    // SAFETY: live streams and a mapped word; then buffers that outlive the synchronisation.
+    unsafe {
+        // flags 1: wait until the word equals 1.
+        assert_eq!((s.hipStreamWaitValue32)(held, word, 1, 1, u32::MAX), 0);
+        // Asking about a created stream ties nothing: a copy on another blocking stream runs.
+        assert_eq!(query(held), 600);
+        assert_eq!(
+            (s.hipMemcpyAsync)(d, src.as_ptr().cast(), 4096, 1, blocking),
+            0
+        );
+        assert!(within(Duration::from_secs(10), || query(blocking) == 0));
+        // Asking about the NULL stream: its marker waits for the held stream, and the next copy
+        // on a blocking stream waits for the marker; one on a non-blocking stream does not.
+        assert_eq!(query(ptr::null_mut()), 600);
+        assert_eq!(
+            (s.hipMemcpyAsync)(d, src.as_ptr().cast(), 4096, 1, blocking),
+            0
+        );
+        assert_eq!((s.hipMemcpyAsync)(d, src.as_ptr().cast(), 4096, 1, free), 0);
+        assert!(within(Duration::from_secs(10), || query(free) == 0));
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(query(blocking), 600, "tied to the held stream");
+        std::sync::atomic::AtomicU32::from_ptr(word.cast())
+            .store(1, std::sync::atomic::Ordering::Release);
+        assert_eq!((s.hipStreamSynchronize)(blocking), 0);
+        // Each question queues a marker of its own, which runs at once now.
+        assert!(within(Duration::from_secs(10), || query(ptr::null_mut()) == 0));
+        for st in [held, blocking, free] {
+            assert_eq!((s.hipStreamDestroy)(st), 0);
+        }
+        assert_eq!((s.hipFree)(d), 0);
+        assert_eq!((s.hipHostFree)(word), 0);
+    }
+}

@@ -313,7 +313,7 @@ fn the_per_thread_stream_and_the_legacy_stream_wait_for_each_other() {
             );
             w.post(2);
             assert_eq!(sync(s, PER_THREAD), 0);
-            assert!(idle(s, ptr::null_mut()));
+            assert!(idle(s, LEGACY));
 
             // They are two streams: per-thread work queued before a held legacy stream's work
             // completes, and synchronising the per-thread stream does not wait for the legacy
@@ -332,13 +332,16 @@ fn the_per_thread_stream_and_the_legacy_stream_wait_for_each_other() {
             );
             w.post(3);
             assert_eq!(sync(s, ptr::null_mut()), 0);
-            // ... nor the legacy stream, with nothing queued, for a held per-thread stream.
+            // ... nor the legacy stream, with nothing queued, for a held per-thread stream (asked
+            // through handle 1: asked about NULL, ROCm queues a marker there, which waits for
+            // every blocking stream, the held per-thread stream included).
             w.hold(s, PER_THREAD, 4);
             settle();
             assert!(
-                idle(s, ptr::null_mut()),
+                idle(s, LEGACY),
                 "the legacy stream is not the held per-thread stream"
             );
+            assert!(!idle(s, ptr::null_mut()), "ROCm's marker waits for it");
             assert!(!idle(s, PER_THREAD));
             w.post(4);
             assert_eq!(sync(s, PER_THREAD), 0);

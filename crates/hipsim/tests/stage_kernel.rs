@@ -1201,8 +1201,12 @@ fn rocm_runs_the_cooperative_launches_of_a_device_one_after_another() {
         assert_eq!(hip_coop_launch(s, f, a, &mails[0], 2), 0);
         mails[0].wait_started();
         assert_eq!(hip_coop_launch(s, f, b, &mails[1], 2), 0);
-        std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(mails[1].started(), !held, "hip_coop_queue {setting}");
+        if held {
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!mails[1].started(), "held behind the first");
+        } else {
+            mails[1].wait_started();
+        }
         mails[0].finish();
         mails[1].wait_started();
         mails[1].finish();
@@ -1246,6 +1250,70 @@ fn rocm_runs_the_cooperative_launches_of_a_device_one_after_another() {
                 assert_eq!((s.hipHostFree)(m.host as *mut c_void), 0);
             }
         }
+    }
+}
+
+// Two threads launching cooperative kernels on two streams that share a hardware queue: each
+// launch takes a ticket on the hardware queue and one on the cooperative queue. Taken in
+// opposite orders by the two threads, each worker would hold one queue's turn and wait for the
+// other's, for good; taken together they never cross. (With the tickets taken one after the
+// other, this hung within two runs of 50,000 launches per thread.)
+#[test]
+fn cooperative_launches_from_two_threads_on_one_hardware_queue_never_cross() {
+    const LAUNCHES: usize = 20_000;
+    let (s, _g) = sim();
+    let f = hip_stage_function(s) as usize;
+    set_fault(s, "hip_hw_queues", 1);
+    let streams: Vec<usize> = (0..2)
+        .map(|_| {
+            let mut st = ptr::null_mut();
+            // SAFETY: valid out-pointer.
+            assert_eq!(
+                unsafe { (s.hipStreamCreateWithFlags)(&mut st, NON_BLOCKING) },
+                0
+            );
+            st as usize
+        })
+        .collect();
+    set_fault(s, "hip_hw_queues", 4);
+    let done = std::sync::Arc::new(AtomicU32::new(0));
+    let threads: Vec<_> = streams
+        .iter()
+        .map(|&st| {
+            let done = std::sync::Arc::clone(&done);
+            // A mailbox already told to finish: every launch over it returns at once.
+            let mail = pinned_hip(s, 64);
+            std::thread::spawn(move || {
+                let m = Mail { host: mail };
+                m.word32(28).store(2, Ordering::Release);
+                m.finish();
+                for _ in 0..LAUNCHES {
+                    assert_eq!(hip_coop_launch(s, f as *mut c_void, st as Stream, &m, 2), 0);
+                }
+                done.fetch_add(1, Ordering::Release);
+                mail
+            })
+        })
+        .collect();
+    let all_done = || {
+        done.load(Ordering::Acquire) == 2
+            && streams.iter().all(|&st| {
+                // SAFETY: a live stream.
+                unsafe { (s.hipStreamQuery)(st as Stream) == 0 }
+            })
+    };
+    assert!(
+        within(Duration::from_secs(60), all_done),
+        "the launches crossed"
+    );
+    for t in threads {
+        let mail = t.join().unwrap();
+        // SAFETY: pinned memory the thread allocated; its launches have returned.
+        assert_eq!(unsafe { (s.hipHostFree)(mail as *mut c_void) }, 0);
+    }
+    for st in streams {
+        // SAFETY: a stream the test created.
+        assert_eq!(unsafe { (s.hipStreamDestroy)(st as Stream) }, 0);
     }
 }
 

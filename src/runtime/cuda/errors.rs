@@ -171,6 +171,15 @@ pub(super) fn translate(cu: CuResult) -> RtError {
     }
 }
 
+/// Whether `cu` leaves the context unusable: CUDA documents each of these as leaving "the
+/// process in an inconsistent state", every later call of the context answering the same
+/// (`ECC_UNCORRECTABLE`, `ILLEGAL_ADDRESS`, `LAUNCH_TIMEOUT`, `ASSERT`, `HARDWARE_STACK_ERROR`,
+/// `ILLEGAL_INSTRUCTION`, `MISALIGNED_ADDRESS`, `INVALID_ADDRESS_SPACE`, `INVALID_PC`,
+/// `LAUNCH_FAILED`). Decided on the `CUresult`: five of them have no HIP twin.
+pub(super) fn breaks_context(cu: CuResult) -> bool {
+    matches!(cu, 214 | 700 | 702 | 710 | 714..=719)
+}
+
 /// `Ok` for `CUDA_SUCCESS`, the translated error otherwise.
 pub(super) fn check(rc: CuResult) -> RtResult<()> {
     if rc == 0 {
@@ -195,5 +204,11 @@ mod tests {
         // CUDA_ERROR_JIT_COMPILER_NOT_FOUND (221) has no HIP twin.
         assert_eq!(translate(221), RtError::UNKNOWN);
         assert_eq!(translate(-5), RtError::UNKNOWN);
+    }
+
+    #[test]
+    fn the_errors_that_break_a_context() {
+        let breaking: Vec<CuResult> = (0..1000).filter(|&cu| breaks_context(cu)).collect();
+        assert_eq!(breaking, [214, 700, 702, 710, 714, 715, 716, 717, 718, 719]);
     }
 }

@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 
-use super::errors::check;
+use super::errors::{breaks_context, check, translate};
 use super::sys::{CuContext, CU_EVENT_DISABLE_TIMING, CU_STREAM_NON_BLOCKING};
 use super::{CtxGuard, CudaRuntime};
 use crate::runtime::{EventHandle, RtError, RtResult, StreamHandle, Streams};
@@ -80,6 +80,16 @@ impl Streams for CudaRuntime {
         let _g = self.ctx()?;
         // SAFETY: the driver validates the handle.
         check(unsafe { query(stream.0 as *mut c_void) })
+    }
+
+    fn context_broken(&self) -> Option<RtError> {
+        let query = self.api.stream_query?;
+        let _g = self.ctx().ok()?;
+        // A broken context's error is every call's answer; querying the legacy stream changes
+        // nothing.
+        // SAFETY: NULL names the current context's legacy stream.
+        let rc = unsafe { query(std::ptr::null_mut()) };
+        breaks_context(rc).then(|| translate(rc))
     }
 
     fn stream_id(&self, stream: StreamHandle) -> RtResult<u64> {

@@ -275,6 +275,11 @@ pub fn sim() -> (&'static Sim, MutexGuard<'static, ()>) {
         set_fault(s, name, 0);
     }
     set_fault(s, "device_count", 1);
+    // The settings whose default is not 0.
+    set_fault(s, "hip_coop_queue", 1);
+    set_fault(s, "hip_hw_queues", 4);
+    set_fault(s, "cuda_hw_queues", 8);
+    set_fault(s, "launch_queue", 1024);
     // SAFETY: plain calls into the simulator.
     unsafe {
         // A test that broke a device's context on purpose leaves it to the next one repaired.
