@@ -2,6 +2,10 @@
 //! are what `scripts/stage_kernels.sh` builds from `stage.c`: rebuilt here and compared byte for
 //! byte when LLVM 19 is installed. CI installs it (`.ci/run` sets `HIPFILE_REQUIRE_LLVM19=1`, so
 //! the test fails there rather than skip); elsewhere it skips and says so.
+//!
+//! `scripts/gpu/fault_probe.c`, the probe of what a CUDA context does after a kernel faults,
+//! runs here against the simulator: its table is the model the simulator claims, to be compared
+//! line by line with the table the probe prints on a GPU.
 
 mod common;
 
@@ -73,4 +77,60 @@ fn the_embedded_kernels_are_what_the_source_builds() {
         );
     }
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// What the simulator answers after a kernel faults (see `crates/hipsim/src/device.rs`).
+const SIMULATED_FAULT_TABLE: &str = "\
+call                                                       result
+cuStreamSynchronize(A), the faulting kernel's stream       700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuStreamSynchronize(A) again                               700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuStreamQuery(B), a kernel waiting for the host            700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+B's kernel counted itself out (mailbox exited)             0
+host function behind B's kernel ran                        0
+cuEventQuery(event behind B's kernel)                      700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuEventSynchronize(event behind B's kernel)                700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuStreamSynchronize(B)                                     700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuStreamQuery(spare), a stream that never had work         700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuStreamQuery(NULL)                                        700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuStreamQuery(CU_STREAM_LEGACY)                            700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuStreamQuery(CU_STREAM_PER_THREAD)                        700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuStreamQuery(CU_STREAM_PER_THREAD), another thread        700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuStreamQuery(CU_STREAM_LEGACY), another thread            700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuCtxSynchronize                                           700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuCtxSynchronize again                                     700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuCtxGetDevice                                             0 (success)
+cuStreamGetId(A)                                           0 (success)
+cuMemAlloc                                                 700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuMemcpyHtoD (synchronous)                                 700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuMemsetD8                                                 700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuMemcpyHtoDAsync(spare)                                   700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuMemHostAlloc                                             700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuStreamCreate                                             700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuEventCreate                                              0 (success)
+cuModuleLoadData                                           700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuMemFree                                                  700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuMemFreeHost                                              700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+cuEventDestroy                                             0 (success)
+cuStreamDestroy(B)                                         700 (CUDA_ERROR_ILLEGAL_ADDRESS)
+";
+
+#[test]
+fn the_fault_probe_prints_the_simulators_model() {
+    let dir = common::repo_root().join("target/tmp/fault_probe");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = common::cc::CProgram::new("scripts/gpu/fault_probe.c", dir.join("fault_probe"))
+        .hipsim()
+        .build();
+    let out = Command::new("timeout")
+        .arg("60")
+        .arg(&exe)
+        .arg(common::repo_root().join("src/runtime/stage/stage.ptx"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), SIMULATED_FAULT_TABLE);
 }
