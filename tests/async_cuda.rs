@@ -94,6 +94,51 @@ fn launches() -> u64 {
     sim().counter("stage_launches")
 }
 
+/// A zeroed word of mapped pinned memory (of the current context) that streams wait on until it
+/// is released; it lives until the process ends.
+#[derive(Clone, Copy)]
+struct Word(*mut u32);
+
+// SAFETY: the word is only read and written atomically, by the stream that waits and the test.
+unsafe impl Send for Word {}
+// SAFETY: as above.
+unsafe impl Sync for Word {}
+
+impl Word {
+    fn new() -> Word {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
+        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut p, 64, 0x2) }, 0);
+        let word = p.cast::<u32>();
+        // SAFETY: 64 bytes we own.
+        unsafe { word.write(0) };
+        Word(word)
+    }
+
+    /// Hold `stream` until the word is released (`cuStreamWaitValue32`, equal to 1).
+    fn hold(self, stream: CuStream) {
+        // SAFETY: a live stream (or a special handle) and a mapped word (hipsim: the same
+        // address); 1 = equal.
+        assert_eq!(
+            unsafe { (streams().wait_value32)(stream, self.0 as u64, 1, 1) },
+            0
+        );
+    }
+
+    fn release(self) {
+        // SAFETY: the word is alive until the process ends; streams poll it atomically.
+        unsafe { AtomicU32::from_ptr(self.0) }.store(1, Ordering::Release);
+    }
+}
+
+/// Waits until every operation of `ops` has its result, 5 s at most.
+fn wait_for_results(ops: &[&Params]) {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while ops.iter().any(|p| p.result() == 0) && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 // Reads and writes at the shapes of the flag matrix (zero offsets, file offset 1, buffer offset
 // 1, both odd), across several segments (the default 16 MiB buffer makes 2 MiB segments), with
 // no flags and with all FIXED flags: exact bytes, neighbours untouched, one launch per operation.
@@ -239,18 +284,9 @@ child_test!(
         let f = TestFile::rw("stage-pause", &data);
         let dev = cuda().alloc(n);
         cuda().upload(dev, &vec![0x22; n]);
-        let mut word = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
-        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut word, 64, 0x2) }, 0);
-        let word = word.cast::<u32>();
-        // SAFETY: 64 bytes we own.
-        unsafe { word.write(0) };
+        let word = Word::new();
         let stream = Stream::new();
-        // SAFETY: a live stream and a mapped word (hipsim: the same address); 1 = equal.
-        assert_eq!(
-            unsafe { (streams().wait_value32)(stream.0, word as u64, 1, 1) },
-            0
-        );
+        word.hold(stream.0);
         let mut smaller = Params::new(4 << 20, 0, 0);
         let mut larger = Params::new(1 << 20, 0, 0);
         assert_eq!(read_async(f.fh, dev, &mut smaller, &stream), OK);
@@ -262,8 +298,7 @@ child_test!(
             std::ptr::write_volatile(&mut smaller.buffer_offset, (2 << 20) + 1);
             std::ptr::write_volatile(&mut larger.size, (1 << 20) + 1);
         }
-        // SAFETY: the word is alive until freed below, after the stream synchronised.
-        unsafe { AtomicU32::from_ptr(word) }.store(1, Ordering::Release);
+        word.release();
         stream.sync();
         assert_eq!(smaller.result(), (1 << 20) + 3);
         assert_eq!(larger.result(), -INVALID_VALUE);
@@ -376,23 +411,13 @@ child_test!(
         let n = 1 << 20;
         let f = TestFile::rw("stage-dies", &pattern(n, 8));
         let dev = cuda().alloc(4 * n);
-        let mut words = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
-        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut words, 64, 0x2) }, 0);
-        let (word, never) = (words.cast::<u32>(), words.cast::<u32>().wrapping_add(1));
-        // SAFETY: 64 bytes we own.
-        unsafe {
-            word.write(0);
-            never.write(0);
-        }
+        let (word, never) = (Word::new(), Word::new());
         let (stream, other) = (Stream::new(), Stream::new());
         assert_eq!(hipFileStreamRegister(stream.0, 0), OK);
         // Both streams held by a wait on a word, so that every operation is queued before the
         // first kernel dies; `other`'s word is never released: its kernel never starts.
-        for (s, w) in [(&stream, word), (&other, never)] {
-            // SAFETY: a live stream and a mapped word (hipsim: the same address); 1 = equal.
-            assert_eq!(unsafe { (streams().wait_value32)(s.0, w as u64, 1, 1) }, 0);
-        }
+        word.hold(stream.0);
+        never.hold(other.0);
         let started = std::time::Instant::now();
         let mut first = Params::new(n, 0, 0);
         let mut behind = Params::new(n, 0, n as i64);
@@ -401,20 +426,15 @@ child_test!(
         assert_eq!(read_async(f.fh, dev, &mut behind, &stream), OK);
         assert_eq!(read_async(f.fh, dev, &mut beside, &other), OK);
         // Only `stream` goes on; `other` stays held (its wait stops when the context breaks).
-        // SAFETY: the word is alive until the process ends.
-        unsafe { AtomicU32::from_ptr(word) }.store(1, Ordering::Release);
+        word.release();
         // SAFETY: a live stream; CUDA_ERROR_ILLEGAL_ADDRESS is what the kernel left on it.
         assert_eq!(unsafe { (streams().synchronize)(stream.0) }, 700);
         // Submitted after the context broke: the launch itself fails.
         let mut late = Params::new(n, 0, 3 * n as i64);
         let refused = read_async(f.fh, dev, &mut late, &other);
         assert_eq!((refused.err, refused.hip_drv_err), (5011, 700));
-        let ops = [&first, &behind, &beside];
-        while ops.iter().any(|p| p.result() == 0)
-            && started.elapsed() < std::time::Duration::from_secs(5)
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        let ops: [&Params; 3] = [&first, &behind, &beside];
+        wait_for_results(&ops);
         // -hipFileHipDriverError: the operation whose kernel died, the one behind it, and the
         // one on the other stream, whose kernels never started.
         let results = ops.map(|p| p.result());
@@ -456,27 +476,15 @@ child_test!(
         let null = Stream(std::ptr::null_mut());
         let (mut first, mut behind) = (Params::new(n, 0, 0), Params::new(n, 0, n as i64));
         let word = cuda().with_ctx(1, || {
-            let mut word = std::ptr::null_mut();
-            // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
-            assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut word, 64, 0x2) }, 0);
-            let word = word.cast::<u32>();
-            // SAFETY: 64 bytes we own; then device 1's NULL stream and a mapped word.
-            unsafe {
-                word.write(0);
-                assert_eq!((streams().wait_value32)(null.0, word as u64, 1, 1), 0);
-            }
+            // Device 1's NULL stream, held.
+            let word = Word::new();
+            word.hold(null.0);
             assert_eq!(read_async(f.fh, dev1, &mut first, &null), OK);
             assert_eq!(read_async(f.fh, dev1, &mut behind, &null), OK);
             word
         });
-        // SAFETY: the word is alive until the process ends.
-        unsafe { AtomicU32::from_ptr(word) }.store(1, Ordering::Release);
-        let started = std::time::Instant::now();
-        while [&first, &behind].iter().any(|p| p.result() == 0)
-            && started.elapsed() < std::time::Duration::from_secs(5)
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        word.release();
+        wait_for_results(&[&first, &behind]);
         assert_eq!((first.result(), behind.result()), (-5011, -5011));
         // Device 0's context is whole: a synchronous read there moves the bytes.
         // SAFETY: the file and device 0's memory are live.
@@ -507,26 +515,13 @@ child_test!(
         let f = TestFile::rw("stage-dies-pt", &pattern(n, 13));
         let dev = cuda().alloc(2 * n);
         let per_thread = Stream(2 as CuStream);
-        let mut word = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
-        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut word, 64, 0x2) }, 0);
-        let word = word.cast::<u32>();
-        // SAFETY: 64 bytes we own; then this thread's stream and a mapped word.
-        unsafe {
-            word.write(0);
-            assert_eq!((streams().wait_value32)(per_thread.0, word as u64, 1, 1), 0);
-        }
+        let word = Word::new();
+        word.hold(per_thread.0);
         let (mut first, mut behind) = (Params::new(n, 0, 0), Params::new(n, 0, n as i64));
         assert_eq!(read_async(f.fh, dev, &mut first, &per_thread), OK);
         assert_eq!(read_async(f.fh, dev, &mut behind, &per_thread), OK);
-        // SAFETY: the word is alive until the process ends.
-        unsafe { AtomicU32::from_ptr(word) }.store(1, Ordering::Release);
-        let started = std::time::Instant::now();
-        while [&first, &behind].iter().any(|p| p.result() == 0)
-            && started.elapsed() < std::time::Duration::from_secs(5)
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        word.release();
+        wait_for_results(&[&first, &behind]);
         assert_eq!((first.result(), behind.result()), (-5011, -5011));
         assert_eq!(hipFileDriverClose(), OK);
         std::mem::forget(per_thread);
@@ -574,14 +569,13 @@ impl RawStream for PerThread {
     }
 }
 
-/// Stores 1 into a mapped word when dropped: a failing test releases the hold it queued, so the
-/// thread waiting for the held stream ends and the failure is reported.
-struct Release(usize);
+/// Releases a word when dropped: a failing test releases the hold it queued, so the thread
+/// waiting for the held stream ends and the failure is reported.
+struct Release(Word);
 
 impl Drop for Release {
     fn drop(&mut self) {
-        // SAFETY: the word is alive until the test freed it, after every stream synchronised.
-        unsafe { AtomicU32::from_ptr(self.0 as *mut u32) }.store(1, Ordering::Release);
+        self.0.release();
     }
 }
 
@@ -607,23 +601,13 @@ child_test!(
         );
         cuda().upload(a_dev as *mut c_void, &vec![0x33; n]);
         cuda().upload(b_dev as *mut c_void, &vec![0x44; n]);
-        let mut word = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; CU_MEMHOSTALLOC_DEVICEMAP.
-        assert_eq!(unsafe { (cuda().mem_host_alloc)(&mut word, 64, 0x2) }, 0);
-        let word = word as usize;
-        // SAFETY: 64 bytes we own.
-        unsafe { (word as *mut u32).write(0) };
+        let word = Word::new();
         let (held_tx, held_rx) = std::sync::mpsc::channel();
         std::thread::scope(|sc| {
             let _release = Release(word);
             let a = sc.spawn(|| {
                 cuda().make_current();
-                // SAFETY: the per-thread stream and a mapped word (hipsim: the same address);
-                // 1 = equal.
-                assert_eq!(
-                    unsafe { (streams().wait_value32)(PerThread.raw(), word as u64, 1, 1) },
-                    0
-                );
+                word.hold(PerThread.raw());
                 let mut p = Params::new(n, 0, 0);
                 assert_eq!(
                     read_async(
@@ -667,8 +651,7 @@ child_test!(
                 .join()
                 .unwrap();
             assert_eq!(b, (n - 1) as isize, "B's read waited for A's held stream");
-            // SAFETY: a live mapped word.
-            unsafe { AtomicU32::from_ptr(word as *mut u32) }.store(1, Ordering::Release);
+            word.release();
             assert_eq!(a.join().unwrap(), n as isize);
         });
         assert_eq!(cuda().download(a_dev as *const c_void, n), data);
