@@ -298,10 +298,24 @@ fn many_streams_in_parallel() {
     }
 }
 
+/// Releases a held stream's word when dropped: a failing test must not leave a stream held for
+/// the binary's next tests.
+struct Release(*mut c_void);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        // SAFETY: pinned memory alive until the test freed it, after the release; the stream
+        // polls it atomically.
+        unsafe { std::sync::atomic::AtomicU32::from_ptr(self.0.cast()) }
+            .store(1, std::sync::atomic::Ordering::Release);
+    }
+}
+
 // ROCm's hipStreamQuery(NULL) queues a marker on the NULL stream behind every busy blocking
 // stream, and work queued afterwards on a blocking stream waits for that marker: asking about
 // the NULL stream ties blocking streams together. A non-blocking stream is not tied; asking
-// about a created stream queues nothing.
+// about a created stream queues nothing. (Each stream has a hardware queue of its own here:
+// sharing one would tie them anyway.)
 #[test]
 fn asking_about_the_null_stream_ties_the_blocking_streams() {
     let (s, _g) = sim();
@@ -310,10 +324,13 @@ fn asking_about_the_null_stream_ties_the_blocking_streams() {
     assert_eq!(unsafe { (s.hipHostMalloc)(&mut word, 64, 2) }, 0);
     // SAFETY: 64 bytes of pinned memory the test owns.
     unsafe { word.cast::<u32>().write(0) };
+    set_fault(s, "hip_hw_queues", 0);
     let (held, blocking) = (new_stream(s), new_stream(s));
     let mut free = ptr::null_mut();
     // SAFETY: valid out-pointer; 1 = hipStreamNonBlocking.
     assert_eq!(unsafe { (s.hipStreamCreateWithFlags)(&mut free, 1) }, 0);
+    set_fault(s, "hip_hw_queues", 4);
+    let release = Release(word);
     let d = dmalloc(s, 4096);
     let src = pattern(4096, 3);
     let query = |st: Stream| {
@@ -342,8 +359,7 @@ fn asking_about_the_null_stream_ties_the_blocking_streams() {
         assert!(within(Duration::from_secs(10), || query(free) == 0));
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(query(blocking), 600, "tied to the held stream");
-        std::sync::atomic::AtomicU32::from_ptr(word.cast())
-            .store(1, std::sync::atomic::Ordering::Release);
+        drop(release);
         assert_eq!((s.hipStreamSynchronize)(blocking), 0);
         // Each question queues a marker of its own, which runs at once now.
         assert!(within(Duration::from_secs(10), || query(ptr::null_mut()) == 0));

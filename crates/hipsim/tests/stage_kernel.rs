@@ -986,7 +986,10 @@ fn a_kernel_fault_stops_the_devices_other_kernels_and_queued_work() {
     let (s, _g) = sim();
     cuda(s, 0);
     let f = stage_function(s);
+    // Each stream on a hardware queue of its own (sharing one, B's kernel would hold A's).
+    set_fault(s, "cuda_hw_queues", 0);
     let (a, b) = (stream(s, NON_BLOCKING), stream(s, NON_BLOCKING));
+    set_fault(s, "cuda_hw_queues", 8);
     let ctl = Ctl::new(s, 4);
     let dev = device(s, 4096);
     let host = pinned(s, 4096, 0x5A);
@@ -1183,12 +1186,15 @@ fn rocm_runs_the_cooperative_launches_of_a_device_one_after_another() {
     let f = hip_stage_function(s);
     for (setting, held) in [(1, true), (0, false)] {
         set_fault(s, "hip_coop_queue", setting);
+        // Each stream on a hardware queue of its own: only the cooperative queue ties them.
+        set_fault(s, "hip_hw_queues", 0);
         let (mut a, mut b) = (ptr::null_mut(), ptr::null_mut());
         // SAFETY: valid out-pointers.
         unsafe {
             assert_eq!((s.hipStreamCreateWithFlags)(&mut a, NON_BLOCKING), 0);
             assert_eq!((s.hipStreamCreateWithFlags)(&mut b, NON_BLOCKING), 0);
         }
+        set_fault(s, "hip_hw_queues", 4);
         let mails: Vec<Mail> = (0..4)
             .map(|_| {
                 let m = Mail {

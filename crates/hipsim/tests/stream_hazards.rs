@@ -98,8 +98,13 @@ fn a_stream_waits_on_a_word_until_it_has_the_value() {
 #[test]
 fn the_legacy_default_stream_and_blocking_streams_wait_for_each_other() {
     let (s, _g) = sim();
+    // Hardware queues of their own: a stream sharing the default stream's queue would wait for
+    // it whatever its flags (which stream shares it depends on the streams the binary's tests
+    // made before).
+    set_fault(s, "hip_hw_queues", 0);
     let blocking = stream_with_flags(s, 0);
     let non_blocking = stream_with_flags(s, 1);
+    set_fault(s, "hip_hw_queues", 4);
     let w = word(s);
     let dev = dmalloc(s, 4096);
     // Hold the NULL stream: later work on a blocking stream waits for it, a non-blocking
