@@ -79,7 +79,8 @@ fn the_embedded_kernels_are_what_the_source_builds() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-/// What the simulator answers after a kernel faults (see `crates/hipsim/src/device.rs`).
+/// What the simulator answers after a kernel faults (see `crates/hipsim/src/device.rs`): what the
+/// H200 printed too, line by line (`benches/gpu/2026-12-05-h200-fault-probe.txt`).
 const SIMULATED_FAULT_TABLE: &str = "\
 call                                                       result
 cuStreamSynchronize(A), the faulting kernel's stream       700 (CUDA_ERROR_ILLEGAL_ADDRESS)
@@ -99,18 +100,18 @@ cuStreamQuery(CU_STREAM_LEGACY), another thread            700 (CUDA_ERROR_ILLEG
 cuCtxSynchronize                                           700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuCtxSynchronize again                                     700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuCtxGetDevice                                             0 (success)
-cuStreamGetId(A)                                           0 (success)
+cuStreamGetId(A)                                           700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuMemAlloc                                                 700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuMemcpyHtoD (synchronous)                                 700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuMemsetD8                                                 700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuMemcpyHtoDAsync(spare)                                   700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuMemHostAlloc                                             700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuStreamCreate                                             700 (CUDA_ERROR_ILLEGAL_ADDRESS)
-cuEventCreate                                              0 (success)
+cuEventCreate                                              700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuModuleLoadData                                           700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuMemFree                                                  700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuMemFreeHost                                              700 (CUDA_ERROR_ILLEGAL_ADDRESS)
-cuEventDestroy                                             0 (success)
+cuEventDestroy                                             700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 cuStreamDestroy(B)                                         700 (CUDA_ERROR_ILLEGAL_ADDRESS)
 ";
 

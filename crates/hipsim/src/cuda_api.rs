@@ -825,7 +825,8 @@ pub unsafe extern "C" fn cuStreamGetId(s: CuStream, stream_id: *mut c_ulonglong)
     cu_call("cuStreamGetId", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(stream_id) }?;
-        out.set(cu_stream(s)?.id());
+        // A broken context answers this too (the H200 does: scripts/gpu/fault_probe.c).
+        out.set(working_stream(s)?.id());
         Ok(())
     })
 }
@@ -1037,7 +1038,7 @@ pub unsafe extern "C" fn cuEventCreate(ph_event: *mut CuEvent, _flags: c_uint) -
     cu_call("cuEventCreate", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(ph_event) }?;
-        ctx_device()?;
+        working_device()?;
         out.set(stream::event_create() as CuEvent);
         Ok(())
     })
@@ -1070,7 +1071,9 @@ pub unsafe extern "C" fn cuEventSynchronize(event: CuEvent) -> CuResult {
 pub unsafe extern "C" fn cuEventDestroy_v2(event: CuEvent) -> CuResult {
     cu_call("cuEventDestroy_v2", || {
         device::cuda_require_init()?;
-        stream::event_destroy(event as usize)
+        // Destroyed all the same; a broken context reports its error (as the H200 does).
+        stream::event_destroy(event as usize)?;
+        device::usable(ctx_device()?)
     })
 }
 

@@ -12,9 +12,12 @@
 //! - from then on, every call that does work on the device returns the error, again and again
 //!   (synchronising a stream, the device or an event, querying a stream or an event, queueing
 //!   anything on a stream, copies, memsets, allocations, creating a stream, loading a module).
-//!   Frees, unregistrations and stream destruction still release what they name (a program
-//!   tearing down must not wait forever) and then return the error. Questions that do no work
-//!   (pointer attributes, a stream's device or id, the current device) still answer.
+//!   Frees, unregistrations and stream and event destruction still release what they name (a
+//!   program tearing down must not wait forever) and then return the error; creating an event
+//!   and asking a stream's id fail too. Questions about memory (pointer attributes) and the
+//!   current device still answer. `scripts/gpu/fault_probe.c` prints the same table of calls
+//!   and results on the simulator and on a GPU: on the H200 (2026-12-05) they agree line by
+//!   line.
 //!
 //! ROCm's default answer to a GPU memory fault is to abort the process; the simulator gives
 //! both faces CUDA's behaviour, which a library can test. Only `hipsimRepairDevice` (a control

@@ -662,7 +662,7 @@ pub unsafe extern "C" fn hipStreamGetId(s: HipStream, stream_id: *mut c_ulonglon
     hip_call("hipStreamGetId", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(stream_id) }?;
-        out.set(current_stream(s)?.id());
+        out.set(working_stream(s)?.id());
         Ok(())
     })
 }
@@ -756,7 +756,7 @@ pub unsafe extern "C" fn hipEventCreate(event: *mut HipEvent) -> HipError {
     hip_call("hipEventCreate", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(event) }?;
-        device::hip_current()?;
+        working_device()?;
         out.set(stream::event_create() as HipEvent);
         Ok(())
     })
@@ -769,7 +769,7 @@ pub unsafe extern "C" fn hipEventCreateWithFlags(event: *mut HipEvent, _flags: c
     hip_call("hipEventCreateWithFlags", || {
         // SAFETY: module contract.
         let out = unsafe { Out::new(event) }?;
-        device::hip_current()?;
+        working_device()?;
         out.set(stream::event_create() as HipEvent);
         Ok(())
     })
@@ -812,7 +812,10 @@ pub unsafe extern "C" fn hipEventQuery(event: HipEvent) -> HipError {
 /// `hipError_t hipEventDestroy(hipEvent_t event)`.
 #[no_mangle]
 pub unsafe extern "C" fn hipEventDestroy(event: HipEvent) -> HipError {
-    hip_call("hipEventDestroy", || stream::event_destroy(event as usize))
+    hip_call("hipEventDestroy", || {
+        stream::event_destroy(event as usize)?;
+        device::usable(device::hip_current()?)
+    })
 }
 
 // ---- errors ----------------------------------------------------------------------------------
